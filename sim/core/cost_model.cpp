@@ -1,0 +1,54 @@
+#include "sim/core/cost_model.hpp"
+
+#include <algorithm>
+
+namespace tandem {
+
+namespace {
+std::int64_t gib_s_to_bps(double gib_s) { return static_cast<std::int64_t>(std::llround(gib_s * 1073741824.0)); }
+std::int64_t gb_s_to_bps(double gb_s) { return static_cast<std::int64_t>(std::llround(gb_s * 1.0e9)); }
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+}  // namespace
+
+CostModel::CostModel(const Profile& p)
+    : clock_mhz(p.chip.core_clock_mhz),
+      issue_ps(cycles_to_ps(p.pipes.scalar_issue_cycles, p.chip.core_clock_mhz)),
+      set_flag_ps(cycles_to_ps(p.pipes.set_flag_cycles, p.chip.core_clock_mhz)),
+      wait_flag_ps(cycles_to_ps(p.pipes.wait_flag_cycles, p.chip.core_clock_mhz)),
+      pipe_barrier_ps(cycles_to_ps(p.pipes.pipe_barrier_cycles, p.chip.core_clock_mhz)),
+      twait_poll_ps(cycles_to_ps(p.pipes.twait_poll_cycles, p.chip.core_clock_mhz)),
+      gm_latency_ps(cycles_to_ps(p.pipes.gm_access_latency_cycles, p.chip.core_clock_mhz)),
+      mte1_latency_ps(cycles_to_ps(p.pipes.mte1_latency_cycles, p.chip.core_clock_mhz)),
+      cube_fixed_cycles(p.pipes.cube_fixed_cycles),
+      cube_fractal(p.pipes.cube_fractal),
+      cube_efficiency(p.pipes.cube_efficiency),
+      gm_to_l1_bps(gib_s_to_bps(p.pipes.gm_to_l1_gib_s)),
+      gm_to_ub_bps(gib_s_to_bps(p.pipes.gm_to_ub_gib_s)),
+      ub_to_gm_bps(gib_s_to_bps(p.pipes.ub_to_gm_gib_s)),
+      l1_to_l0a_bps(gib_s_to_bps(p.pipes.l1_to_l0a_gib_s)),
+      l1_to_l0b_bps(gib_s_to_bps(p.pipes.l1_to_l0b_gib_s)),
+      l0c_to_gm_bps(gib_s_to_bps(p.pipes.l0c_to_gm_gib_s)),
+      fabric_bps(gib_s_to_bps(p.chip.gm_fabric_gib_s)),
+      link_bps(gb_s_to_bps(p.interconnect.link_gb_s)),
+      remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),
+      link_latency_ps(from_ns(p.interconnect.link_latency_ns)),
+      remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),
+      local_atomic_ps(from_ns(p.interconnect.local_atomic_latency_ns)),
+      launch_host_ps(from_us(p.host.launch_host_us)),
+      launch_to_start_ps(from_us(p.host.launch_to_start_us)),
+      kernel_end_ps(from_us(p.host.kernel_end_us)),
+      sync_ps(from_us(p.host.sync_us)),
+      host_barrier_ps(from_us(p.host.host_barrier_us)),
+      host_write_ps(from_us(p.host.host_write_latency_us)) {}
+
+SimTime CostModel::cube_ps(int m, int k, int n) const {
+    const double fractals = static_cast<double>(ceil_div(m, cube_fractal)) * ceil_div(k, cube_fractal) *
+                            ceil_div(n, cube_fractal);
+    return cycles(cube_fixed_cycles + fractals / cube_efficiency);
+}
+
+SimTime CostModel::min_cross_stream_latency() const {
+    return std::max<SimTime>(1, std::min({link_latency_ps, remote_atomic_ps, local_atomic_ps, host_write_ps}));
+}
+
+}  // namespace tandem

@@ -1,0 +1,53 @@
+#pragma once
+// The profile's numbers turned into the units the hot path wants (picoseconds, bytes per
+// second), computed once per run. Holds no number of its own.
+#include <cstdint>
+
+#include "sim/profile.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+struct CostModel {
+    explicit CostModel(const Profile& p);
+
+    double clock_mhz;
+    SimTime issue_ps;           // scalar dispatch of one instruction
+    SimTime set_flag_ps;
+    SimTime wait_flag_ps;
+    SimTime pipe_barrier_ps;
+    SimTime twait_poll_ps;
+    SimTime gm_latency_ps;      // MTE2/MTE3/FIX start-up when touching GM
+    SimTime mte1_latency_ps;
+    double cube_fixed_cycles;
+    int cube_fractal;
+    double cube_efficiency;
+    std::int64_t gm_to_l1_bps;  // bytes per second
+    std::int64_t gm_to_ub_bps;
+    std::int64_t ub_to_gm_bps;
+    std::int64_t l1_to_l0a_bps;
+    std::int64_t l1_to_l0b_bps;
+    std::int64_t l0c_to_gm_bps;
+    std::int64_t fabric_bps;
+    std::int64_t link_bps;
+    std::int64_t remote_store_bps;
+    SimTime link_latency_ps;
+    SimTime remote_atomic_ps;
+    SimTime local_atomic_ps;
+    SimTime launch_host_ps;
+    SimTime launch_to_start_ps;
+    SimTime kernel_end_ps;
+    SimTime sync_ps;
+    SimTime host_barrier_ps;
+    SimTime host_write_ps;
+
+    SimTime cycles(double n) const { return cycles_to_ps(n, clock_mhz); }
+    SimTime cube_ps(int m, int k, int n) const;
+    SimTime transfer_ps(std::int64_t bytes, std::int64_t bps) const {
+        return static_cast<SimTime>(std::llround(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
+    }
+    // The smallest latency of any cross-stream effect: the coordinator's lookahead.
+    SimTime min_cross_stream_latency() const;
+};
+
+}  // namespace tandem

@@ -1,0 +1,36 @@
+#pragma once
+// A tile: a rows x cols matrix in one of a core's local memories (row-major). It also carries
+// the times the hazard checker needs: when its last write ends and when its last read ends. An
+// instruction that starts before a write it depends on has finished (a missing set_flag /
+// wait_flag) is reported as an error instead of silently giving hardware-impossible results.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sim/core/pipe.hpp"
+#include "sim/mem/dtype.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class BlockCtx;
+
+struct Tile {
+    BlockCtx* owner = nullptr;
+    std::string name;
+    MemKind kind = MemKind::L1;
+    std::int64_t offset_bytes = 0;
+    int rows = 0;
+    int cols = 0;
+    DType dtype = DType::F16;
+    std::byte* data = nullptr;  // null in timing-only mode
+    SimTime write_end = 0;      // hazard tracking
+    SimTime read_end = 0;
+    const char* last_writer = "";
+
+    std::int64_t bytes() const { return std::int64_t{rows} * cols * dtype_bytes(dtype); }
+    template <class T>
+    T* as() const { return reinterpret_cast<T*>(data); }
+};
+
+}  // namespace tandem

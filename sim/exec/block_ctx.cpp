@@ -1,0 +1,91 @@
+#include "sim/exec/block_ctx.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/exec/logical_process.hpp"
+#include "sim/machine/cluster.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+constexpr std::int64_t kTileAlignBytes = 32;  // local buffers are 32-byte aligned on Ascend cores
+
+std::int64_t capacity_of(const Profile& p, MemKind kind) {
+    switch (kind) {
+        case MemKind::L1: return p.chip.l1_bytes;
+        case MemKind::L0A: return p.chip.l0a_bytes;
+        case MemKind::L0B: return p.chip.l0b_bytes;
+        case MemKind::L0C: return p.chip.l0c_bytes;
+        case MemKind::UB: return p.chip.ub_bytes;
+    }
+    return 0;
+}
+}  // namespace
+
+BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, int block_idx, int block_num, SimTime start)
+    : start_time(start), lp_(lp), core_(core), block_idx_(block_idx), block_num_(block_num), now_(start) {
+    for (SimTime& t : core_.free_at) t = std::max(t, start);
+}
+
+int BlockCtx::rank() const { return lp_.rank(); }
+int BlockCtx::ranks() const { return lp_.cluster().ranks(); }
+bool BlockCtx::functional() const { return lp_.cluster().functional(); }
+const CostModel& BlockCtx::cost() const { return lp_.cluster().cost(); }
+
+Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name) {
+    if (!core_has_memory(core_.type, kind)) {
+        throw SimError(fmt::format("tile '{}': an {} core has no {} memory", name, core_type_name(core_.type),
+                                   mem_kind_name(kind)));
+    }
+    if (rows <= 0 || cols <= 0) throw SimError(fmt::format("tile '{}': invalid shape {}x{}", name, rows, cols));
+    const std::int64_t capacity = capacity_of(lp_.cluster().profile(), kind);
+    const std::int64_t bytes = std::int64_t{rows} * cols * dtype_bytes(dtype);
+    const int k = static_cast<int>(kind);
+    const std::int64_t offset = (mem_used_[k] + kTileAlignBytes - 1) / kTileAlignBytes * kTileAlignBytes;
+    if (offset + bytes > capacity) {
+        throw SimError(fmt::format("{} buffer overflow: tile '{}' ({}x{} {}, {} bytes) does not fit: {} of {} bytes "
+                                   "already allocated",
+                                   mem_kind_name(kind), name, rows, cols, dtype_name(dtype), bytes, mem_used_[k],
+                                   capacity));
+    }
+    mem_used_[k] = offset + bytes;
+    Tile& t = tiles_.emplace_back();
+    t.owner = this;
+    t.name = name;
+    t.kind = kind;
+    t.offset_bytes = offset;
+    t.rows = rows;
+    t.cols = cols;
+    t.dtype = dtype;
+    if (functional()) {
+        auto& mem = core_.memory[static_cast<std::size_t>(k)];
+        if (mem.empty()) mem.resize(static_cast<std::size_t>(capacity));
+        t.data = mem.data() + offset;
+    }
+    return t;
+}
+
+void BlockCtx::require_pipe(Pipe p, const char* instr) const {
+    if (!core_has_pipe(core_.type, p)) {
+        throw SimError(fmt::format("{} needs the {} pipe, which an {} core does not have (wrong core type for this "
+                                   "instruction)",
+                                   instr, pipe_name(p), core_type_name(core_.type)));
+    }
+}
+
+SimTime BlockCtx::pipe_start(Pipe p, SimTime not_before) const {
+    return std::max(not_before, core_.free_at[static_cast<std::size_t>(pipe_index(p))]);
+}
+
+void BlockCtx::occupy(Pipe p, SimTime start, SimTime end) {
+    const auto i = static_cast<std::size_t>(pipe_index(p));
+    core_.free_at[i] = end;
+    core_.busy_ps[i] += end - start;
+    ++core_.instructions[i];
+    lp_.count_instruction();
+}
+
+}  // namespace tandem

@@ -1,0 +1,86 @@
+#pragma once
+// What a running block sees: its index, its core, its scalar clock, its local-memory tiles and
+// its set_flag/wait_flag queues. Kernels receive a BlockCtx& and pass it (or its tiles) to the
+// tile instructions in sim/isa/.
+#include <array>
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "sim/core/core_state.hpp"
+#include "sim/core/pipe.hpp"
+#include "sim/core/tile.hpp"
+#include "sim/exec/signal.hpp"
+#include "sim/exec/task.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class LogicalProcess;
+struct CostModel;
+
+class BlockCtx {
+public:
+    BlockCtx(LogicalProcess& lp, CoreState& core, int block_idx, int block_num, SimTime start);
+
+    // ---- what kernel code asks ----
+    int block_idx() const { return block_idx_; }
+    int block_num() const { return block_num_; }
+    int rank() const;
+    int ranks() const;
+    CoreType core_type() const { return core_.type; }
+    SimTime now() const { return now_; }
+    bool functional() const;
+
+    // Allocate a rows x cols tile in this core's local memory `kind`; throws SimError when the
+    // memory is full (naming the tile, the memory and the bytes in use).
+    Tile& alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name);
+
+    // ---- for the instruction implementations ----
+    LogicalProcess& lp() { return lp_; }
+    const LogicalProcess& lp() const { return lp_; }
+    CoreState& core() { return core_; }
+    const CoreState& core() const { return core_; }
+    const CostModel& cost() const;
+    SimTime& now_ref() { return now_; }
+    void require_pipe(Pipe p, const char* instr) const;
+    // Issue an instruction on pipe `p` no earlier than `not_before`: returns its start time.
+    SimTime pipe_start(Pipe p, SimTime not_before) const;
+    // Mark pipe `p` busy over [start, end) and count it (and log it when the log is on).
+    void occupy(Pipe p, SimTime start, SimTime end);
+
+    struct FlagQueue {
+        std::array<SimTime, 8> times{};
+        std::uint8_t head = 0;
+        std::uint8_t size = 0;
+    };
+    FlagQueue& flag_queue(Pipe src, Pipe dst, int id) {
+        return flags_[(pipe_index(src) * kPipeCount + pipe_index(dst)) * kEventIds + id];
+    }
+
+    // Scheduling state (owned by the logical process).
+    std::coroutine_handle<> resume_point;
+    Task task;
+    bool finished = false;
+    bool waiting = false;  // parked on a TWAIT condition
+    SignalAddr wait_signal;
+    CmpOp wait_cmp = CmpOp::EQ;
+    std::int32_t wait_value = 0;
+    SimTime wait_since = 0;
+    SimTime wait_issue = 0;
+    SimTime start_time = 0;
+    const char* current_instr = "start";
+
+private:
+    LogicalProcess& lp_;
+    CoreState& core_;
+    int block_idx_;
+    int block_num_;
+    SimTime now_;
+    std::array<std::int64_t, kMemKindCount> mem_used_{};
+    std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid
+    std::array<FlagQueue, kPipeCount * kPipeCount * kEventIds> flags_{};
+};
+
+}  // namespace tandem

@@ -1,0 +1,148 @@
+#include "sim/exec/coordinator.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace tandem {
+
+Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink) : lookahead_(lookahead_ps), sink_(sink) {
+    if (lookahead_ps <= 0) throw SimError("the coordinator's lookahead must be positive (check the profile's latencies)");
+}
+
+SimTime Coordinator::join(Participant& p) {
+    std::lock_guard lock(mu_);
+    throw_if_failed_locked();
+    slots_.push_back(Slot{&p, false, kNever});
+    return window_end_;
+}
+
+SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox) {
+    std::unique_lock lock(mu_);
+    throw_if_failed_locked();
+    for (Message& m : outbox) pending_.push_back(std::move(m));
+    outbox.clear();
+    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
+    it->arrived = true;
+    it->next_event = next_event;
+    ++arrived_;
+    const std::uint64_t my_generation = generation_;
+    try_advance_locked();
+    cv_.wait(lock, [&] { return failed_ || generation_ != my_generation; });
+    throw_if_failed_locked();
+    return window_end_;
+}
+
+void Coordinator::leave(Participant& p, std::vector<Message>& outbox) {
+    std::lock_guard lock(mu_);
+    for (Message& m : outbox) pending_.push_back(std::move(m));
+    outbox.clear();
+    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
+    if (it != slots_.end()) {
+        if (it->arrived) --arrived_;
+        slots_.erase(it);
+    }
+    try_advance_locked();
+    cv_.notify_all();
+}
+
+int Coordinator::register_host(SimTime start) {
+    std::lock_guard lock(mu_);
+    host_bounds_.push_back(start);
+    return static_cast<int>(host_bounds_.size()) - 1;
+}
+
+void Coordinator::set_host_bound_locked(int host, std::optional<SimTime> bound) { host_bounds_.at(host) = bound; }
+
+void Coordinator::post_locked(Message m) { pending_.push_back(std::move(m)); }
+
+void Coordinator::update(const std::function<void()>& f) {
+    std::lock_guard lock(mu_);
+    f();
+    try_advance_locked();
+    cv_.notify_all();
+}
+
+void Coordinator::wait(const std::function<bool()>& pred) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return failed_ || pred(); });
+    throw_if_failed_locked();
+}
+
+void Coordinator::fail(const std::string& message) {
+    std::lock_guard lock(mu_);
+    if (!failed_) {
+        failed_ = true;
+        error_ = message;
+    }
+    cv_.notify_all();
+}
+
+bool Coordinator::failed() const {
+    std::lock_guard lock(mu_);
+    return failed_;
+}
+
+std::string Coordinator::error() const {
+    std::lock_guard lock(mu_);
+    return error_;
+}
+
+std::uint64_t Coordinator::windows() const {
+    std::lock_guard lock(mu_);
+    return generation_;
+}
+
+void Coordinator::throw_if_failed_locked() const {
+    if (failed_) throw SimAborted();
+}
+
+void Coordinator::deliver_locked() {
+    if (pending_.empty()) return;
+    std::sort(pending_.begin(), pending_.end(), message_order);
+    for (const Message& m : pending_) {
+        sink_.deliver(m, delivered_++);
+        if (m.kind == Message::Kind::Signal) future_writes_.push(m.visible_at);
+    }
+    pending_.clear();
+}
+
+SimTime Coordinator::lower_bound_locked() {
+    while (!future_writes_.empty() && future_writes_.top() < window_end_) future_writes_.pop();
+    SimTime lb = future_writes_.empty() ? kNever : future_writes_.top();
+    for (const Slot& s : slots_) lb = std::min(lb, s.next_event);
+    for (const auto& h : host_bounds_)
+        if (h) lb = std::min(lb, *h);
+    return lb;
+}
+
+void Coordinator::try_advance_locked() {
+    if (failed_ || arrived_ < slots_.size()) return;
+    deliver_locked();
+    if (slots_.empty()) return;  // idle: writes delivered, nobody to release
+    const SimTime lb = lower_bound_locked();
+    if (lb >= kNever) {
+        std::vector<std::string> lines;
+        for (const Slot& s : slots_) {
+            for (auto& line : s.p->describe_waiters()) lines.push_back(std::move(line));
+        }
+        std::sort(lines.begin(), lines.end());  // deterministic report, whatever the join order
+        std::string msg = "deadlock: every running block waits on a signal that no pending write or running "
+                          "stream can change";
+        for (const auto& line : lines) msg += "\n  " + line;
+        failed_ = true;
+        error_ = msg;
+        cv_.notify_all();
+        return;
+    }
+    const SimTime new_end = lb + lookahead_;
+    if (new_end <= window_end_) return;  // stalled until a host thread acts
+    sink_.fold_before(std::min(lb, window_end_));
+    window_end_ = new_end;
+    for (Slot& s : slots_) s.arrived = false;
+    arrived_ = 0;
+    ++generation_;
+    cv_.notify_all();
+}
+
+}  // namespace tandem

@@ -1,0 +1,109 @@
+#pragma once
+// Conservative synchronisation of the logical processes (one per stream that is running a
+// kernel) and of the host threads, so that simulated results never depend on host timing.
+//
+// Time is cut into windows. In a window, every participant simulates the events with time below
+// the window end, independently and in parallel. Every cross-process effect is a message visible
+// no sooner than `lookahead` after it was produced, so nothing produced inside a window can
+// matter inside it; messages are delivered at the barrier in a total order. The next window ends
+// at (the lowest time anything can still happen) + lookahead, where that lower bound counts the
+// participants' next events, delivered-but-future signal writes, and each running host thread's
+// clock (a host may still launch work at its current time).
+//
+// If no participant has an event, no write is pending and no host can act, the simulated kernel
+// is deadlocked: the coordinator fails the run with every waiter's description.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "sim/exec/message.hpp"
+#include "sim/sim_error.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+// Thrown in every thread when the run was stopped by an error raised elsewhere; programs report
+// the coordinator's first error, not these.
+class SimAborted : public std::runtime_error {
+public:
+    SimAborted() : std::runtime_error("simulation aborted") {}
+};
+
+class Participant {
+public:
+    virtual ~Participant() = default;
+    // Lines describing what is blocked (for the deadlock report). Called at a barrier only.
+    virtual std::vector<std::string> describe_waiters() const = 0;
+};
+
+class Coordinator {
+public:
+    Coordinator(SimTime lookahead_ps, MessageSink& sink);
+
+    SimTime lookahead() const { return lookahead_; }
+
+    // ---- logical processes ----
+    // Join the current window; returns its end (process events with time below it).
+    SimTime join(Participant& p);
+    // Hand in this window's messages and the time of the next local event (kNever if none), wait
+    // for the barrier; returns the next window's end. Throws SimAborted if the run failed.
+    SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox);
+    // Leave (kernel done); hands in the last messages.
+    void leave(Participant& p, std::vector<Message>& outbox);
+
+    // ---- host threads ----
+    int register_host(SimTime start);
+    // A running host's lower bound (its clock), or nullopt while it is blocked waiting.
+    // Must be called with the lock held (inside update()).
+    void set_host_bound_locked(int host, std::optional<SimTime> bound);
+    // Host-side messages (host writes to device signals), delivered at the next barrier.
+    void post_locked(Message m);
+
+    // Run `f` under the coordinator lock, then re-check whether the window can advance.
+    void update(const std::function<void()>& f);
+    // Wait under the lock until `pred()` holds; throws SimAborted if the run fails meanwhile.
+    void wait(const std::function<bool()>& pred);
+
+    // ---- errors ----
+    // Stop the run: the first message is kept, every waiting thread wakes with SimAborted.
+    void fail(const std::string& message);
+    bool failed() const;
+    std::string error() const;
+
+    std::uint64_t windows() const;
+
+private:
+    void try_advance_locked();
+    void deliver_locked();
+    SimTime lower_bound_locked();
+    void throw_if_failed_locked() const;
+
+    const SimTime lookahead_;
+    MessageSink& sink_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+
+    struct Slot {
+        Participant* p;
+        bool arrived;
+        SimTime next_event;
+    };
+    std::vector<Slot> slots_;
+    std::size_t arrived_ = 0;
+    SimTime window_end_ = 0;
+    std::uint64_t generation_ = 0;
+    std::vector<std::optional<SimTime>> host_bounds_;
+    std::vector<Message> pending_;
+    std::priority_queue<SimTime, std::vector<SimTime>, std::greater<>> future_writes_;
+    std::uint64_t delivered_ = 0;
+    int host_source_seq_ = 0;
+    bool failed_ = false;
+    std::string error_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,49 @@
+#pragma once
+// One executed instruction, as the event log and the trace see it.
+#include <cstdint>
+#include <string>
+
+#include "sim/core/pipe.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+enum class Opcode : std::uint8_t {
+    TLOAD,
+    TEXTRACT,
+    TMATMUL,
+    TMATMUL_ACC,
+    TSTORE,
+    TNOTIFY,
+    TWAIT,
+    TTEST,
+    SET_FLAG,
+    WAIT_FLAG,
+    PIPE_BARRIER,
+    BLOCK,  // a whole block, from its start to its end on the core
+};
+
+const char* opcode_name(Opcode op);
+
+struct InstrRecord {
+    SimTime start = 0;
+    SimTime end = 0;
+    std::int64_t bytes = 0;     // data moved, or FLOPs for the cube
+    std::int64_t address = 0;   // GM/signal address when relevant
+    std::int32_t rank = 0;
+    std::int32_t block = 0;
+    std::int32_t peer = -1;     // other rank for remote traffic / notify
+    std::int16_t stream = 0;
+    std::int16_t core = 0;
+    CoreType core_type = CoreType::AIC;
+    Pipe pipe = Pipe::S;
+    Opcode op = Opcode::TLOAD;
+    std::int32_t value = 0;     // signal value written / expected
+    SimTime visible = 0;        // TNOTIFY: when the write becomes visible at its rank
+};
+
+// Total order of records, for logs that do not depend on which host thread ran first.
+bool record_order(const InstrRecord& a, const InstrRecord& b);
+std::string format_record(const InstrRecord& r);
+
+}  // namespace tandem

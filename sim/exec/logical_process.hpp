@@ -1,0 +1,118 @@
+#pragma once
+// A logical process: one stream of one rank while it runs a kernel. It owns the kernel's blocks
+// (coroutines), puts them on the cores of its type (more blocks than cores run in waves: the
+// first core to free takes the next block), and runs them in simulated-time order: an event
+// queue keyed by (time, block), never by host arrival. Blocks run ahead freely through
+// core-local instructions; an instruction that touches anything shared (GM bandwidth, a link,
+// a signal) waits until it is the earliest thing left in this process and inside the window the
+// coordinator has opened. Everything another stream can observe leaves as a timestamped message.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/pipe.hpp"
+#include "sim/exec/block_ctx.hpp"
+#include "sim/exec/coordinator.hpp"
+#include "sim/exec/instr_record.hpp"
+#include "sim/exec/message.hpp"
+#include "sim/net/bandwidth_calendar.hpp"
+
+namespace tandem {
+
+class Cluster;
+
+using KernelFn = std::function<Task(BlockCtx&)>;
+
+struct KernelLaunch {
+    std::string name;
+    CoreType core_type = CoreType::AIC;
+    int blocks = 1;
+    KernelFn fn;
+};
+
+struct KernelStats {
+    SimTime start = 0;
+    SimTime end = 0;            // last block done on its core
+    std::int64_t instructions = 0;
+    SimTime twait_stall_ps = 0; // summed over blocks
+};
+
+class LogicalProcess : public Participant {
+public:
+    LogicalProcess(Cluster& cluster, int rank, int stream_id, std::string stream_name);
+    ~LogicalProcess() override;
+
+    // Runs `launch` starting at `start` to completion; returns its statistics. Throws SimAborted
+    // when the run fails (the error itself is reported through the coordinator).
+    KernelStats run_kernel(const KernelLaunch& launch, SimTime start);
+
+    int rank() const { return rank_; }
+    int stream_id() const { return stream_id_; }
+    const std::string& stream_name() const { return stream_name_; }
+    Cluster& cluster() { return cluster_; }
+    const Cluster& cluster() const { return cluster_; }
+    int source_id() const;
+
+    // ---- used by instructions ----
+    // May `blk` act on shared state at time t now? (t inside the window and nothing earlier left.)
+    bool may_proceed(const BlockCtx& blk, SimTime t) const;
+    // Suspend `blk` until it is its turn at time t.
+    void park(BlockCtx& blk, SimTime t, std::coroutine_handle<> h);
+    // Suspend `blk` on a signal condition (TWAIT).
+    void park_waiting(BlockCtx& blk, std::coroutine_handle<> h);
+    void send(Message m);
+    void log(const InstrRecord& r) {
+        if (record_log_) log_.push_back(r);
+    }
+    bool logging() const { return record_log_; }
+    void count_instruction() { ++instructions_; }
+    BandwidthCalendar& fabric() { return *fabric_; }
+    BandwidthCalendar& link(int link_id);
+    SimTime window_end() const { return window_end_; }
+
+    std::vector<std::string> describe_waiters() const override;
+
+private:
+    struct Event {
+        SimTime t;
+        int block;
+        bool operator>(const Event& o) const { return t != o.t ? t > o.t : block > o.block; }
+    };
+
+    void start_block(int block, CoreState& core, SimTime t);
+    void process_until(SimTime end);
+    void finish_block(BlockCtx& blk);
+    void check_waiters();
+    bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
+    void resume(BlockCtx& blk);
+    std::string where(const BlockCtx& blk) const;
+
+    Cluster& cluster_;
+    int rank_;
+    int stream_id_;
+    std::string stream_name_;
+    bool record_log_;
+
+    const KernelLaunch* launch_ = nullptr;
+    std::vector<std::unique_ptr<BlockCtx>> blocks_;
+    int next_block_ = 0;
+    int live_blocks_ = 0;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+    std::vector<int> waiters_;
+    std::vector<Message> outbox_;
+    std::uint64_t seq_ = 0;
+    SimTime window_end_ = 0;
+    SimTime kernel_end_ = 0;
+    SimTime stall_ps_ = 0;
+    std::int64_t instructions_ = 0;
+    std::vector<InstrRecord> log_;
+    std::unique_ptr<BandwidthCalendar> fabric_;
+    std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,50 @@
+#pragma once
+// A cross-stream effect: a signal write or a data write into some rank's GM, stamped with the
+// simulated time it becomes visible there. Messages are produced during a window and delivered
+// at the next barrier in a total order (time, source, sequence), never in host arrival order.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/exec/signal.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+struct GmAllocation;
+
+struct Message {
+    enum class Kind : std::uint8_t { Signal, Data };
+    SimTime visible_at = 0;
+    int source = 0;            // producer id (logical process or host), for the total order
+    std::uint64_t seq = 0;     // producer-local sequence number
+    Kind kind = Kind::Signal;
+    int dst_rank = 0;
+    std::int64_t address = 0;  // signal address (Signal) or destination address (Data)
+    NotifyOp op = NotifyOp::Set;
+    std::int32_t value = 0;
+    // Data: `rows` rows of `row_bytes` each, written `ld_bytes` apart from `dst_offset` on.
+    GmAllocation* dst_alloc = nullptr;
+    std::int64_t dst_offset = 0;
+    int rows = 0;
+    std::int64_t row_bytes = 0;
+    std::int64_t ld_bytes = 0;
+    std::vector<std::byte> payload;  // functional mode only
+};
+
+inline bool message_order(const Message& a, const Message& b) {
+    if (a.visible_at != b.visible_at) return a.visible_at < b.visible_at;
+    if (a.source != b.source) return a.source < b.source;
+    return a.seq < b.seq;
+}
+
+// Where delivered messages go (the cluster's memories and signal stores).
+class MessageSink {
+public:
+    virtual ~MessageSink() = default;
+    virtual void deliver(const Message& m, std::uint64_t order) = 0;
+    // Called at each barrier: nothing will ever read signals before `horizon` again.
+    virtual void fold_before(SimTime horizon) = 0;
+};
+
+}  // namespace tandem

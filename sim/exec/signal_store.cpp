@@ -1,0 +1,56 @@
+#include "sim/exec/signal_store.hpp"
+
+#include <algorithm>
+
+namespace tandem {
+
+std::int32_t SignalStore::value_at(std::int64_t address, SimTime t) const {
+    auto it = words_.find(address);
+    if (it == words_.end()) return 0;
+    std::int32_t v = it->second.base;
+    for (const Op& op : it->second.ops) {
+        if (op.visible_at > t) break;
+        v = apply(v, op);
+    }
+    return v;
+}
+
+std::optional<SimTime> SignalStore::first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected,
+                                                    SimTime since, SimTime before) const {
+    auto it = words_.find(address);
+    std::int32_t v = it == words_.end() ? 0 : it->second.base;
+    if (it == words_.end()) return compare(v, cmp, expected) && since < before ? std::optional<SimTime>(since) : std::nullopt;
+    const auto& ops = it->second.ops;
+    std::size_t i = 0;
+    for (; i < ops.size() && ops[i].visible_at <= since; ++i) v = apply(v, ops[i]);
+    if (compare(v, cmp, expected)) return since < before ? std::optional<SimTime>(since) : std::nullopt;
+    while (i < ops.size() && ops[i].visible_at < before) {
+        const SimTime t = ops[i].visible_at;
+        for (; i < ops.size() && ops[i].visible_at == t; ++i) v = apply(v, ops[i]);  // all ops of one instant
+        if (compare(v, cmp, expected)) return t;
+    }
+    return std::nullopt;
+}
+
+void SignalStore::insert(std::int64_t address, const Op& op) {
+    Word& w = words_[address];
+    if (w.ops.empty()) dirty_.push_back(address);
+    auto pos = std::upper_bound(w.ops.begin(), w.ops.end(), op, [](const Op& a, const Op& b) {
+        return a.visible_at != b.visible_at ? a.visible_at < b.visible_at : a.order < b.order;
+    });
+    w.ops.insert(pos, op);
+}
+
+void SignalStore::fold_before(SimTime horizon) {
+    std::size_t keep = 0;
+    for (std::int64_t address : dirty_) {
+        Word& w = words_[address];
+        std::size_t n = 0;
+        while (n < w.ops.size() && w.ops[n].visible_at < horizon) w.base = apply(w.base, w.ops[n++]);
+        w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));
+        if (!w.ops.empty()) dirty_[keep++] = address;
+    }
+    dirty_.resize(keep);
+}
+
+}  // namespace tandem

@@ -1,0 +1,50 @@
+#pragma once
+// The signal words of one rank, with their history in simulated time. Writes arrive only at
+// window barriers (they are messages stamped with the time they become visible), so during a
+// window the store is read-only and every reader sees the value "as of" its own simulated time:
+// that is what makes TWAIT resolve at the exact time its condition first held, whatever the
+// host thread timing.
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/exec/signal.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class SignalStore {
+public:
+    struct Op {
+        SimTime visible_at;
+        std::uint64_t order;  // total order among ops at the same time (barrier merge order)
+        NotifyOp op;
+        std::int32_t value;
+    };
+
+    // Value of the word at `address` as of time t (all ops visible at or before t applied).
+    std::int32_t value_at(std::int64_t address, SimTime t) const;
+
+    // The first time in [since, before) at which `value cmp expected` holds, given the ops known.
+    std::optional<SimTime> first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected, SimTime since,
+                                           SimTime before) const;
+
+    // Barrier-only mutators.
+    void insert(std::int64_t address, const Op& op);
+    void fold_before(SimTime horizon);  // merge ops visible before `horizon` into the base value
+
+private:
+    struct Word {
+        std::int32_t base = 0;
+        std::vector<Op> ops;  // sorted by (visible_at, order)
+    };
+    static std::int32_t apply(std::int32_t v, const Op& op) {
+        return op.op == NotifyOp::Set ? op.value : static_cast<std::int32_t>(static_cast<std::uint32_t>(v) + static_cast<std::uint32_t>(op.value));
+    }
+
+    std::unordered_map<std::int64_t, Word> words_;
+    std::vector<std::int64_t> dirty_;  // addresses with unfolded ops
+};
+
+}  // namespace tandem

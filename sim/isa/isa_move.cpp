@@ -1,0 +1,180 @@
+// TLOAD, TSTORE (GM <-> tile, local or across the interconnect) and TEXTRACT (L1 -> L0A/L0B).
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/isa/isa.hpp"
+#include "sim/isa/record.hpp"
+#include "sim/isa/tile_copy.hpp"
+#include "sim/machine/cluster.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+namespace isa_detail {
+
+namespace {
+
+void check_same_shape(const char* instr, const Tile& t, const GmTensor& g) {
+    if (t.rows != g.rows() || t.cols != g.cols() || t.dtype != g.dtype()) {
+        throw SimError(fmt::format("{}: tile '{}' is {}x{} {} but the GM tensor is {}", instr, t.name, t.rows, t.cols,
+                                   dtype_name(t.dtype), g.describe()));
+    }
+}
+
+void check_hazard(const char* instr, const Tile& t, SimTime start, bool writes) {
+    if (t.write_end > start) {
+        throw SimError(fmt::format("hazard: {} starts at {:.4f} us on tile '{}' before the {} writing it ends at "
+                                   "{:.4f} us (missing set_flag/wait_flag?)",
+                                   instr, to_us(start), t.name, t.last_writer, to_us(t.write_end)));
+    }
+    if (writes && t.read_end > start) {
+        throw SimError(fmt::format("hazard: {} overwrites tile '{}' at {:.4f} us while an earlier read of it runs "
+                                   "until {:.4f} us (missing set_flag/wait_flag?)",
+                                   instr, t.name, to_us(start), to_us(t.read_end)));
+    }
+}
+
+// The peer's allocation must be part of its window (memory registered for remote access).
+void check_remote_target(const char* instr, const BlockCtx& blk, const GmTensor& g) {
+    if (!g.allocation().shared) {
+        throw SimError(fmt::format("peer-window access violation: {} from rank {} touches rank {}'s '{}', which is not "
+                                   "in its peer window",
+                                   instr, blk.rank(), g.rank(), g.allocation().name));
+    }
+}
+
+}  // namespace
+
+MemMove::MemMove(Dir dir, Tile& tile, const GmTensor& gm) : dir_(dir), tile_(tile), gm_(gm), blk_(*tile.owner) {
+    prepare();
+}
+
+void MemMove::prepare() {
+    const char* instr = dir_ == Dir::Load ? "TLOAD" : "TSTORE";
+    blk_.current_instr = instr;
+    if (!gm_.valid()) throw SimError(fmt::format("{}: the GM tensor is not set", instr));
+    check_same_shape(instr, tile_, gm_);
+    if (dir_ == Dir::Load) {
+        if (tile_.kind != MemKind::L1 && tile_.kind != MemKind::UB) {
+            throw SimError(fmt::format("TLOAD into {} tile '{}': TLOAD writes L1 (AIC) or UB (AIV)",
+                                       mem_kind_name(tile_.kind), tile_.name));
+        }
+        pipe_ = Pipe::MTE2;
+    } else {
+        if (tile_.kind != MemKind::L0C && tile_.kind != MemKind::UB) {
+            throw SimError(fmt::format("TSTORE from {} tile '{}': TSTORE reads L0C (AIC, FIX pipe) or UB (AIV, MTE3 pipe)",
+                                       mem_kind_name(tile_.kind), tile_.name));
+        }
+        pipe_ = tile_.kind == MemKind::L0C ? Pipe::FIX : Pipe::MTE3;
+    }
+    blk_.require_pipe(pipe_, instr);
+    if (gm_.rank() != blk_.rank()) check_remote_target(instr, blk_, gm_);
+    issue_ = blk_.now() + blk_.cost().issue_ps;
+    start_ = blk_.pipe_start(pipe_, issue_);
+}
+
+bool MemMove::await_ready() { return blk_.lp().may_proceed(blk_, start_); }
+
+void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, start_, h); }
+
+void MemMove::await_resume() {
+    const bool load = dir_ == Dir::Load;
+    const char* instr = load ? "TLOAD" : "TSTORE";
+    blk_.current_instr = instr;
+    check_hazard(instr, tile_, start_, load);
+    blk_.now_ref() = issue_;
+    LogicalProcess& lp = blk_.lp();
+    Cluster& cluster = lp.cluster();
+    const CostModel& cost = cluster.cost();
+    const bool remote = gm_.rank() != blk_.rank();
+    const std::int64_t bytes = tile_.bytes();
+    SimTime end;
+    if (!remote) {
+        std::int64_t cap;
+        if (load) cap = tile_.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
+        else cap = tile_.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
+        BandwidthCalendar* path[] = {&lp.fabric()};
+        end = book_transfer(path, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cap);
+    } else {
+        const int src = load ? gm_.rank() : blk_.rank();
+        const int dst = load ? blk_.rank() : gm_.rank();
+        auto route = cluster.topology().route(src, dst);
+        std::vector<BandwidthCalendar*> path;
+        path.reserve(route.size());
+        for (int link : route) path.push_back(&lp.link(link));
+        end = book_transfer(path, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cost.remote_store_bps) +
+              cost.link_latency_ps * static_cast<SimTime>(route.size());
+    }
+    blk_.occupy(pipe_, start_, end);
+    if (load) {
+        tile_.write_end = end;
+        tile_.last_writer = "TLOAD";
+    } else {
+        tile_.read_end = std::max(tile_.read_end, end);
+    }
+    record(blk_, pipe_, load ? Opcode::TLOAD : Opcode::TSTORE, start_, end,
+           RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, 0});
+    if (!blk_.functional()) return;
+    if (load) {
+        copy_gm_to_tile(tile_, gm_);
+    } else if (!remote) {
+        copy_tile_to_gm(gm_, tile_);
+    } else {
+        if (gm_.layout() != Layout::ND) throw SimError("TSTORE into a peer's window supports the ND layout only");
+        Message m;
+        m.kind = Message::Kind::Data;
+        m.visible_at = end;
+        m.dst_rank = gm_.rank();
+        m.address = gm_.address();
+        m.dst_alloc = const_cast<GmAllocation*>(&gm_.allocation());
+        m.dst_offset = gm_.offset_bytes();
+        m.rows = tile_.rows;
+        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(tile_.dtype);
+        m.ld_bytes = gm_.ld() * dtype_bytes(gm_.dtype());
+        m.payload = pack_tile(tile_);
+        lp.send(std::move(m));
+    }
+}
+
+}  // namespace isa_detail
+
+isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src) {
+    return isa_detail::MemMove(isa_detail::MemMove::Dir::Load, dst, src);
+}
+
+isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src) {
+    return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, src, dst);
+}
+
+void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {
+    BlockCtx& blk = *dst.owner;
+    blk.current_instr = "TEXTRACT";
+    blk.require_pipe(Pipe::MTE1, "TEXTRACT");
+    if (src.kind != MemKind::L1 || (dst.kind != MemKind::L0A && dst.kind != MemKind::L0B)) {
+        throw SimError(fmt::format("TEXTRACT moves L1 -> L0A/L0B, not {} '{}' -> {} '{}'", mem_kind_name(src.kind),
+                                   src.name, mem_kind_name(dst.kind), dst.name));
+    }
+    if (src.dtype != dst.dtype || row < 0 || col < 0 || row + dst.rows > src.rows || col + dst.cols > src.cols) {
+        throw SimError(fmt::format("TEXTRACT: {}x{} {} tile '{}' at ({}, {}) is outside the {}x{} {} tile '{}'", dst.rows,
+                                   dst.cols, dtype_name(dst.dtype), dst.name, row, col, src.rows, src.cols,
+                                   dtype_name(src.dtype), src.name));
+    }
+    const CostModel& cost = blk.cost();
+    const SimTime issue = blk.now() + cost.issue_ps;
+    const SimTime start = blk.pipe_start(Pipe::MTE1, issue);
+    isa_detail::check_hazard("TEXTRACT", src, start, false);
+    isa_detail::check_hazard("TEXTRACT", dst, start, true);
+    const std::int64_t bytes = dst.bytes();
+    const SimTime end = start + cost.mte1_latency_ps +
+                        cost.transfer_ps(bytes, dst.kind == MemKind::L0A ? cost.l1_to_l0a_bps : cost.l1_to_l0b_bps);
+    blk.now_ref() = issue;
+    blk.occupy(Pipe::MTE1, start, end);
+    dst.write_end = end;
+    dst.last_writer = "TEXTRACT";
+    const_cast<Tile&>(src).read_end = std::max(src.read_end, end);
+    isa_detail::record(blk, Pipe::MTE1, Opcode::TEXTRACT, start, end, isa_detail::RecordArgs{bytes});
+    if (blk.functional()) copy_tile_region(dst, src, row, col);
+}
+
+}  // namespace tandem

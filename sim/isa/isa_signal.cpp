@@ -1,0 +1,104 @@
+// TNOTIFY (write or atomically add a signal, locally or at a peer), TWAIT and TTEST.
+#include <fmt/format.h>
+
+#include "sim/isa/isa.hpp"
+#include "sim/isa/record.hpp"
+#include "sim/machine/cluster.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op) {
+    blk.current_instr = "TNOTIFY";
+    LogicalProcess& lp = blk.lp();
+    Cluster& cluster = lp.cluster();
+    if (sig.rank < 0 || sig.rank >= cluster.ranks()) {
+        throw SimError(fmt::format("TNOTIFY to rank {}: there are ranks 0..{}", sig.rank, cluster.ranks() - 1));
+    }
+    cluster.check_signal_address(sig.rank, sig.address);
+    const CostModel& cost = cluster.cost();
+    const SimTime issue = blk.now() + cost.issue_ps;
+    const bool remote = sig.rank != blk.rank();
+    const SimTime visible = issue + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps);
+    blk.now_ref() = issue;
+    Message m;
+    m.kind = Message::Kind::Signal;
+    m.visible_at = visible;
+    m.dst_rank = sig.rank;
+    m.address = sig.address;
+    m.op = op;
+    m.value = value;
+    lp.send(std::move(m));
+    lp.count_instruction();
+    isa_detail::record(blk, Pipe::S, Opcode::TNOTIFY, issue - cost.issue_ps, issue,
+                       isa_detail::RecordArgs{0, sig.address, sig.rank, value, visible});
+}
+
+namespace isa_detail {
+
+SignalRead::SignalRead(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t value, bool blocking)
+    : blk_(blk), sig_(sig), cmp_(cmp), value_(value), blocking_(blocking) {
+    const char* instr = blocking ? "TWAIT" : "TTEST";
+    blk.current_instr = instr;
+    if (sig.rank != blk.rank()) {
+        throw SimError(fmt::format("{} on a signal of rank {}: a block can only wait on its own rank's memory (rank {})",
+                                   instr, sig.rank, blk.rank()));
+    }
+    blk.lp().cluster().check_signal_address(sig.rank, sig.address);
+    issue_ = blk.now() + blk.cost().issue_ps;
+}
+
+bool SignalRead::await_ready() {
+    LogicalProcess& lp = blk_.lp();
+    if (!lp.may_proceed(blk_, issue_)) return false;
+    const std::int32_t seen = lp.cluster().chip(sig_.rank).signals.value_at(sig_.address, issue_);
+    result_ = compare(seen, cmp_, value_);
+    read_done_ = true;
+    if (!blocking_ || result_) {
+        blk_.now_ref() = issue_ + blk_.cost().twait_poll_ps;
+        return true;
+    }
+    return false;
+}
+
+void SignalRead::await_suspend(std::coroutine_handle<> h) {
+    LogicalProcess& lp = blk_.lp();
+    if (!blocking_) {  // TTEST waits only for its turn
+        lp.park(blk_, issue_, h);
+        return;
+    }
+    blk_.wait_signal = sig_;
+    blk_.wait_cmp = cmp_;
+    blk_.wait_value = value_;
+    blk_.wait_since = issue_;
+    blk_.wait_issue = issue_;
+    lp.park_waiting(blk_, h);
+}
+
+bool SignalRead::await_resume() {
+    LogicalProcess& lp = blk_.lp();
+    blk_.current_instr = blocking_ ? "TWAIT" : "TTEST";
+    if (!blocking_ && !read_done_) {
+        // Resumed at its turn after a park: read now.
+        const std::int32_t seen = lp.cluster().chip(sig_.rank).signals.value_at(sig_.address, issue_);
+        result_ = compare(seen, cmp_, value_);
+        blk_.now_ref() = issue_ + blk_.cost().twait_poll_ps;
+    }
+    if (blocking_) result_ = true;
+    lp.count_instruction();
+    record(blk_, Pipe::S, blocking_ ? Opcode::TWAIT : Opcode::TTEST, issue_ - blk_.cost().issue_ps, blk_.now(),
+           RecordArgs{0, sig_.address, -1, value_, 0});
+    return result_;
+}
+
+}  // namespace isa_detail
+
+isa_detail::SignalRead TWAIT(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t value) {
+    return isa_detail::SignalRead(blk, sig, cmp, value, true);
+}
+
+isa_detail::SignalRead TTEST(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t value) {
+    return isa_detail::SignalRead(blk, sig, cmp, value, false);
+}
+
+}  // namespace tandem

@@ -1,0 +1,70 @@
+#include "sim/machine/cluster.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
+    : profile_(profile),
+      options_(options),
+      cost_(profile),
+      topology_(profile.interconnect.topology, options.ranks),
+      coordinator_(cost_.min_cross_stream_latency(), *this) {
+    if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));
+    chips_.reserve(static_cast<std::size_t>(options.ranks));
+    for (int r = 0; r < options.ranks; ++r) chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
+}
+
+void Cluster::check_signal_address(int rank, std::int64_t address) const {
+    if (address % 4 != 0) {
+        throw SimError(fmt::format("signal address {:#x} on rank {} is not 4-byte aligned", address, rank));
+    }
+    chips_.at(static_cast<std::size_t>(rank))->gm.find(address, 4);
+}
+
+std::string Cluster::describe_address(int rank, std::int64_t address) const {
+    const GmAllocation& a = chips_.at(static_cast<std::size_t>(rank))->gm.find(address, 4);
+    return fmt::format("rank {} '{}'+{:#x}", rank, a.name, address - a.base);
+}
+
+void Cluster::deliver(const Message& m, std::uint64_t order) {
+    Chip& dst = chip(m.dst_rank);
+    if (m.kind == Message::Kind::Signal) {
+        dst.signals.insert(m.address, SignalStore::Op{m.visible_at, order, m.op, m.value});
+        return;
+    }
+    if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;
+    for (int r = 0; r < m.rows; ++r) {
+        std::memcpy(m.dst_alloc->data.data() + m.dst_offset + r * m.ld_bytes, m.payload.data() + r * m.row_bytes,
+                    static_cast<std::size_t>(m.row_bytes));
+    }
+}
+
+void Cluster::fold_before(SimTime horizon) {
+    for (auto& c : chips_) c->signals.fold_before(horizon);
+}
+
+void Cluster::append_log(std::vector<InstrRecord>&& records) {
+    std::lock_guard lock(log_mu_);
+    logs_.push_back(std::move(records));
+}
+
+std::vector<InstrRecord> Cluster::event_log() const {
+    std::lock_guard lock(log_mu_);
+    std::vector<InstrRecord> all;
+    for (const auto& l : logs_) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end(), record_order);
+    return all;
+}
+
+void Cluster::clear_log() {
+    std::lock_guard lock(log_mu_);
+    logs_.clear();
+}
+
+}  // namespace tandem

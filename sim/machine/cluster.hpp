@@ -1,0 +1,64 @@
+#pragma once
+// The simulated machine: n chips joined by an interconnect, with the cost model, the
+// coordinator that keeps the stream threads deterministic, and delivery of cross-stream writes.
+// Knows nothing about any kernel.
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sim/core/cost_model.hpp"
+#include "sim/exec/coordinator.hpp"
+#include "sim/exec/instr_record.hpp"
+#include "sim/machine/chip.hpp"
+#include "sim/net/topology.hpp"
+#include "sim/profile.hpp"
+
+namespace tandem {
+
+enum class DataMode { Functional, TimingOnly };
+
+struct ClusterOptions {
+    int ranks = 2;
+    DataMode data_mode = DataMode::Functional;
+    bool record_log = false;  // keep every instruction (event log / trace)
+};
+
+class Cluster : public MessageSink {
+public:
+    Cluster(const Profile& profile, const ClusterOptions& options);
+
+    const Profile& profile() const { return profile_; }
+    const CostModel& cost() const { return cost_; }
+    const Topology& topology() const { return topology_; }
+    const ClusterOptions& options() const { return options_; }
+    bool functional() const { return options_.data_mode == DataMode::Functional; }
+    int ranks() const { return options_.ranks; }
+    Chip& chip(int rank) { return *chips_.at(static_cast<std::size_t>(rank)); }
+    Coordinator& coordinator() { return coordinator_; }
+
+    // Checks that [address, address+4) is a 4-byte-aligned word inside an allocation of `rank`.
+    void check_signal_address(int rank, std::int64_t address) const;
+    std::string describe_address(int rank, std::int64_t address) const;
+
+    // MessageSink (called by the coordinator at barriers, single-threaded).
+    void deliver(const Message& m, std::uint64_t order) override;
+    void fold_before(SimTime horizon) override;
+
+    // Logs handed in by logical processes when their kernels end.
+    void append_log(std::vector<InstrRecord>&& records);
+    // All records so far in a total order independent of host timing.
+    std::vector<InstrRecord> event_log() const;
+    void clear_log();
+
+private:
+    Profile profile_;
+    ClusterOptions options_;
+    CostModel cost_;
+    Topology topology_;
+    std::vector<std::unique_ptr<Chip>> chips_;
+    Coordinator coordinator_;
+    mutable std::mutex log_mu_;
+    std::vector<std::vector<InstrRecord>> logs_;
+};
+
+}  // namespace tandem

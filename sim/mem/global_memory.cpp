@@ -1,0 +1,56 @@
+#include "sim/mem/global_memory.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+// Allocations are aligned like the device allocator does, and address 0..4 KiB stays unmapped so
+// that a zero or small stray address is always an error.
+constexpr std::int64_t kAlignBytes = 4096;
+constexpr std::int64_t kFirstBase = 4096;
+
+std::int64_t align_up(std::int64_t v) { return (v + kAlignBytes - 1) / kAlignBytes * kAlignBytes; }
+}  // namespace
+
+GlobalMemory::GlobalMemory(int rank, std::int64_t capacity_bytes, bool functional)
+    : rank_(rank), capacity_bytes_(capacity_bytes), functional_(functional), next_base_(kFirstBase) {}
+
+GmAllocation& GlobalMemory::allocate(const std::string& name, std::int64_t bytes, bool shared) {
+    if (bytes < 0) throw SimError(fmt::format("rank {}: GM allocation '{}' of negative size {}", rank_, name, bytes));
+    const std::int64_t rounded = align_up(bytes);
+    if (used_bytes_ + rounded > capacity_bytes_) {
+        throw SimError(fmt::format(
+            "rank {}: GM allocation '{}' of {} bytes exceeds the chip's capacity: {} of {} bytes already in use",
+            rank_, name, bytes, used_bytes_, capacity_bytes_));
+    }
+    GmAllocation& a = allocations_.emplace_back();
+    a.rank = rank_;
+    a.name = name;
+    a.base = next_base_;
+    a.bytes = bytes;
+    a.shared = shared;
+    if (functional_) a.data.assign(static_cast<std::size_t>(bytes), std::byte{0});
+    next_base_ += rounded + kAlignBytes;  // one unmapped page between allocations as a guard
+    used_bytes_ += rounded;
+    return a;
+}
+
+const GmAllocation& GlobalMemory::find(std::int64_t address, std::int64_t bytes) const {
+    for (const GmAllocation& a : allocations_) {
+        if (address >= a.base && address < a.end()) {
+            if (address + bytes > a.end()) {
+                throw SimError(fmt::format(
+                    "GM access out of bounds on rank {}: bytes [{:#x}, {:#x}) run past the end of allocation '{}' "
+                    "[{:#x}, {:#x}) by {} bytes",
+                    rank_, address, address + bytes, a.name, a.base, a.end(), address + bytes - a.end()));
+            }
+            return a;
+        }
+    }
+    throw SimError(fmt::format("GM access out of bounds on rank {}: address {:#x} is in no allocation", rank_, address));
+}
+
+}  // namespace tandem

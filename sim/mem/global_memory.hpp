@@ -1,0 +1,50 @@
+#pragma once
+// Global memory (HBM) of one chip: capacity-checked allocations in a flat address space, and
+// bounds-checked access. In functional mode each allocation owns its bytes; in timing-only mode
+// only the bookkeeping exists (no buffers), so huge shapes cost no host memory.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace tandem {
+
+struct GmAllocation {
+    int rank = 0;
+    std::string name;
+    std::int64_t base = 0;   // device address of the first byte
+    std::int64_t bytes = 0;
+    bool shared = false;  // part of the rank's peer window: peers may read and write it
+    std::vector<std::byte> data;  // empty in timing-only mode
+
+    bool functional() const { return !data.empty() || bytes == 0; }
+    std::int64_t end() const { return base + bytes; }
+};
+
+class GlobalMemory {
+public:
+    GlobalMemory(int rank, std::int64_t capacity_bytes, bool functional);
+
+    // Throws SimError when the chip's capacity would be exceeded.
+    GmAllocation& allocate(const std::string& name, std::int64_t bytes, bool shared = false);
+
+    // The allocation holding [address, address + bytes); throws SimError when the range is not
+    // inside one allocation.
+    const GmAllocation& find(std::int64_t address, std::int64_t bytes) const;
+
+    int rank() const { return rank_; }
+    bool functional() const { return functional_; }
+    std::int64_t used_bytes() const { return used_bytes_; }
+    std::int64_t capacity_bytes() const { return capacity_bytes_; }
+
+private:
+    int rank_;
+    std::int64_t capacity_bytes_;
+    bool functional_;
+    std::int64_t used_bytes_ = 0;
+    std::int64_t next_base_;
+    std::deque<GmAllocation> allocations_;  // deque: references stay valid as it grows
+};
+
+}  // namespace tandem

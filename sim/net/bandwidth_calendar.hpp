@@ -1,0 +1,93 @@
+#pragma once
+// A shared bandwidth resource booked over simulated time: one direction of a link, or a chip's
+// shared memory fabric.
+//
+// Transfers are booked one at a time and each booking is final. In every instant a transfer
+// takes min(its own rate cap, the spare capacity of every resource on its path), from its start
+// time until its bytes are moved; later bookings get what is left ("first come keeps its
+// share"). This gives the right aggregate throughput under contention, and the result depends
+// only on the order of the bookings, never on the host.
+//
+// Rates are whole bytes per second and the amount moved is counted in exact integer units
+// (rate * picoseconds), so sums of rates and of bytes carry no floating-point residue.
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <span>
+#include <string>
+
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+namespace detail {
+class PathBooking;  // the booking walk of book_transfer(); see bandwidth_calendar.cpp
+}
+
+class BandwidthCalendar {
+public:
+    // Throws SimError if the capacity is not positive.
+    BandwidthCalendar(std::string name, std::int64_t capacity_bytes_per_s);
+
+    const std::string& name() const { return name_; }
+    std::int64_t capacity() const { return capacity_; }
+
+    // Rate booked at instant t, in bytes per second (0 <= used_at(t) <= capacity()).
+    // Meaningless for t before the last forget_before() horizon.
+    std::int64_t used_at(SimTime t) const;
+
+    // Total bytes of all transfers booked on this resource, for utilisation reports.
+    double bytes_booked() const { return bytes_booked_; }
+
+    // Number of breakpoints of the usage step function currently stored (memory/cost gauge).
+    std::size_t breakpoint_count() const { return used_.size(); }
+
+    // Drops the usage history strictly before t. The caller promises that no later booking
+    // starts before t; book_transfer() throws SimError if one does. Costs O(entries dropped).
+    void forget_before(SimTime t);
+
+private:
+    friend class detail::PathBooking;
+
+    // Breakpoints of the piecewise-constant used rate: the value at key k holds from k up to
+    // the next key. The rate before the first key and after the last is 0. Adjacent entries
+    // always differ (bookings merge equal neighbours), so back-to-back transfers do not grow
+    // the map.
+    using Steps = std::map<SimTime, std::int64_t>;
+
+    // The cursor walks this calendar forwards during one booking (see detail::PathBooking).
+    // Keeping it here rather than in a per-booking array is what makes a booking allocation
+    // free apart from map nodes.
+    void open_cursor(SimTime t);
+    std::int64_t cursor_spare() const { return capacity_ - cursor_->second; }
+    SimTime cursor_segment_end() const;
+    void advance_cursor(SimTime end, std::int64_t rate);
+    void close_cursor();
+    void erase_if_redundant(Steps::iterator it);
+
+    std::string name_;
+    std::int64_t capacity_;
+    Steps used_;
+    SimTime horizon_ = std::numeric_limits<SimTime>::min();
+    double bytes_booked_ = 0;
+    Steps::iterator cursor_{};
+    bool cursor_open_ = false;
+};
+
+// Books `bytes` over every resource of `path` (all at once, as one stream), starting at
+// `start_ps`, at no more than `rate_cap_bytes_per_s`, and returns the time the last byte is
+// moved (>= start_ps; == start_ps for 0 bytes). An empty path is limited by the cap alone.
+// If some resource has no spare capacity the transfer waits for it to free up. The end time is
+// rounded up to a whole picosecond.
+//
+// Throws SimError for a non-positive cap, bytes that are negative, not finite or beyond 2^53,
+// a resource listed twice in the path, a start before a resource's forget_before() horizon, or
+// a transfer that could not finish within the simulated time range.
+//
+// Cost: O(P log B) to find the start in each of the P calendars (B breakpoints each), then
+// O(P) per breakpoint of any path resource inside [start, end); breakpoints are inserted with
+// hints (amortised O(1)). No allocation besides the map nodes of new breakpoints.
+SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
+                      std::int64_t rate_cap_bytes_per_s);
+
+}  // namespace tandem

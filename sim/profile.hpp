@@ -1,0 +1,91 @@
+#pragma once
+// The hardware profile: every number the timing model uses, loaded from a TOML file in
+// sim/profiles/. Field names carry their units. Nothing numeric about the machine is written
+// as a literal in code; it is read from here. See sim/profiles/README.md for the file format.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace tandem {
+
+enum class TopologyKind { FullMesh, Ring, DoubleRing };
+
+struct ChipProfile {
+    int aic_cores = 0;                   // cube cores per chip
+    int aiv_cores = 0;                   // vector cores per chip
+    double core_clock_mhz = 0;           // AIC/AIV clock
+    std::int64_t l1_bytes = 0;           // per AIC
+    std::int64_t l0a_bytes = 0;          // per AIC
+    std::int64_t l0b_bytes = 0;          // per AIC
+    std::int64_t l0c_bytes = 0;          // per AIC
+    std::int64_t ub_bytes = 0;           // per AIV, usable (reserved part already removed)
+    std::int64_t l2_bytes = 0;           // per chip (informational; see MODEL.md)
+    std::int64_t gm_bytes = 0;           // HBM capacity per chip
+    double gm_fabric_gib_s = 0;          // L2/HBM bandwidth shared by all cores of a chip
+};
+
+struct PipeProfile {
+    // Per-core bandwidth of each data path.
+    double gm_to_l1_gib_s = 0;           // MTE2 on AIC
+    double gm_to_ub_gib_s = 0;           // MTE2 on AIV
+    double ub_to_gm_gib_s = 0;           // MTE3 on AIV (local GM)
+    double l1_to_l0a_gib_s = 0;          // MTE1
+    double l1_to_l0b_gib_s = 0;          // MTE1
+    double l0c_to_gm_gib_s = 0;          // FIX
+    // Fixed start-up cost of one instruction on each path, in core cycles.
+    double gm_access_latency_cycles = 0; // MTE2/MTE3/FIX touching GM (L2 hit)
+    double mte1_latency_cycles = 0;
+    // Cube: cost = cube_fixed_cycles + ceil(m/f)*ceil(k/f)*ceil(n/f) / cube_efficiency.
+    double cube_fixed_cycles = 0;
+    int cube_fractal = 0;                // f: the cube does one f x f x f fp16 product per cycle
+    double cube_efficiency = 0;          // calibration: sustained share of that rate
+    // Scalar unit and intra-core synchronisation.
+    double scalar_issue_cycles = 0;      // scalar cost of dispatching one instruction
+    double set_flag_cycles = 0;
+    double wait_flag_cycles = 0;
+    double pipe_barrier_cycles = 0;
+    double twait_poll_cycles = 0;        // one pass of the TWAIT spin loop
+};
+
+struct InterconnectProfile {
+    TopologyKind topology = TopologyKind::FullMesh;
+    double link_gb_s = 0;                // per link, per direction, decimal GB/s
+    double link_latency_ns = 0;          // one hop
+    double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM (per-block TPUT rate)
+    double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible
+    double local_atomic_latency_ns = 0;  // TNOTIFY to own GM: issue to visible to other cores
+};
+
+struct HostProfile {
+    double launch_host_us = 0;           // host time spent in one kernel launch call
+    double launch_to_start_us = 0;       // launch call to first block starting on the device
+    double kernel_end_us = 0;            // last block done to kernel seen complete by the stream
+    double sync_us = 0;                  // stream synchronize return latency
+    double host_barrier_us = 0;          // host barrier across ranks
+    double host_write_latency_us = 0;    // host write to device memory until visible
+};
+
+struct Profile {
+    std::string name;                    // SoC name, e.g. "Ascend910B1"
+    std::string description;
+    std::filesystem::path file;          // where it was loaded from
+    ChipProfile chip;
+    PipeProfile pipes;
+    InterconnectProfile interconnect;
+    HostProfile host;
+};
+
+// Loads and validates a profile file. Throws SimError naming the file, the key and the problem
+// for a malformed file, a missing or unknown key, a value of the wrong type or out of range,
+// or an entry without its source.
+Profile load_profile(const std::filesystem::path& file);
+
+// Finds `<soc>.toml` in `profile_dir` and loads it; the error lists the profiles available.
+Profile load_profile_by_soc(const std::string& soc, const std::filesystem::path& profile_dir);
+
+// The directory holding the shipped profiles (set by CMake; overridable by TANDEM_PROFILE_DIR).
+std::filesystem::path default_profile_dir();
+
+const char* topology_name(TopologyKind kind);
+
+}  // namespace tandem

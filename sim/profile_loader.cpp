@@ -1,0 +1,406 @@
+// Loading and validating hardware profiles (see sim/profile.hpp and sim/profiles/README.md).
+//
+// The checks are driven by one table, kFields, which lists every numeric field of the profile
+// with its section, its name, its kind (derived from the C++ type of the member, so the two
+// cannot disagree) and its allowed range. The same table decides which keys are known, so a
+// field added to the struct and the table is parsed, validated and documented in one place.
+#include "sim/profile.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <ranges>
+#include <set>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "sim/sim_error.hpp"
+
+#ifndef TANDEM_PROFILE_DIR
+#define TANDEM_PROFILE_DIR "sim/profiles"
+#endif
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Kind { Integer, Real };
+
+// Allowed values. Counts, sizes, bandwidths and the clock are divisors in the cost model, so
+// zero is rejected there; latencies and fixed costs may legitimately be zero.
+enum class Range {
+    Positive,     // (0, +inf)
+    NonNegative,  // [0, +inf)
+    UnitInterval, // (0, 1]
+};
+
+// Where a field lives inside a Profile being filled in.
+using Slot = std::variant<int*, std::int64_t*, double*>;
+
+struct Field {
+    std::string_view section;
+    std::string_view name;
+    Kind kind;
+    Range range;
+    Slot (*slot)(Profile&);
+};
+
+// Builds a table row for member `Member` of sub-struct `Sub`; the kind follows the member's type.
+template <auto Sub, auto Member>
+constexpr Field field(std::string_view section, std::string_view name, Range range) {
+    using T = std::remove_cvref_t<decltype(std::declval<Profile&>().*Sub.*Member)>;
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>);
+    return Field{section, name, std::is_integral_v<T> ? Kind::Integer : Kind::Real, range,
+                 [](Profile& p) -> Slot { return &((p.*Sub).*Member); }};
+}
+
+using C = ChipProfile;
+using P = PipeProfile;
+using I = InterconnectProfile;
+using H = HostProfile;
+constexpr auto kChip = &Profile::chip;
+constexpr auto kPipes = &Profile::pipes;
+constexpr auto kNet = &Profile::interconnect;
+constexpr auto kHost = &Profile::host;
+constexpr Range kPos = Range::Positive;
+constexpr Range kNonNeg = Range::NonNegative;
+
+// Every numeric field of the profile. interconnect.topology (a string) is handled on its own.
+constexpr std::array kFields{
+    field<kChip, &C::aic_cores>("chip", "aic_cores", kPos),
+    field<kChip, &C::aiv_cores>("chip", "aiv_cores", kPos),
+    field<kChip, &C::core_clock_mhz>("chip", "core_clock_mhz", kPos),
+    field<kChip, &C::l1_bytes>("chip", "l1_bytes", kPos),
+    field<kChip, &C::l0a_bytes>("chip", "l0a_bytes", kPos),
+    field<kChip, &C::l0b_bytes>("chip", "l0b_bytes", kPos),
+    field<kChip, &C::l0c_bytes>("chip", "l0c_bytes", kPos),
+    field<kChip, &C::ub_bytes>("chip", "ub_bytes", kPos),
+    field<kChip, &C::l2_bytes>("chip", "l2_bytes", kPos),
+    field<kChip, &C::gm_bytes>("chip", "gm_bytes", kPos),
+    field<kChip, &C::gm_fabric_gib_s>("chip", "gm_fabric_gib_s", kPos),
+
+    field<kPipes, &P::gm_to_l1_gib_s>("pipes", "gm_to_l1_gib_s", kPos),
+    field<kPipes, &P::gm_to_ub_gib_s>("pipes", "gm_to_ub_gib_s", kPos),
+    field<kPipes, &P::ub_to_gm_gib_s>("pipes", "ub_to_gm_gib_s", kPos),
+    field<kPipes, &P::l1_to_l0a_gib_s>("pipes", "l1_to_l0a_gib_s", kPos),
+    field<kPipes, &P::l1_to_l0b_gib_s>("pipes", "l1_to_l0b_gib_s", kPos),
+    field<kPipes, &P::l0c_to_gm_gib_s>("pipes", "l0c_to_gm_gib_s", kPos),
+    field<kPipes, &P::gm_access_latency_cycles>("pipes", "gm_access_latency_cycles", kNonNeg),
+    field<kPipes, &P::mte1_latency_cycles>("pipes", "mte1_latency_cycles", kNonNeg),
+    field<kPipes, &P::cube_fixed_cycles>("pipes", "cube_fixed_cycles", kNonNeg),
+    field<kPipes, &P::cube_fractal>("pipes", "cube_fractal", kPos),
+    field<kPipes, &P::cube_efficiency>("pipes", "cube_efficiency", Range::UnitInterval),
+    field<kPipes, &P::scalar_issue_cycles>("pipes", "scalar_issue_cycles", kNonNeg),
+    field<kPipes, &P::set_flag_cycles>("pipes", "set_flag_cycles", kNonNeg),
+    field<kPipes, &P::wait_flag_cycles>("pipes", "wait_flag_cycles", kNonNeg),
+    field<kPipes, &P::pipe_barrier_cycles>("pipes", "pipe_barrier_cycles", kNonNeg),
+    field<kPipes, &P::twait_poll_cycles>("pipes", "twait_poll_cycles", kNonNeg),
+
+    field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kPos),
+    field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNonNeg),
+    field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kPos),
+    field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNonNeg),
+    field<kNet, &I::local_atomic_latency_ns>("interconnect", "local_atomic_latency_ns", kNonNeg),
+
+    field<kHost, &H::launch_host_us>("host", "launch_host_us", kNonNeg),
+    field<kHost, &H::launch_to_start_us>("host", "launch_to_start_us", kNonNeg),
+    field<kHost, &H::kernel_end_us>("host", "kernel_end_us", kNonNeg),
+    field<kHost, &H::sync_us>("host", "sync_us", kNonNeg),
+    field<kHost, &H::host_barrier_us>("host", "host_barrier_us", kNonNeg),
+    field<kHost, &H::host_write_latency_us>("host", "host_write_latency_us", kNonNeg),
+};
+
+constexpr std::array<std::string_view, 4> kDataSections{"chip", "pipes", "interconnect", "host"};
+constexpr std::array<std::string_view, 2> kMetaKeys{"name", "description"};
+constexpr std::array<std::string_view, 3> kEntryKeys{"value", "source", "basis"};
+constexpr std::array<std::string_view, 5> kBases{"official", "fitted", "third-party", "calibrated", "assumed"};
+constexpr std::string_view kTopologyKey = "topology";
+constexpr std::array<std::pair<std::string_view, TopologyKind>, 3> kTopologies{{
+    {"full_mesh", TopologyKind::FullMesh},
+    {"ring", TopologyKind::Ring},
+    {"double_ring", TopologyKind::DoubleRing},
+}};
+
+template <typename Names>
+bool contains(const Names& names, std::string_view name) {
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+template <typename Names>
+std::string join(const Names& names) {
+    std::string out;
+    for (const auto& n : names) {
+        if (!out.empty()) out += ", ";
+        out += n;
+    }
+    return out;
+}
+
+bool is_known_key(std::string_view section, std::string_view key) {
+    if (section == "meta") return contains(kMetaKeys, key);
+    if (section == "interconnect" && key == kTopologyKey) return true;
+    return std::any_of(kFields.begin(), kFields.end(),
+                       [&](const Field& f) { return f.section == section && f.name == key; });
+}
+
+std::string_view type_name(const toml::node& node) {
+    switch (node.type()) {
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a float";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+        default: return "nothing";
+    }
+}
+
+// Carries the file path so that every error names it without threading it through each call.
+class Reader {
+public:
+    explicit Reader(fs::path file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(std::string_view key, std::string_view problem) const {
+        throw SimError(fmt::format("profile {}: {}: {}", file_.string(), key, problem));
+    }
+
+    toml::table parse() const;
+    void check_known_keys(const toml::table& root) const;
+    void read_meta(const toml::table& root, Profile& out) const;
+    void read_field(const toml::table& root, const Field& f, Profile& out) const;
+    TopologyKind read_topology(const toml::table& root) const;
+
+private:
+    void check_entry_keys(const toml::node& entry_node, std::string_view key) const;
+    const toml::table& section(const toml::table& root, std::string_view name) const;
+    const toml::table& entry(const toml::table& sec, std::string_view name, std::string_view key) const;
+    void check_source(const toml::table& e, std::string_view key) const;
+    double number(const toml::node& v, const Field& f, std::string_view key) const;
+
+    fs::path file_;
+};
+
+toml::table Reader::parse() const {
+    std::error_code ec;
+    if (!fs::is_regular_file(file_, ec)) {
+        throw SimError(fmt::format("profile {}: file not found or not a regular file", file_.string()));
+    }
+    try {
+        return toml::parse_file(file_.string());
+    } catch (const toml::parse_error& e) {
+        const auto& where = e.source().begin;
+        throw SimError(fmt::format("profile {}:{}:{}: TOML syntax error: {}", file_.string(), where.line,
+                                   where.column, e.description()));
+    }
+}
+
+// Rejects unknown sections and keys first, so that a misspelt key is reported as such rather
+// than as the "missing key" it causes for the correct spelling.
+void Reader::check_known_keys(const toml::table& root) const {
+    for (const auto& [sec_key, sec_node] : root) {
+        const std::string_view sec = sec_key.str();
+        if (sec != "meta" && !contains(kDataSections, sec)) {
+            fail(sec, fmt::format("unknown section (expected: meta, {})", join(kDataSections)));
+        }
+        const toml::table* table = sec_node.as_table();
+        if (table == nullptr) fail(sec, fmt::format("expected a section (table), got {}", type_name(sec_node)));
+        for (const auto& [key, node] : *table) {
+            const std::string full = fmt::format("{}.{}", sec, key.str());
+            if (!is_known_key(sec, key.str())) fail(full, "unknown key");
+            if (sec != "meta") check_entry_keys(node, full);
+        }
+    }
+}
+
+void Reader::check_entry_keys(const toml::node& entry_node, std::string_view key) const {
+    const toml::table* e = entry_node.as_table();
+    if (e == nullptr) return;  // reported with the entry's other checks in entry()
+    for (const auto& [inner, unused] : *e) {
+        if (!contains(kEntryKeys, inner.str())) {
+            fail(fmt::format("{}.{}", key, inner.str()),
+                 fmt::format("unknown key in entry (allowed: {})", join(kEntryKeys)));
+        }
+    }
+}
+
+const toml::table& Reader::section(const toml::table& root, std::string_view name) const {
+    const toml::node* node = root.get(name);
+    if (node == nullptr) fail(name, "missing section");
+    const toml::table* table = node->as_table();
+    if (table == nullptr) fail(name, fmt::format("expected a section (table), got {}", type_name(*node)));
+    return *table;
+}
+
+// An entry is `{ value = ..., source = "...", basis = "..." }`; returns it after checking that
+// it exists, is a table, and has a value and a source. `name` is the key inside the section,
+// `key` the full dotted key used in messages.
+const toml::table& Reader::entry(const toml::table& sec, std::string_view name, std::string_view key) const {
+    const toml::node* node = sec.get(name);
+    if (node == nullptr) fail(key, "missing key");
+    const toml::table* e = node->as_table();
+    if (e == nullptr) {
+        fail(key, fmt::format("expected an inline table {{ value = ..., source = \"...\" }}, got {}",
+                              type_name(*node)));
+    }
+    if (e->get("value") == nullptr) fail(key, "entry has no 'value'");
+    check_source(*e, key);
+    return *e;
+}
+
+// Every number must say where it came from; this is what makes a profile reviewable.
+void Reader::check_source(const toml::table& e, std::string_view key) const {
+    const toml::node* source = e.get("source");
+    if (source == nullptr) fail(key, "entry has no 'source' (every value must cite where it came from)");
+    const auto text = source->value<std::string_view>();
+    if (!text) fail(key, fmt::format("'source' must be a string, got {}", type_name(*source)));
+    if (text->find_first_not_of(" \t\r\n") == std::string_view::npos) fail(key, "'source' is empty");
+    if (const toml::node* basis = e.get("basis")) {
+        const auto b = basis->value<std::string_view>();
+        if (!b) fail(key, fmt::format("'basis' must be a string, got {}", type_name(*basis)));
+        if (!contains(kBases, *b)) fail(key, fmt::format("unknown basis '{}' (expected one of: {})", *b, join(kBases)));
+    }
+}
+
+void Reader::read_meta(const toml::table& root, Profile& out) const {
+    const toml::table& meta = section(root, "meta");
+    auto text = [&](std::string_view key) {
+        const std::string full = fmt::format("meta.{}", key);
+        const toml::node* node = meta.get(key);
+        if (node == nullptr) fail(full, "missing key");
+        const auto s = node->value<std::string>();
+        if (!s) fail(full, fmt::format("expected a string, got {}", type_name(*node)));
+        return *s;
+    };
+    out.name = text("name");
+    out.description = text("description");
+    // The file name is how a profile is found (load_profile_by_soc), so it must agree with the
+    // name the profile reports, or a renamed copy would silently pose as another SoC.
+    const std::string stem = file_.stem().string();
+    if (out.name != stem) fail("meta.name", fmt::format("'{}' does not match the file name '{}'", out.name, stem));
+}
+
+double Reader::number(const toml::node& v, const Field& f, std::string_view key) const {
+    if (f.kind == Kind::Integer) {
+        if (!v.is_integer()) fail(key, fmt::format("'value' must be an integer, got {}", type_name(v)));
+        return static_cast<double>(v.as_integer()->get());
+    }
+    if (v.is_integer()) return static_cast<double>(v.as_integer()->get());
+    if (!v.is_floating_point()) fail(key, fmt::format("'value' must be a number, got {}", type_name(v)));
+    const double d = v.as_floating_point()->get();
+    if (!std::isfinite(d)) fail(key, fmt::format("'value' must be finite, got {}", d));
+    return d;
+}
+
+bool in_range(double v, Range range) {
+    switch (range) {
+        case Range::Positive: return v > 0;
+        case Range::NonNegative: return v >= 0;
+        case Range::UnitInterval: return v > 0 && v <= 1;
+    }
+    return false;
+}
+
+std::string_view range_text(Range range) {
+    switch (range) {
+        case Range::Positive: return "must be > 0";
+        case Range::NonNegative: return "must be >= 0";
+        case Range::UnitInterval: return "must be in (0, 1]";
+    }
+    return "";
+}
+
+void Reader::read_field(const toml::table& root, const Field& f, Profile& out) const {
+    const std::string key = fmt::format("{}.{}", f.section, f.name);
+    const toml::table& e = entry(section(root, f.section), f.name, key);
+    const toml::node& v = *e.get("value");
+    const double value = number(v, f, key);
+    if (!in_range(value, f.range)) fail(key, fmt::format("{}, got {}", range_text(f.range), value));
+    // Integers are read exactly from the node, not through the double above, so that large
+    // byte counts keep every bit; int fields also have to fit in an int.
+    std::visit(
+        [&](auto* target) {
+            using T = std::remove_pointer_t<decltype(target)>;
+            if constexpr (std::is_same_v<T, double>) {
+                *target = value;
+            } else {
+                const std::int64_t i = v.as_integer()->get();
+                if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
+                    fail(key, fmt::format("{} does not fit in the field", i));
+                }
+                *target = static_cast<T>(i);
+            }
+        },
+        f.slot(out));
+}
+
+TopologyKind Reader::read_topology(const toml::table& root) const {
+    const std::string key = fmt::format("interconnect.{}", kTopologyKey);
+    const toml::table& e = entry(section(root, "interconnect"), kTopologyKey, key);
+    const toml::node& v = *e.get("value");
+    const auto name = v.value<std::string_view>();
+    if (!name) fail(key, fmt::format("'value' must be a string, got {}", type_name(v)));
+    for (const auto& [topo_name, kind] : kTopologies) {
+        if (topo_name == *name) return kind;
+    }
+    fail(key, fmt::format("unknown topology '{}' (expected one of: {})", *name,
+                          join(kTopologies | std::views::keys)));
+}
+
+}  // namespace
+
+Profile load_profile(const std::filesystem::path& file) {
+    const Reader reader(file);
+    const toml::table root = reader.parse();
+    reader.check_known_keys(root);
+    Profile profile;
+    profile.file = file;
+    reader.read_meta(root, profile);
+    for (const Field& f : kFields) reader.read_field(root, f, profile);
+    profile.interconnect.topology = reader.read_topology(root);
+    return profile;
+}
+
+Profile load_profile_by_soc(const std::string& soc, const std::filesystem::path& profile_dir) {
+    std::error_code ec;
+    if (!fs::is_directory(profile_dir, ec)) {
+        throw SimError(fmt::format("unknown SoC '{}': profile directory {} does not exist", soc,
+                                   profile_dir.string()));
+    }
+    // A SoC name is a bare file stem; anything with a path in it could escape the directory.
+    const bool plain = !soc.empty() && soc.find_first_of("/\\") == std::string::npos && soc != "." && soc != "..";
+    const fs::path file = profile_dir / (soc + ".toml");
+    if (plain && fs::is_regular_file(file, ec)) return load_profile(file);
+
+    std::set<std::string> available;  // sorted, so the message is the same on every host
+    for (const auto& de : fs::directory_iterator(profile_dir, ec)) {
+        if (de.path().extension() == ".toml") available.insert(de.path().stem().string());
+    }
+    throw SimError(fmt::format("unknown SoC '{}': profiles available in {}: {}", soc, profile_dir.string(),
+                               available.empty() ? std::string("(none)") : join(available)));
+}
+
+std::filesystem::path default_profile_dir() {
+    const char* env = std::getenv("TANDEM_PROFILE_DIR");
+    if (env != nullptr && *env != '\0') return env;
+    return TANDEM_PROFILE_DIR;
+}
+
+const char* topology_name(TopologyKind kind) {
+    for (const auto& [name, k] : kTopologies) {
+        if (k == kind) return name.data();  // the literals above are NUL-terminated
+    }
+    return "unknown";
+}
+
+}  // namespace tandem

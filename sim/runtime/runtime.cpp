@@ -1,0 +1,204 @@
+#include "sim/runtime/runtime.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+// ---------------------------------------------------------------------------------- Stream --
+
+Stream::Stream(HostContext& host, int stream_id, std::string name)
+    : host_(host), id_(stream_id), name_(std::move(name)), lp_(host.cluster(), host.rank(), stream_id, name_) {
+    thread_ = std::thread([this] { thread_main(); });
+}
+
+Stream::~Stream() {
+    host_.cluster().coordinator().update([&] { shutdown_ = true; });
+    if (thread_.joinable()) thread_.join();
+}
+
+void Stream::launch(KernelLaunch kernel) {
+    if (kernel.blocks < 1) {
+        throw SimError(fmt::format("rank {}, stream '{}': kernel '{}' launched with {} blocks (need at least 1)",
+                                   host_.rank(), name_, kernel.name, kernel.blocks));
+    }
+    Cluster& cluster = host_.cluster();
+    const CostModel& cost = cluster.cost();
+    Coordinator& coord = cluster.coordinator();
+    coord.update([&] {
+        const SimTime h = host_.now_;
+        queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr});
+        host_.now_ = h + cost.launch_host_ps;
+        coord.set_host_bound_locked(host_.host_id_, host_.now_);
+    });
+}
+
+void Stream::record(Event& event) {
+    host_.cluster().coordinator().update([&] {
+        event.reached_ = false;
+        queue_.push_back(Command{std::nullopt, 0, &event});
+    });
+}
+
+void Stream::synchronize() {
+    Cluster& cluster = host_.cluster();
+    Coordinator& coord = cluster.coordinator();
+    const SimTime sync_ps = cluster.cost().sync_ps;
+    bool done = false;
+    coord.update([&] {
+        if (!busy_ && queue_.empty()) {
+            host_.now_ = std::max(host_.now_, tail_) + sync_ps;
+            coord.set_host_bound_locked(host_.host_id_, host_.now_);
+            done = true;
+        } else {
+            // Blocked: this host cannot act before the stream finishes, so it bounds nothing. The
+            // stream installs the host's new clock the moment it finishes (see thread_main).
+            waiting_host_ = true;
+            coord.set_host_bound_locked(host_.host_id_, std::nullopt);
+        }
+    });
+    if (!done) coord.wait([&] { return !waiting_host_; });
+}
+
+void Stream::thread_main() {
+    Cluster& cluster = host_.cluster();
+    Coordinator& coord = cluster.coordinator();
+    try {
+        for (;;) {
+            coord.wait([&] { return shutdown_ || !queue_.empty(); });
+            Command cmd;
+            bool stop = false;
+            coord.update([&] {
+                if (queue_.empty()) {
+                    stop = true;
+                    return;
+                }
+                cmd = std::move(queue_.front());
+                queue_.pop_front();
+                busy_ = true;
+            });
+            if (stop) return;
+            SimTime end = tail_;
+            std::optional<KernelStats> stats;
+            if (cmd.kernel) {
+                stats = lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at));
+                end = stats->end + cluster.cost().kernel_end_ps;
+            }
+            coord.update([&] {
+                tail_ = end;
+                if (stats) stats_.push_back(*stats);
+                if (cmd.event) {
+                    cmd.event->time_ = end;
+                    cmd.event->reached_ = true;
+                }
+                busy_ = false;
+                if (queue_.empty() && waiting_host_) {
+                    host_.now_ = std::max(host_.now_, tail_) + cluster.cost().sync_ps;
+                    coord.set_host_bound_locked(host_.host_id_, host_.now_);
+                    waiting_host_ = false;
+                }
+            });
+        }
+    } catch (const SimAborted&) {
+        // The run failed elsewhere; the coordinator holds the error.
+    } catch (const std::exception& e) {
+        coord.fail(fmt::format("internal error in rank {}, stream '{}': {}", host_.rank(), name_, e.what()));
+    }
+}
+
+// ----------------------------------------------------------------------------- HostContext --
+
+HostContext::HostContext(Runtime& rt, int rank)
+    : rt_(rt), rank_(rank), host_id_(rt.cluster().coordinator().register_host(0)) {}
+
+HostContext::~HostContext() { streams_.clear(); }
+
+int HostContext::ranks() const { return rt_.ranks(); }
+Cluster& HostContext::cluster() { return rt_.cluster(); }
+SimTime HostContext::now() const { return now_; }
+
+Stream& HostContext::create_stream(const std::string& name) {
+    streams_.push_back(std::make_unique<Stream>(*this, static_cast<int>(streams_.size()), name));
+    return *streams_.back();
+}
+
+GmAllocation& HostContext::malloc(const std::string& name, std::int64_t bytes) {
+    return cluster().chip(rank_).gm.allocate(name, bytes);
+}
+
+void HostContext::write_signal(std::int64_t address, std::int32_t value) {
+    Cluster& c = cluster();
+    c.check_signal_address(rank_, address);
+    c.coordinator().update([&] {
+        Message m;
+        m.kind = Message::Kind::Signal;
+        m.visible_at = now_ + c.cost().host_write_ps;
+        m.source = 1'000'000 + rank_;
+        m.seq = message_seq_++;
+        m.dst_rank = rank_;
+        m.address = address;
+        m.op = NotifyOp::Set;
+        m.value = value;
+        c.coordinator().post_locked(std::move(m));
+    });
+}
+
+void HostContext::barrier() {
+    Coordinator& coord = cluster().coordinator();
+    std::uint64_t generation = 0;
+    coord.update([&] {
+        generation = rt_.barrier_generation_;
+        rt_.barrier_max_ = std::max(rt_.barrier_max_, now_);
+        coord.set_host_bound_locked(host_id_, std::nullopt);
+        if (++rt_.barrier_arrived_ == rt_.ranks()) {
+            const SimTime release = rt_.barrier_max_ + cluster().cost().host_barrier_ps;
+            for (auto& h : rt_.hosts_) {
+                h->now_ = release;
+                coord.set_host_bound_locked(h->host_id_, release);
+            }
+            rt_.barrier_arrived_ = 0;
+            rt_.barrier_max_ = 0;
+            ++rt_.barrier_generation_;
+        }
+    });
+    coord.wait([&] { return rt_.barrier_generation_ != generation; });
+}
+
+void HostContext::finish() {
+    cluster().coordinator().update([&] { cluster().coordinator().set_host_bound_locked(host_id_, std::nullopt); });
+}
+
+// -------------------------------------------------------------------------------- Runtime --
+
+Runtime::Runtime(const Profile& profile, const ClusterOptions& options) : cluster_(profile, options) {
+    for (int r = 0; r < options.ranks; ++r) hosts_.push_back(std::make_unique<HostContext>(*this, r));
+}
+
+Runtime::~Runtime() { hosts_.clear(); }
+
+void Runtime::run_hosts(const std::function<void(HostContext&)>& program) {
+    Coordinator& coord = cluster_.coordinator();
+    coord.update([&] {
+        for (auto& h : hosts_) coord.set_host_bound_locked(h->host_id_, h->now_);
+    });
+    std::vector<std::thread> threads;
+    threads.reserve(hosts_.size());
+    for (auto& h : hosts_) {
+        threads.emplace_back([&coord, &program, host = h.get()] {
+            try {
+                program(*host);
+            } catch (const SimAborted&) {
+            } catch (const std::exception& e) {
+                coord.fail(e.what());
+            }
+            host->finish();
+        });
+    }
+    for (auto& t : threads) t.join();
+    if (coord.failed()) throw SimError(coord.error());
+}
+
+}  // namespace tandem

@@ -1,0 +1,134 @@
+#pragma once
+// The host side, in the spirit of ACL/HCCL: one host program per rank (a host thread, as the
+// seed runs one MPI process per rank), streams that run as host threads (asynchronous launch,
+// events, synchronize), kernel launch with a block count on AIC or AIV cores, and a host
+// barrier. Host threads keep a simulated clock; launch and synchronize cost profile time.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/exec/logical_process.hpp"
+#include "sim/machine/cluster.hpp"
+
+namespace tandem {
+
+class HostContext;
+
+// A point in a stream's work whose simulated time is known once the stream has reached it.
+class Event {
+public:
+    bool reached() const { return reached_; }
+    SimTime time() const { return time_; }
+
+private:
+    friend class Stream;
+    bool reached_ = false;
+    SimTime time_ = 0;
+};
+
+class Stream {
+public:
+    Stream(HostContext& host, int stream_id, std::string name);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    // Queue a kernel; returns at once (the host pays the launch cost on its clock).
+    void launch(KernelLaunch kernel);
+    // Queue an event record: its time is the stream's time when every earlier command is done.
+    void record(Event& event);
+    // Block the host until every queued command is done.
+    void synchronize();
+
+    const std::string& name() const { return name_; }
+    int id() const { return id_; }
+    // Statistics of the kernels this stream ran, in launch order (read after synchronize()).
+    const std::vector<KernelStats>& kernel_stats() const { return stats_; }
+    void clear_stats() { stats_.clear(); }
+
+private:
+    struct Command {
+        std::optional<KernelLaunch> kernel;
+        SimTime ready_at = 0;
+        Event* event = nullptr;
+    };
+    void thread_main();
+
+    HostContext& host_;
+    int id_;
+    std::string name_;
+    LogicalProcess lp_;
+    // Guarded by the coordinator's lock:
+    std::deque<Command> queue_;
+    bool busy_ = false;
+    bool shutdown_ = false;
+    bool waiting_host_ = false;
+    SimTime tail_ = 0;  // simulated time at which the stream's last command finished
+    std::vector<KernelStats> stats_;
+    std::thread thread_;
+};
+
+class Runtime;
+
+class HostContext {
+public:
+    HostContext(Runtime& rt, int rank);
+    ~HostContext();
+
+    int rank() const { return rank_; }
+    int ranks() const;
+    Cluster& cluster();
+    Runtime& runtime() { return rt_; }
+    SimTime now() const;  // this host's simulated clock
+
+    Stream& create_stream(const std::string& name);
+    // aclrtMalloc: memory in this rank's GM (capacity-checked).
+    GmAllocation& malloc(const std::string& name, std::int64_t bytes);
+    // Host write of a signal word on this rank, visible after the host-write latency.
+    void write_signal(std::int64_t address, std::int32_t value);
+    // HCCL-style barrier across every rank's host.
+    void barrier();
+
+private:
+    friend class Stream;
+    friend class Runtime;
+    void finish();
+
+    Runtime& rt_;
+    int rank_;
+    int host_id_;
+    SimTime now_ = 0;  // guarded by the coordinator's lock
+    std::uint64_t message_seq_ = 0;
+    std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+class Runtime {
+public:
+    Runtime(const Profile& profile, const ClusterOptions& options);
+    ~Runtime();
+
+    Cluster& cluster() { return cluster_; }
+    int ranks() const { return cluster_.ranks(); }
+    HostContext& host(int rank) { return *hosts_.at(static_cast<std::size_t>(rank)); }
+
+    // Runs `program` once per rank, each on its own host thread, and waits for all. Throws
+    // SimError with the run's first error if any rank or kernel failed.
+    void run_hosts(const std::function<void(HostContext&)>& program);
+
+private:
+    friend class HostContext;
+    Cluster cluster_;
+    std::vector<std::unique_ptr<HostContext>> hosts_;
+    // Host barrier state (guarded by the coordinator's lock).
+    int barrier_arrived_ = 0;
+    SimTime barrier_max_ = 0;
+    SimTime barrier_release_ = 0;
+    std::uint64_t barrier_generation_ = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,318 @@
+// Tests for the hardware profile loader: the shipped profiles load with sane values, and every
+// kind of malformed file is rejected with a message naming the file and the offending key.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include "sim/profile.hpp"
+#include "sim/sim_error.hpp"
+
+#ifndef TANDEM_SOURCE_DIR
+#define TANDEM_SOURCE_DIR "."
+#endif
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path shipped_dir() { return fs::path(TANDEM_SOURCE_DIR) / "sim" / "profiles"; }
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+    std::ofstream out(p);
+    out << text;
+}
+
+// `text` with everything but letters and digits replaced by '_' (for test and file names).
+std::string identifier(std::string_view text) {
+    std::string out;
+    for (const char ch : text) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    return out;
+}
+
+// A fresh directory per test, removed afterwards, so that tests can run in parallel
+// (gtest_discover_tests runs each test in its own process).
+class TempDir {
+public:
+    TempDir() {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        path_ = fs::temp_directory_path() / ("tandem_profile_test_" + std::to_string(::getpid()) + "_" +
+                                             identifier(info->test_suite_name()) + "_" + identifier(info->name()));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+// How a test case derives its file from the shipped Ascend910B1 profile. Profiles keep one
+// entry per line, so a line is found by its key or section header.
+enum class Edit {
+    None,         // the file as shipped
+    Replace,      // replace the line starting with `key =` by the text
+    InsertAfter,  // insert the text after the line `key` (a section header)
+    CutFrom,      // drop everything from the line `key` (a section header) on
+};
+
+std::string edited(const std::string& text, Edit edit, const std::string& key, const std::string& replacement) {
+    if (edit == Edit::None) return text;
+    std::istringstream in(text);
+    std::string line;
+    std::string out;
+    bool found = false;
+    while (std::getline(in, line)) {
+        const bool match = !found && (edit == Edit::Replace ? line.rfind(key + " =", 0) == 0 : line == key);
+        found = found || match;
+        if (match && edit == Edit::CutFrom) break;
+        out += (match && edit == Edit::Replace ? replacement : line) + "\n";
+        if (match && edit == Edit::InsertAfter) out += replacement + "\n";
+    }
+    EXPECT_TRUE(found) << "test setup: no line '" << key << "' in the base profile";
+    return out;
+}
+
+// Returns the SimError message thrown by loading `file`, or nothing if it loaded.
+std::optional<std::string> load_error(const fs::path& file) {
+    try {
+        load_profile(file);
+    } catch (const SimError& e) {
+        return std::string(e.what());
+    }
+    return std::nullopt;
+}
+
+// ---- shipped profiles ----
+
+TEST(ProfileTest, EveryShippedProfileLoads) {
+    for (const char* soc : {"Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"}) {
+        SCOPED_TRACE(soc);
+        const Profile p = load_profile_by_soc(soc, shipped_dir());
+        EXPECT_EQ(p.name, soc);
+        EXPECT_FALSE(p.description.empty());
+        EXPECT_EQ(p.file.filename(), std::string(soc) + ".toml");
+        EXPECT_EQ(p.chip.aiv_cores, 2 * p.chip.aic_cores);  // 1 AIC : 2 AIV on 910B
+        EXPECT_DOUBLE_EQ(p.chip.core_clock_mhz, 1800);
+        EXPECT_EQ(p.chip.l1_bytes, 512 * 1024);
+        EXPECT_EQ(p.chip.l0a_bytes, 64 * 1024);
+        EXPECT_EQ(p.chip.l0b_bytes, 64 * 1024);
+        EXPECT_EQ(p.chip.l0c_bytes, 128 * 1024);
+        EXPECT_EQ(p.chip.ub_bytes, 192 * 1024 - 8 * 1024);
+        EXPECT_EQ(p.chip.l2_bytes, std::int64_t{192} << 20);
+        EXPECT_EQ(p.chip.gm_bytes, std::int64_t{64} << 30);
+        EXPECT_DOUBLE_EQ(p.pipes.gm_to_l1_gib_s, 135);
+        EXPECT_DOUBLE_EQ(p.pipes.gm_to_ub_gib_s, 100.9);
+        EXPECT_DOUBLE_EQ(p.pipes.l1_to_l0b_gib_s, 220.5);
+        EXPECT_EQ(p.pipes.cube_fractal, 16);
+        EXPECT_GT(p.pipes.cube_efficiency, 0);
+        EXPECT_LE(p.pipes.cube_efficiency, 1);
+        // The shared fabric must carry every core's MTE2 at full rate (308 TFLOPS measured).
+        EXPECT_GE(p.chip.gm_fabric_gib_s, p.chip.aic_cores * p.pipes.gm_to_l1_gib_s);
+        EXPECT_EQ(p.interconnect.topology, TopologyKind::FullMesh);
+        EXPECT_GT(p.interconnect.link_gb_s, 0);
+        EXPECT_GT(p.host.launch_to_start_us, 0);
+    }
+}
+
+TEST(ProfileTest, CoreCountsDifferBetweenB1AndB3) {
+    EXPECT_EQ(load_profile_by_soc("Ascend910B1", shipped_dir()).chip.aic_cores, 24);
+    EXPECT_EQ(load_profile_by_soc("Ascend910B2", shipped_dir()).chip.aic_cores, 24);
+    EXPECT_EQ(load_profile_by_soc("Ascend910B3", shipped_dir()).chip.aic_cores, 20);
+    EXPECT_EQ(load_profile_by_soc("Ascend910B4", shipped_dir()).chip.aiv_cores, 40);
+}
+
+TEST(ProfileTest, UnknownSocListsAvailableProfilesSorted) {
+    try {
+        load_profile_by_soc("Ascend999", shipped_dir());
+        FAIL() << "expected SimError";
+    } catch (const SimError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("unknown SoC 'Ascend999'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(shipped_dir().string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find("Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4"), std::string::npos) << msg;
+    }
+}
+
+TEST(ProfileTest, SocNameWithAPathIsRejected) {
+    // "../profiles/Ascend910B1" would name a real file; a SoC is a bare name.
+    EXPECT_THROW(load_profile_by_soc("../profiles/Ascend910B1", shipped_dir()), SimError);
+}
+
+TEST(ProfileTest, TopologyNames) {
+    EXPECT_STREQ(topology_name(TopologyKind::FullMesh), "full_mesh");
+    EXPECT_STREQ(topology_name(TopologyKind::Ring), "ring");
+    EXPECT_STREQ(topology_name(TopologyKind::DoubleRing), "double_ring");
+}
+
+TEST(ProfileTest, DefaultProfileDirHonoursEnvironment) {
+    const char* old = std::getenv("TANDEM_PROFILE_DIR");
+    const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("TANDEM_PROFILE_DIR", "/some/where", 1);
+    EXPECT_EQ(default_profile_dir(), fs::path("/some/where"));
+    ::setenv("TANDEM_PROFILE_DIR", "", 1);  // empty means unset: the compiled-in default
+    EXPECT_FALSE(default_profile_dir().empty());
+    EXPECT_NE(default_profile_dir(), fs::path("/some/where"));
+    if (saved) {
+        ::setenv("TANDEM_PROFILE_DIR", saved->c_str(), 1);
+    } else {
+        ::unsetenv("TANDEM_PROFILE_DIR");
+    }
+}
+
+// ---- malformed files ----
+
+TEST(ProfileTest, UnmodifiedCopyLoads) {
+    // Guards the table below: its failures must come from the mutation, not the base file.
+    TempDir dir;
+    const fs::path file = dir.path() / "Ascend910B1.toml";
+    write_file(file, read_file(shipped_dir() / "Ascend910B1.toml"));
+    EXPECT_EQ(load_error(file), std::nullopt);
+}
+
+TEST(ProfileTest, ZeroLatencyIsAllowed) {
+    TempDir dir;
+    const fs::path file = dir.path() / "Ascend910B1.toml";
+    write_file(file, edited(read_file(shipped_dir() / "Ascend910B1.toml"), Edit::Replace, "link_latency_ns",
+                            "link_latency_ns = { value = 0, source = \"test\" }"));
+    EXPECT_EQ(load_error(file), std::nullopt);
+}
+
+struct BadCase {
+    const char* label;
+    Edit edit;
+    const char* line_key;     // the line the edit applies to
+    const char* replacement;  // the new text
+    const char* file_stem;    // name the file is written under
+    const char* key_in_msg;   // the key (or location) the message must name
+    const char* problem;      // a fragment of the problem description
+};
+
+// The file is written as <file_stem>.toml; its loading must fail with a message naming the file,
+// `key_in_msg` and `problem`.
+const BadCase kBadCases[] = {
+    {"syntax error", Edit::Replace, "aic_cores", "aic_cores = { value = 24, source = \"x\"",
+     "Ascend910B1", ":", "syntax error"},
+    {"duplicate key", Edit::InsertAfter, "[chip]", "aic_cores = { value = 1, source = \"x\" }",
+     "Ascend910B1", ":", "syntax error"},
+    {"missing key", Edit::Replace, "gm_to_ub_gib_s", "",
+     "Ascend910B1", "pipes.gm_to_ub_gib_s", "missing key"},
+    {"missing section", Edit::CutFrom, "[host]", "",
+     "Ascend910B1", "host", "missing section"},
+    {"unknown key", Edit::InsertAfter, "[pipes]", "gm_to_l2_gib_s = { value = 1, source = \"x\" }",
+     "Ascend910B1", "pipes.gm_to_l2_gib_s", "unknown key"},
+    {"unknown key in entry", Edit::Replace, "sync_us", "sync_us = { value = 5, source = \"x\", unit = \"us\" }",
+     "Ascend910B1", "host.sync_us.unit", "unknown key"},
+    {"unknown section", Edit::InsertAfter, "[host]", "[power]\ntdp_w = { value = 400, source = \"x\" }",
+     "Ascend910B1", "power", "unknown section"},
+    {"unknown meta key", Edit::InsertAfter, "[meta]", "vendor = \"x\"",
+     "Ascend910B1", "meta.vendor", "unknown key"},
+    {"float for an integer", Edit::Replace, "aic_cores", "aic_cores = { value = 24.0, source = \"x\" }",
+     "Ascend910B1", "chip.aic_cores", "integer"},
+    {"string for a number", Edit::Replace, "link_gb_s", "link_gb_s = { value = \"30\", source = \"x\" }",
+     "Ascend910B1", "interconnect.link_gb_s", "number"},
+    {"bare number", Edit::Replace, "l1_bytes", "l1_bytes = 524288",
+     "Ascend910B1", "chip.l1_bytes", "inline table"},
+    {"missing value", Edit::Replace, "l0a_bytes", "l0a_bytes = { source = \"x\" }",
+     "Ascend910B1", "chip.l0a_bytes", "value"},
+    {"missing source", Edit::Replace, "ub_to_gm_gib_s", "ub_to_gm_gib_s = { value = 188.46 }",
+     "Ascend910B1", "pipes.ub_to_gm_gib_s", "source"},
+    {"empty source", Edit::Replace, "ub_to_gm_gib_s", "ub_to_gm_gib_s = { value = 188.46, source = \"  \" }",
+     "Ascend910B1", "pipes.ub_to_gm_gib_s", "empty"},
+    {"unknown basis", Edit::Replace, "cube_fractal", "cube_fractal = { value = 16, source = \"x\", basis = \"guess\" }",
+     "Ascend910B1", "pipes.cube_fractal", "basis"},
+    {"negative bandwidth", Edit::Replace, "gm_to_l1_gib_s", "gm_to_l1_gib_s = { value = -135, source = \"x\" }",
+     "Ascend910B1", "pipes.gm_to_l1_gib_s", "> 0"},
+    {"zero clock", Edit::Replace, "core_clock_mhz", "core_clock_mhz = { value = 0, source = \"x\" }",
+     "Ascend910B1", "chip.core_clock_mhz", "> 0"},
+    {"infinite bandwidth", Edit::Replace, "link_gb_s", "link_gb_s = { value = inf, source = \"x\" }",
+     "Ascend910B1", "interconnect.link_gb_s", "finite"},
+    {"negative latency", Edit::Replace, "link_latency_ns", "link_latency_ns = { value = -1, source = \"x\" }",
+     "Ascend910B1", "interconnect.link_latency_ns", ">= 0"},
+    {"negative host time", Edit::Replace, "sync_us", "sync_us = { value = -0.5, source = \"x\" }",
+     "Ascend910B1", "host.sync_us", ">= 0"},
+    {"efficiency above one", Edit::Replace, "cube_efficiency", "cube_efficiency = { value = 1.5, source = \"x\" }",
+     "Ascend910B1", "pipes.cube_efficiency", "(0, 1]"},
+    {"core count overflows int", Edit::Replace, "aic_cores", "aic_cores = { value = 9999999999, source = \"x\" }",
+     "Ascend910B1", "chip.aic_cores", "fit"},
+    {"bad topology", Edit::Replace, "topology", "topology = { value = \"torus\", source = \"x\" }",
+     "Ascend910B1", "interconnect.topology", "torus"},
+    {"name stem mismatch", Edit::None, "", "",
+     "Ascend910B9", "meta.name", "Ascend910B9"},
+};
+
+// Makes gtest name a failing case by its label instead of dumping its bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.label; }
+
+class BadProfileTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadProfileTest, IsRejectedWithFileAndKey) {
+    const BadCase& c = GetParam();
+    TempDir dir;
+    const std::string text = edited(read_file(shipped_dir() / "Ascend910B1.toml"), c.edit, c.line_key, c.replacement);
+    const fs::path file = dir.path() / (std::string(c.file_stem) + ".toml");
+    write_file(file, text);
+
+    const std::optional<std::string> msg = load_error(file);
+    ASSERT_TRUE(msg.has_value()) << c.label << ": loaded without error";
+    EXPECT_NE(msg->find(file.string()), std::string::npos) << *msg;
+    EXPECT_NE(msg->find(c.key_in_msg), std::string::npos) << *msg;
+    EXPECT_NE(msg->find(c.problem), std::string::npos) << *msg;
+}
+
+std::string case_name(const ::testing::TestParamInfo<BadCase>& info) { return identifier(info.param.label); }
+
+INSTANTIATE_TEST_SUITE_P(Malformed, BadProfileTest, ::testing::ValuesIn(kBadCases), case_name);
+
+TEST(ProfileTest, SyntaxErrorGivesLineAndColumn) {
+    TempDir dir;
+    const fs::path file = dir.path() / "Ascend910B1.toml";
+    write_file(file, "[meta]\nname = \"Ascend910B1\"\ndescription = oops\n");
+    const std::optional<std::string> msg = load_error(file);
+    ASSERT_TRUE(msg.has_value());
+    EXPECT_NE(msg->find(file.string() + ":3:"), std::string::npos) << *msg;
+}
+
+TEST(ProfileTest, MissingFileIsASimError) {
+    TempDir dir;
+    const std::optional<std::string> msg = load_error(dir.path() / "Ascend910B1.toml");
+    ASSERT_TRUE(msg.has_value());
+    EXPECT_NE(msg->find("Ascend910B1.toml"), std::string::npos) << *msg;
+}
+
+TEST(ProfileTest, UnknownSocInEmptyDirectory) {
+    TempDir dir;
+    try {
+        load_profile_by_soc("Ascend910B1", dir.path());
+        FAIL() << "expected SimError";
+    } catch (const SimError& e) {
+        EXPECT_NE(std::string(e.what()).find("(none)"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace tandem
