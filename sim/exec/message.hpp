@@ -23,6 +23,7 @@ struct Message {
     std::int64_t address = 0;  // signal address (Signal) or destination address (Data)
     NotifyOp op = NotifyOp::Set;
     std::int32_t value = 0;
+    int count = 1;             // Signal: the op applies to `count` consecutive words
     // Data: `rows` rows of `row_bytes` each, written `ld_bytes` apart from `dst_offset` on.
     GmAllocation* dst_alloc = nullptr;
     std::int64_t dst_offset = 0;

@@ -35,7 +35,8 @@ std::string Cluster::describe_address(int rank, std::int64_t address) const {
 void Cluster::deliver(const Message& m, std::uint64_t order) {
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::Signal) {
-        dst.signals.insert(m.address, SignalStore::Op{m.visible_at, order, m.op, m.value});
+        for (int i = 0; i < m.count; ++i)
+            dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value});
         return;
     }
     if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;

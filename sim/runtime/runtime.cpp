@@ -129,9 +129,11 @@ GmAllocation& HostContext::malloc(const std::string& name, std::int64_t bytes) {
     return cluster().chip(rank_).gm.allocate(name, bytes);
 }
 
-void HostContext::write_signal(std::int64_t address, std::int32_t value) {
+void HostContext::write_signals(std::int64_t address, int count, std::int32_t value) {
     Cluster& c = cluster();
+    if (count < 1) throw SimError(fmt::format("rank {}: host signal write of {} words", rank_, count));
     c.check_signal_address(rank_, address);
+    c.check_signal_address(rank_, address + 4LL * (count - 1));
     c.coordinator().update([&] {
         Message m;
         m.kind = Message::Kind::Signal;
@@ -142,6 +144,7 @@ void HostContext::write_signal(std::int64_t address, std::int32_t value) {
         m.address = address;
         m.op = NotifyOp::Set;
         m.value = value;
+        m.count = count;
         c.coordinator().post_locked(std::move(m));
     });
 }

@@ -89,8 +89,9 @@ public:
     Stream& create_stream(const std::string& name);
     // aclrtMalloc: memory in this rank's GM (capacity-checked).
     GmAllocation& malloc(const std::string& name, std::int64_t bytes);
-    // Host write of a signal word on this rank, visible after the host-write latency.
-    void write_signal(std::int64_t address, std::int32_t value);
+    // Host write of `count` consecutive signal words on this rank (all set to `value`), visible
+    // after the host-write latency.
+    void write_signals(std::int64_t address, int count, std::int32_t value);
     // HCCL-style barrier across every rank's host.
     void barrier();
 

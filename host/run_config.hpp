@@ -1,0 +1,33 @@
+#pragma once
+// What one AllGather+GEMM run is asked to do: the seed's run.sh flags plus Tandem's own.
+#include <optional>
+#include <string>
+
+namespace tandem::host {
+
+enum class CommMode { Mesh, Ring };
+
+struct RunConfig {
+    std::string soc = "Ascend910B1";
+    std::string profile_file;          // --profile FILE overrides the SoC lookup
+    int ranks = 2;                     // -n
+    int m = 2048;                      // --gm
+    int k = 2048;                      // --gk
+    int n = 1024;                      // --gn
+    int base_m = 128;                  // --base-m
+    int base_n = 256;                  // --base-n
+    std::optional<int> compute_blocks; // default: the profile's AIC count
+    std::optional<int> comm_blocks;    // default: the profile's AIV count
+    CommMode comm_mode = CommMode::Mesh;
+    bool timing_only = false;
+    std::string json_file;             // --json FILE
+    std::string trace_file;            // --trace FILE (later)
+    std::string out_dir = "out";       // output_rank<r>.bin, and seed-format inputs if asked
+    bool write_inputs = false;         // --write-inputs: also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin
+    std::string input_dir;             // --input-dir DIR: read the seed's input files instead of generating
+    bool quiet = false;
+};
+
+inline const char* comm_mode_name(CommMode m) { return m == CommMode::Mesh ? "mesh" : "ring"; }
+
+}  // namespace tandem::host

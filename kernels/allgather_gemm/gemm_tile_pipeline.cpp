@@ -1,0 +1,78 @@
+#include "kernels/allgather_gemm/gemm_tile_pipeline.hpp"
+
+#include <fmt/format.h>
+
+namespace tandem::kernels {
+
+namespace {
+// Event ids: buffers 0/1 use ids 0/1 on each pipe pair; the accumulator uses id 0 of FIX<->M.
+constexpr int kAccEvent = 0;
+constexpr int kStepsPerPanel = 4;  // base_k = base_n / 4
+}  // namespace
+
+GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, const AgGemmArgs& args)
+    : blk_(blk), args_(args), aGlobal_(args.a_in_window(args.my_rank)), bGlobal_(args.b_matrix()), cGlobal_(args.c_matrix()) {
+    const AgGemmShape& s = args.tiling.shape;
+    const int baseK = args.tiling.base_k;
+    for (int i = 0; i < 2; ++i) {
+        aMatTile_[i] = &blk.alloc_tile(MemKind::L1, s.base_m, s.base_n, DType::F16, fmt::format("aMatTile[{}]", i));
+        bMatTile_[i] = &blk.alloc_tile(MemKind::L1, s.base_n, s.base_n, DType::F16, fmt::format("bMatTile[{}]", i));
+        aTile_[i] = &blk.alloc_tile(MemKind::L0A, s.base_m, baseK, DType::F16, fmt::format("aTile[{}]", i));
+        bTile_[i] = &blk.alloc_tile(MemKind::L0B, baseK, s.base_n, DType::F16, fmt::format("bTile[{}]", i));
+    }
+    cTile_ = &blk.alloc_tile(MemKind::L0C, s.base_m, s.base_n, DType::F32, "cTile");
+    // Every buffer starts free.
+    for (int i = 0; i < 2; ++i) {
+        set_flag(blk, PIPE_MTE1, PIPE_MTE2, i);
+        set_flag(blk, PIPE_M, PIPE_MTE1, i);
+    }
+    set_flag(blk, PIPE_FIX, PIPE_M, kAccEvent);
+}
+
+Task GemmTilePipeline::accumulate_k_tile(int row0, int kt, int ni) {
+    const AgGemmShape& s = args_.tiling.shape;
+    const int baseK = args_.tiling.base_k;
+    const int l1 = l1Buf_;
+    l1Buf_ ^= 1;
+    wait_flag(blk_, PIPE_MTE1, PIPE_MTE2, l1);  // L1 buffer no longer read by TEXTRACT
+    co_await TLOAD(*aMatTile_[l1], aGlobal_.sub(row0, kt * s.base_n, s.base_m, s.base_n));
+    co_await TLOAD(*bMatTile_[l1], bGlobal_.sub(kt * s.base_n, ni * s.base_n, s.base_n, s.base_n));
+    set_flag(blk_, PIPE_MTE2, PIPE_MTE1, l1);
+    wait_flag(blk_, PIPE_MTE2, PIPE_MTE1, l1);
+    for (int step = 0; step < kStepsPerPanel; ++step) {
+        const int l0 = l0Buf_;
+        l0Buf_ ^= 1;
+        wait_flag(blk_, PIPE_M, PIPE_MTE1, l0);  // L0 buffer no longer read by the cube
+        TEXTRACT(*aTile_[l0], *aMatTile_[l1], 0, step * baseK);
+        TEXTRACT(*bTile_[l0], *bMatTile_[l1], step * baseK, 0);
+        set_flag(blk_, PIPE_MTE1, PIPE_M, l0);
+        wait_flag(blk_, PIPE_MTE1, PIPE_M, l0);
+        if (first_step_) {
+            wait_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);  // accumulator stored out
+            TMATMUL(*cTile_, *aTile_[l0], *bTile_[l0]);
+            first_step_ = false;
+        } else {
+            TMATMUL_ACC(*cTile_, *aTile_[l0], *bTile_[l0]);
+        }
+        set_flag(blk_, PIPE_M, PIPE_MTE1, l0);
+    }
+    set_flag(blk_, PIPE_MTE1, PIPE_MTE2, l1);
+}
+
+Task GemmTilePipeline::store_tile(int row0, int ni) {
+    const AgGemmShape& s = args_.tiling.shape;
+    set_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
+    wait_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
+    co_await TSTORE(cGlobal_.sub(row0, ni * s.base_n, s.base_m, s.base_n), *cTile_);
+    set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
+}
+
+void GemmTilePipeline::drain() {
+    for (int i = 0; i < 2; ++i) {
+        wait_flag(blk_, PIPE_MTE1, PIPE_MTE2, i);
+        wait_flag(blk_, PIPE_M, PIPE_MTE1, i);
+    }
+    wait_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
+}
+
+}  // namespace tandem::kernels
