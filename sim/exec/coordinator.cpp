@@ -10,10 +10,11 @@ Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink) : lookahead_(l
     if (lookahead_ps <= 0) throw SimError("the coordinator's lookahead must be positive (check the profile's latencies)");
 }
 
-SimTime Coordinator::join(Participant& p) {
+SimTime Coordinator::join(Participant& p, int bound_to_clear) {
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
     slots_.push_back(Slot{&p, false, kNever});
+    if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();
     return window_end_;
 }
 
@@ -46,13 +47,13 @@ void Coordinator::leave(Participant& p, std::vector<Message>& outbox) {
     cv_.notify_all();
 }
 
-int Coordinator::register_host(SimTime start) {
+int Coordinator::register_bound(std::optional<SimTime> initial) {
     std::lock_guard lock(mu_);
-    host_bounds_.push_back(start);
-    return static_cast<int>(host_bounds_.size()) - 1;
+    bounds_.push_back(initial);
+    return static_cast<int>(bounds_.size()) - 1;
 }
 
-void Coordinator::set_host_bound_locked(int host, std::optional<SimTime> bound) { host_bounds_.at(host) = bound; }
+void Coordinator::set_bound_locked(int id, std::optional<SimTime> bound) { bounds_.at(static_cast<std::size_t>(id)) = bound; }
 
 void Coordinator::post_locked(Message m) { pending_.push_back(std::move(m)); }
 
@@ -111,8 +112,8 @@ SimTime Coordinator::lower_bound_locked() {
     while (!future_writes_.empty() && future_writes_.top() < window_end_) future_writes_.pop();
     SimTime lb = future_writes_.empty() ? kNever : future_writes_.top();
     for (const Slot& s : slots_) lb = std::min(lb, s.next_event);
-    for (const auto& h : host_bounds_)
-        if (h) lb = std::min(lb, *h);
+    for (const auto& b : bounds_)
+        if (b) lb = std::min(lb, *b);
     return lb;
 }
 

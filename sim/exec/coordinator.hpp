@@ -48,19 +48,22 @@ public:
     SimTime lookahead() const { return lookahead_; }
 
     // ---- logical processes ----
-    // Join the current window; returns its end (process events with time below it).
-    SimTime join(Participant& p);
+    // Join the current window; returns its end (process events with time below it). Clears the
+    // lower bound `bound_to_clear` in the same step (the stream's queued kernel is now running
+    // and its events stand for it).
+    SimTime join(Participant& p, int bound_to_clear = -1);
     // Hand in this window's messages and the time of the next local event (kNever if none), wait
     // for the barrier; returns the next window's end. Throws SimAborted if the run failed.
     SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox);
     // Leave (kernel done); hands in the last messages.
     void leave(Participant& p, std::vector<Message>& outbox);
 
-    // ---- host threads ----
-    int register_host(SimTime start);
-    // A running host's lower bound (its clock), or nullopt while it is blocked waiting.
-    // Must be called with the lock held (inside update()).
-    void set_host_bound_locked(int host, std::optional<SimTime> bound);
+    // ---- lower bounds of things that are not running yet ----
+    // A host thread (its clock while it runs) or a stream with a queued kernel (when it can
+    // start) may still create work at that time: windows must not pass it.
+    int register_bound(std::optional<SimTime> initial);
+    // Set or clear a bound (nullopt: nothing to wait for). Call with the lock held (inside update()).
+    void set_bound_locked(int id, std::optional<SimTime> bound);
     // Host-side messages (host writes to device signals), delivered at the next barrier.
     void post_locked(Message m);
 
@@ -97,11 +100,10 @@ private:
     std::size_t arrived_ = 0;
     SimTime window_end_ = 0;
     std::uint64_t generation_ = 0;
-    std::vector<std::optional<SimTime>> host_bounds_;
+    std::vector<std::optional<SimTime>> bounds_;
     std::vector<Message> pending_;
     std::priority_queue<SimTime, std::vector<SimTime>, std::greater<>> future_writes_;
     std::uint64_t delivered_ = 0;
-    int host_source_seq_ = 0;
     bool failed_ = false;
     std::string error_;
 };

@@ -27,7 +27,7 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
     return *slot;
 }
 
-KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start) {
+KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound) {
     launch_ = &launch;
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks));
@@ -37,12 +37,16 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     stall_ps_ = 0;
     const std::int64_t instructions_before = instructions_;
     Coordinator& coord = cluster_.coordinator();
-    window_end_ = coord.join(*this);
+    window_end_ = coord.join(*this, start_bound);
     try {
         std::vector<CoreState>& cores = cluster_.chip(rank_).cores(launch.core_type);
         const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
         for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
         for (;;) {
+            // Nothing can start before the window's lower bound again: drop older bookings.
+            const SimTime horizon = window_end_ - coord.lookahead();
+            fabric_->forget_before(horizon);
+            for (auto& [id, link] : links_) link->forget_before(horizon);
             check_waiters();
             process_until(window_end_);
             if (live_blocks_ == 0) break;
@@ -61,7 +65,8 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     log_.clear();
     blocks_.clear();
     links_.clear();
-    fabric_->forget_before(kNever / 2);
+    // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
+    fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
     return KernelStats{start, kernel_end_, instructions_ - instructions_before, stall_ps_};
 }
 

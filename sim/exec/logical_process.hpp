@@ -49,7 +49,8 @@ public:
 
     // Runs `launch` starting at `start` to completion; returns its statistics. Throws SimAborted
     // when the run fails (the error itself is reported through the coordinator).
-    KernelStats run_kernel(const KernelLaunch& launch, SimTime start);
+    // `start_bound` is the coordinator bound that stood for this kernel while it was queued.
+    KernelStats run_kernel(const KernelLaunch& launch, SimTime start, int start_bound = -1);
 
     int rank() const { return rank_; }
     int stream_id() const { return stream_id_; }

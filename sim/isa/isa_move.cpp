@@ -74,9 +74,11 @@ void MemMove::prepare() {
     start_ = blk_.pipe_start(pipe_, issue_);
 }
 
-bool MemMove::await_ready() { return blk_.lp().may_proceed(blk_, start_); }
+// Ordered by issue time (the scalar's clock), not by the pipe start: a block's clock never goes
+// below the time it was last resumed at, and bookings in the calendars are made in issue order.
+bool MemMove::await_ready() { return blk_.lp().may_proceed(blk_, issue_); }
 
-void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, start_, h); }
+void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, issue_, h); }
 
 void MemMove::await_resume() {
     const bool load = dir_ == Dir::Load;

@@ -11,7 +11,11 @@ namespace tandem {
 // ---------------------------------------------------------------------------------- Stream --
 
 Stream::Stream(HostContext& host, int stream_id, std::string name)
-    : host_(host), id_(stream_id), name_(std::move(name)), lp_(host.cluster(), host.rank(), stream_id, name_) {
+    : host_(host),
+      id_(stream_id),
+      name_(std::move(name)),
+      lp_(host.cluster(), host.rank(), stream_id, name_),
+      bound_id_(host.cluster().coordinator().register_bound(std::nullopt)) {
     thread_ = std::thread([this] { thread_main(); });
 }
 
@@ -31,8 +35,9 @@ void Stream::launch(KernelLaunch kernel) {
     coord.update([&] {
         const SimTime h = host_.now_;
         queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr});
+        refresh_bound_locked();
         host_.now_ = h + cost.launch_host_ps;
-        coord.set_host_bound_locked(host_.host_id_, host_.now_);
+        coord.set_bound_locked(host_.host_id_, host_.now_);
     });
 }
 
@@ -43,6 +48,19 @@ void Stream::record(Event& event) {
     });
 }
 
+void Stream::refresh_bound_locked() {
+    std::optional<SimTime> bound;
+    if (!busy_) {
+        for (const Command& c : queue_) {
+            if (c.kernel) {
+                bound = std::max(tail_, c.ready_at);
+                break;
+            }
+        }
+    }
+    host_.cluster().coordinator().set_bound_locked(bound_id_, bound);
+}
+
 void Stream::synchronize() {
     Cluster& cluster = host_.cluster();
     Coordinator& coord = cluster.coordinator();
@@ -51,13 +69,13 @@ void Stream::synchronize() {
     coord.update([&] {
         if (!busy_ && queue_.empty()) {
             host_.now_ = std::max(host_.now_, tail_) + sync_ps;
-            coord.set_host_bound_locked(host_.host_id_, host_.now_);
+            coord.set_bound_locked(host_.host_id_, host_.now_);
             done = true;
         } else {
             // Blocked: this host cannot act before the stream finishes, so it bounds nothing. The
             // stream installs the host's new clock the moment it finishes (see thread_main).
             waiting_host_ = true;
-            coord.set_host_bound_locked(host_.host_id_, std::nullopt);
+            coord.set_bound_locked(host_.host_id_, std::nullopt);
         }
     });
     if (!done) coord.wait([&] { return !waiting_host_; });
@@ -84,7 +102,7 @@ void Stream::thread_main() {
             SimTime end = tail_;
             std::optional<KernelStats> stats;
             if (cmd.kernel) {
-                stats = lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at));
+                stats = lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_);
                 end = stats->end + cluster.cost().kernel_end_ps;
             }
             coord.update([&] {
@@ -95,9 +113,10 @@ void Stream::thread_main() {
                     cmd.event->reached_ = true;
                 }
                 busy_ = false;
+                refresh_bound_locked();
                 if (queue_.empty() && waiting_host_) {
                     host_.now_ = std::max(host_.now_, tail_) + cluster.cost().sync_ps;
-                    coord.set_host_bound_locked(host_.host_id_, host_.now_);
+                    coord.set_bound_locked(host_.host_id_, host_.now_);
                     waiting_host_ = false;
                 }
             });
@@ -112,7 +131,7 @@ void Stream::thread_main() {
 // ----------------------------------------------------------------------------- HostContext --
 
 HostContext::HostContext(Runtime& rt, int rank)
-    : rt_(rt), rank_(rank), host_id_(rt.cluster().coordinator().register_host(0)) {}
+    : rt_(rt), rank_(rank), host_id_(rt.cluster().coordinator().register_bound(SimTime{0})) {}
 
 HostContext::~HostContext() { streams_.clear(); }
 
@@ -155,12 +174,12 @@ void HostContext::barrier() {
     coord.update([&] {
         generation = rt_.barrier_generation_;
         rt_.barrier_max_ = std::max(rt_.barrier_max_, now_);
-        coord.set_host_bound_locked(host_id_, std::nullopt);
+        coord.set_bound_locked(host_id_, std::nullopt);
         if (++rt_.barrier_arrived_ == rt_.ranks()) {
             const SimTime release = rt_.barrier_max_ + cluster().cost().host_barrier_ps;
             for (auto& h : rt_.hosts_) {
                 h->now_ = release;
-                coord.set_host_bound_locked(h->host_id_, release);
+                coord.set_bound_locked(h->host_id_, release);
             }
             rt_.barrier_arrived_ = 0;
             rt_.barrier_max_ = 0;
@@ -171,7 +190,7 @@ void HostContext::barrier() {
 }
 
 void HostContext::finish() {
-    cluster().coordinator().update([&] { cluster().coordinator().set_host_bound_locked(host_id_, std::nullopt); });
+    cluster().coordinator().update([&] { cluster().coordinator().set_bound_locked(host_id_, std::nullopt); });
 }
 
 // -------------------------------------------------------------------------------- Runtime --
@@ -185,7 +204,7 @@ Runtime::~Runtime() { hosts_.clear(); }
 void Runtime::run_hosts(const std::function<void(HostContext&)>& program) {
     Coordinator& coord = cluster_.coordinator();
     coord.update([&] {
-        for (auto& h : hosts_) coord.set_host_bound_locked(h->host_id_, h->now_);
+        for (auto& h : hosts_) coord.set_bound_locked(h->host_id_, h->now_);
     });
     std::vector<std::thread> threads;
     threads.reserve(hosts_.size());

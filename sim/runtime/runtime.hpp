@@ -58,11 +58,14 @@ private:
         Event* event = nullptr;
     };
     void thread_main();
+    // While a kernel waits in the queue, the earliest time it can start bounds the windows.
+    void refresh_bound_locked();
 
     HostContext& host_;
     int id_;
     std::string name_;
     LogicalProcess lp_;
+    int bound_id_;
     // Guarded by the coordinator's lock:
     std::deque<Command> queue_;
     bool busy_ = false;

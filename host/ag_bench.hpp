@@ -1,0 +1,43 @@
+#pragma once
+// The host program's work, as the seed's main.cpp does it per rank: set up the comm world and
+// buffers, then the three benchmark views (compute-only, sequential, pipelined), each on the
+// simulated clock of the rank's host thread. Functional runs keep every rank's C for checking.
+#include <cstdint>
+#include <vector>
+
+#include "host/run_config.hpp"
+#include "kernels/allgather_gemm/allgather_gemm.hpp"
+#include "sim/profile.hpp"
+
+namespace tandem::host {
+
+// Functional inputs: each rank's A slice ((M/n) x K fp16) and B stored transposed (N x K fp16).
+struct AgInputs {
+    std::vector<std::vector<std::uint16_t>> a_slices;
+    std::vector<std::uint16_t> b_transposed;
+};
+
+struct RankViewTimes {
+    double compute_only_us = 0;
+    double seq_comm_us = 0;
+    double seq_compute_us = 0;
+    double pipelined_us = 0;
+};
+
+struct AgBenchOutcome {
+    std::vector<RankViewTimes> per_rank;
+    RankViewTimes slowest;                   // each view's time on the slowest rank
+    std::vector<std::vector<float>> c;       // functional: every rank's C (M x N fp32)
+    std::int64_t instructions = 0;           // simulated instructions over all views
+    std::uint64_t windows = 0;               // coordinator windows over all views
+    double compute_twait_stall_us = 0;       // pipelined view, summed over ranks and blocks
+};
+
+AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, const AgInputs* inputs,
+                                  kernels::ComputeFault fault = kernels::ComputeFault::None);
+
+// The default block counts of the seed: one comm/compute block per AIV/AIC core.
+int default_compute_blocks(const Profile& p);
+int default_comm_blocks(const Profile& p);
+
+}  // namespace tandem::host

@@ -1,0 +1,18 @@
+#pragma once
+// Writing a file so that readers never see it half-written (SPEC.md "nothing is left
+// half-written"): the bytes go to `<path>.tmp.<pid>` first, which is then renamed over `path`.
+// A rename within one directory is atomic on POSIX file systems.
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+namespace tandem::host {
+
+// Writes `bytes` to `path` atomically. Throws tandem::SimError naming the path on any failure;
+// the temporary file is removed in that case.
+void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes);
+
+// The temporary name used for `path` by this process.
+std::filesystem::path temp_path_for(const std::filesystem::path& path);
+
+}  // namespace tandem::host

@@ -1,0 +1,179 @@
+// Metrics, results JSON and the printed summary of one run. See results.hpp; the formulas are
+// SPEC.md's "Benchmark views and metrics", the keys its "Results JSON contract".
+#include "host/results.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "host/atomic_file.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem::host {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGB = 1e9;
+constexpr double kUsPerS = 1e6;
+constexpr double kFp16Bytes = 2;
+
+// a / b, or 0 when b is not positive (a view that took no time has no rate).
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+std::string time_text(double us) { return fmt::format("{:.3f} us ({:.3f} ms)", us, us / 1000.0); }
+
+}  // namespace
+
+RunIdentity make_identity(const RunConfig& cfg, const std::string& soc) {
+    if (!cfg.compute_blocks || !cfg.comm_blocks) {
+        throw tandem::SimError("make_identity: block counts not resolved (call apply_profile_defaults first)");
+    }
+    RunIdentity id;
+    id.soc = soc;
+    id.ranks = cfg.ranks;
+    id.m = cfg.m;
+    id.k = cfg.k;
+    id.n = cfg.n;
+    id.base_m = cfg.base_m;
+    id.base_n = cfg.base_n;
+    id.compute_blocks = *cfg.compute_blocks;
+    id.comm_blocks = *cfg.comm_blocks;
+    id.comm_mode = comm_mode_name(cfg.comm_mode);
+    id.data_mode = cfg.timing_only ? "timing-only" : "functional";
+    return id;
+}
+
+const char* verification_name(Verification v) {
+    switch (v) {
+        case Verification::Passed: return "passed";
+        case Verification::Failed: return "failed";
+        case Verification::Skipped: return "skipped";
+    }
+    return "skipped";
+}
+
+RunMetrics compute_metrics(const RunIdentity& id, const ViewTimes& t) {
+    RunMetrics r;
+    r.sequential_us = t.seq_comm_us + t.seq_compute_us;
+    r.speedup = ratio(r.sequential_us, t.pipelined_us);
+    r.time_saved_us = r.sequential_us - t.pipelined_us;
+    r.time_saved_pct = ratio(r.time_saved_us, r.sequential_us) * 100.0;
+    // Overlap efficiency: the share of the shorter phase hidden behind the longer one. With one
+    // phase taking no time there is nothing to overlap: defined as 0.
+    const double shorter = std::min(t.seq_comm_us, t.seq_compute_us);
+    r.overlap_eff_pct = shorter > 0 ? std::max(0.0, r.time_saved_us / shorter * 100.0) : 0.0;
+    r.exposed_comm_us = t.pipelined_us - t.compute_only_us;
+    r.ideal_bound_us = std::max(t.seq_comm_us, t.compute_only_us);
+    r.flops = 2.0 * id.m * id.k * id.n;
+    r.allgather_bytes = id.ranks > 0 ? double(id.m) / id.ranks * id.k * kFp16Bytes * (id.ranks - 1) : 0.0;
+    // flops / (us * 1e-6) / 1e12 = flops / us / 1e6
+    r.tflops_per_rank = ratio(r.flops, t.pipelined_us) / kUsPerS;
+    r.tflops_compute_only = ratio(r.flops, t.compute_only_us) / kUsPerS;
+    r.tflops_sequential = ratio(r.flops, r.sequential_us) / kUsPerS;
+    const double bytes_per_s = ratio(r.allgather_bytes, t.pipelined_us) * kUsPerS;
+    r.allgather_gib_s = bytes_per_s / kGiB;
+    r.allgather_gb_s = bytes_per_s / kGB;
+    r.seq_comm_gib_s = ratio(r.allgather_bytes, t.seq_comm_us) * kUsPerS / kGiB;
+    return r;
+}
+
+const std::vector<std::string>& contract_keys() {
+    static const std::vector<std::string> keys = {
+        "soc",           "ranks",          "m",           "k",          "n",
+        "base_m",        "base_n",         "compute_blocks", "comm_blocks", "comm_mode",
+        "data_mode",     "compute_only_us", "seq_comm_us",  "seq_compute_us", "sequential_us",
+        "pipelined_us",  "speedup",        "overlap_eff_pct", "exposed_comm_us", "tflops_per_rank",
+        "allgather_gib_s", "verification"};
+    return keys;
+}
+
+nlohmann::json to_json(const RunResults& r) {
+    const RunIdentity& id = r.id;
+    const ViewTimes& t = r.times;
+    const RunMetrics m = compute_metrics(id, t);
+    nlohmann::json j = {
+        // the contract
+        {"soc", id.soc},
+        {"ranks", id.ranks},
+        {"m", id.m},
+        {"k", id.k},
+        {"n", id.n},
+        {"base_m", id.base_m},
+        {"base_n", id.base_n},
+        {"compute_blocks", id.compute_blocks},
+        {"comm_blocks", id.comm_blocks},
+        {"comm_mode", id.comm_mode},
+        {"data_mode", id.data_mode},
+        {"compute_only_us", t.compute_only_us},
+        {"seq_comm_us", t.seq_comm_us},
+        {"seq_compute_us", t.seq_compute_us},
+        {"sequential_us", m.sequential_us},
+        {"pipelined_us", t.pipelined_us},
+        {"speedup", m.speedup},
+        {"overlap_eff_pct", m.overlap_eff_pct},
+        {"exposed_comm_us", m.exposed_comm_us},
+        {"tflops_per_rank", m.tflops_per_rank},
+        {"allgather_gib_s", m.allgather_gib_s},
+        {"verification", verification_name(r.verification)},
+        // extras
+        {"time_saved_us", m.time_saved_us},
+        {"time_saved_pct", m.time_saved_pct},
+        {"ideal_bound_us", m.ideal_bound_us},
+        {"flops", m.flops},
+        {"allgather_bytes", m.allgather_bytes},
+        {"allgather_gb_s", m.allgather_gb_s},
+        {"seq_comm_gib_s", m.seq_comm_gib_s},
+        {"tflops_compute_only", m.tflops_compute_only},
+        {"tflops_sequential", m.tflops_sequential},
+        {"tflops_pipelined", m.tflops_per_rank},
+    };
+    if (!r.extras.is_null()) {
+        if (!r.extras.is_object()) throw tandem::SimError("results extras must be a JSON object");
+        for (const auto& [key, value] : r.extras.items()) {
+            if (j.contains(key)) throw tandem::SimError(fmt::format("results extra key '{}' clashes with a built-in key", key));
+            j[key] = value;
+        }
+    }
+    return j;
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+    const std::string text = j.dump(2) + "\n";
+    write_file_atomic(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+std::string format_summary(const RunResults& r) {
+    const RunIdentity& id = r.id;
+    const ViewTimes& t = r.times;
+    const RunMetrics m = compute_metrics(id, t);
+    const bool failed = r.verification == Verification::Failed;
+    std::string mode = id.data_mode;
+    if (r.verification != Verification::Skipped) {
+        mode += fmt::format(", verification {}", failed ? "FAILED" : "passed");
+    }
+    std::string out = fmt::format("{} AllGather GEMM (Tandem sim, {}, {} ranks, {})\n", failed ? "[FAILED]" : "[SUCCESS]",
+                                  id.soc, id.ranks, mode);
+    auto line = [&out](std::string_view label, const std::string& value) {
+        out += fmt::format("  {:<29}{}\n", fmt::format("{}:", label), value);
+    };
+    line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute + {} comm blocks, {}", id.m, id.k, id.n,
+                              id.base_m, id.base_n, id.compute_blocks, id.comm_blocks, id.comm_mode));
+    line("Compute-only", time_text(t.compute_only_us));
+    line("Sequential (comm + compute)", fmt::format("{} = {:.3f} + {:.3f} us", time_text(m.sequential_us),
+                                                    t.seq_comm_us, t.seq_compute_us));
+    line("Pipelined", time_text(t.pipelined_us));
+    line("Speedup", fmt::format("{:.3f}x (sequential / pipelined)", m.speedup));
+    line("Time saved", fmt::format("{}, {:.1f}% of sequential", time_text(m.time_saved_us), m.time_saved_pct));
+    line("Overlap eff", fmt::format("{:.1f}% (of min(comm, compute) hidden)", m.overlap_eff_pct));
+    line("Exposed comm", fmt::format("{} (pipelined - compute-only)", time_text(m.exposed_comm_us)));
+    line("Ideal bound", fmt::format("{} (max(seq comm, compute-only))", time_text(m.ideal_bound_us)));
+    line("TFLOPS (per rank)", fmt::format("{:.2f} pipelined, {:.2f} compute-only, {:.2f} sequential",
+                                          m.tflops_per_rank, m.tflops_compute_only, m.tflops_sequential));
+    line("AllGather bandwidth", fmt::format("{:.2f} GiB/s ({:.2f} GB/s) over the pipelined time", m.allgather_gib_s,
+                                            m.allgather_gb_s));
+    return out;
+}
+
+}  // namespace tandem::host

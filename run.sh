@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# run.sh: the seed's interface (pto-isa kernels/manual/a2a3/allgather_gemm/run.sh), kept, running
+# on Tandem's simulated cluster. Installs missing Debian packages, builds build/allgather_gemm
+# (Release) when needed, and runs it with the given flags; `./run.sh test` runs the test suite.
+# Flag parsing and every shape check live in the binary (host/options.cpp), so there is one
+# source of truth; this script only handles what must happen before the binary exists.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD_DIR="$ROOT/build"
+BIN="$BUILD_DIR/allgather_gemm"
+DEFAULT_ARGS=(-r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024)
+
+usage() {
+  cat <<'EOF'
+Usage:
+  ./run.sh [-r sim|npu] [-v SOC] [-n RANKS] [--gm M] [--gk K] [--gn N]
+           [--base-m 128] [--base-n 256] [--compute-blocks B] [--comm-blocks B]
+           [--comm-mode mesh|ring] [--timing-only] [--json FILE] [--trace FILE]
+           [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
+  ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
+  ./run.sh -h | --help              this help
+
+AllGather+GEMM (the pto-isa seed) on a simulated Ascend NPU cluster. With no flags it runs
+  -r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024
+Defaults: -r sim, -v Ascend910B1, -n 2, --gm 2048 --gk 2048 --gn 1024, --base-m 128,
+--base-n 256, --compute-blocks/--comm-blocks = the profile's AIC/AIV core counts (24/48 on
+Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
+
+  -r, --run-mode sim|npu   sim simulates; npu is refused: no Ascend NPU is present here
+  -v, --soc-version SOC    profile sim/profiles/<SOC>.toml (Ascend910B1 .. Ascend910B4)
+  --profile FILE           a hardware profile TOML file instead of -v's
+  -n, --n-ranks N          ranks: 2..32, up to 384 with --timing-only
+  --gm/--gk/--gn           GEMM shape: M % (n*base-m) == 0, K % base-n == 0, N % base-n == 0
+  --base-m, --base-n       tile: multiples of 16, base-n % 4 == 0, must fit L0C/L0A/L0B/L1/UB
+  --compute-blocks B       AIC blocks of the compute kernel, 1..4096 (beyond the cores: waves)
+  --comm-blocks B          AIV blocks of the comm kernel, 1..4096 (beyond the cores: waves)
+  --comm-mode mesh|ring    mesh: direct sends (published kernel); ring: forwarding ring
+  --timing-only            timing model only: no data, no math, no verification
+  --json FILE              results JSON (SPEC.md contract)
+  --trace FILE             Chrome Trace Event JSON of the pipelined run
+  --out-dir DIR            output_rank<r>.bin (and inputs with --write-inputs); default out
+  --write-inputs           also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin to --out-dir
+  --input-dir DIR          read the seed's input files from DIR instead of generating them
+  --quiet                  print only errors and the summary
+
+Each flag is described in detail by: build/allgather_gemm --help
+Seed-format inputs can also be made by: /usr/bin/python3 scripts/gen_data.py --help
+EOF
+}
+
+die() {
+  echo "[ERROR] $*" >&2
+  exit 1
+}
+
+# Runs a command with its output hidden, showing the output only if the command fails.
+quietly() {
+  local log status=0
+  log="$(mktemp)"
+  "$@" >"$log" 2>&1 || status=$?
+  if ((status != 0)); then cat "$log" >&2; fi
+  rm -f "$log"
+  return "$status"
+}
+
+# Configures build/ as a Release build unless it already is one.
+configure() {
+  local cache="$BUILD_DIR/CMakeCache.txt"
+  if [[ -f "$cache" ]] && grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$cache"; then return 0; fi
+  quietly cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ||
+    die "configuring the build in $BUILD_DIR failed (cmake output above)"
+}
+
+build() {  # build [TARGET]
+  local target=()
+  [[ $# -gt 0 ]] && target=(--target "$1")
+  quietly cmake --build "$BUILD_DIR" -j"$(nproc)" "${target[@]}" ||
+    die "building ${1:-the project} failed (compiler output above)"
+}
+
+# -r npu fails before anything is installed or built (the binary says the same).
+refuse_npu() {
+  local prev=""
+  for arg in "$@"; do
+    case "$prev|$arg" in
+      -r\|npu | --run-mode\|npu | *\|-rnpu | *\|--run-mode=npu)
+        die "-r npu: no Ascend NPU is present on this machine; Tandem simulates one: use -r sim" ;;
+    esac
+    prev="$arg"
+  done
+}
+
+main() {
+  if [[ "${1:-}" == "test" ]]; then
+    shift
+    "$ROOT/scripts/install_deps.sh"
+    configure
+    build
+    exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 "$@"
+  fi
+  for arg in "$@"; do
+    case "$arg" in -h | --help) usage; exit 0 ;; esac
+  done
+  refuse_npu "$@"
+  (($# == 0)) && set -- "${DEFAULT_ARGS[@]}"
+
+  "$ROOT/scripts/install_deps.sh"
+  configure
+  build allgather_gemm
+  [[ -x "$BIN" ]] || die "$BIN was not built (is host/main.cpp missing?)"
+  exec "$BIN" "$@"
+}
+
+main "$@"

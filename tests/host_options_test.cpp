@@ -1,0 +1,312 @@
+// The command line and the RunConfig checks (host/options.hpp): bad flags and shapes give one
+// clear line naming the flag, the value and a nearby valid value; good configs parse.
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "host/options.hpp"
+#include "sim/profile.hpp"
+#include "sim/sim_error.hpp"
+
+#ifndef TANDEM_SOURCE_DIR
+#define TANDEM_SOURCE_DIR "."
+#endif
+
+namespace tandem::host {
+namespace {
+
+RunConfig parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "allgather_gemm");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    return parse_run_config(static_cast<int>(argv.size()), argv.data());
+}
+
+const KernelBufferLimits& b1_limits() {
+    static const KernelBufferLimits limits =
+        buffer_limits_of(load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml"));
+    return limits;
+}
+
+// Parses and validates; returns the SimError message, or "" when the config is accepted.
+std::string validation_error(const std::vector<std::string>& args) {
+    try {
+        validate_run_config(parse(args), b1_limits());
+    } catch (const SimError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The CLI11 error message (with its exit code) for a command line that must not parse.
+struct CliFailure {
+    std::string message;
+    int exit_code = 0;
+};
+CliFailure cli_error(const std::vector<std::string>& args) {
+    try {
+        parse(args);
+    } catch (const CLI::Error& e) {
+        std::ostringstream out, err;
+        const int code = report_cli_error(e, out, err);
+        return {err.str(), code};
+    }
+    ADD_FAILURE() << "expected a parse error";
+    return {};
+}
+
+void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
+    for (const auto& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "'" << p << "' not in: " << text;
+}
+
+void expect_one_line(const std::string& text) {
+    ASSERT_FALSE(text.empty());
+    const std::string body = text.back() == '\n' ? text.substr(0, text.size() - 1) : text;
+    EXPECT_EQ(body.find('\n'), std::string::npos) << text;
+}
+
+// --- good configs ---
+
+TEST(HostOptions, DefaultsAreTheSeedsSmallCase) {
+    const RunConfig c = parse({});
+    EXPECT_EQ(c.soc, "Ascend910B1");
+    EXPECT_EQ(c.ranks, 2);
+    EXPECT_EQ(c.m, 2048);
+    EXPECT_EQ(c.k, 2048);
+    EXPECT_EQ(c.n, 1024);
+    EXPECT_EQ(c.base_m, 128);
+    EXPECT_EQ(c.base_n, 256);
+    EXPECT_FALSE(c.compute_blocks);
+    EXPECT_FALSE(c.comm_blocks);
+    EXPECT_EQ(c.comm_mode, CommMode::Mesh);
+    EXPECT_FALSE(c.timing_only);
+    EXPECT_EQ(c.out_dir, "out");
+    EXPECT_NO_THROW(validate_run_config(c, b1_limits()));
+}
+
+TEST(HostOptions, EveryFlagParses) {
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    const RunConfig c = parse({"-r", "sim", "-v", "Ascend910B3", "-n", "4", "--gm", "4096", "--gk", "2048", "--gn",
+                               "1536", "--base-m", "64", "--base-n", "128", "--compute-blocks", "32", "--comm-blocks",
+                               "24", "--comm-mode", "ring", "--json", "r.json", "--trace", "t.json", "--out-dir", "o",
+                               "--write-inputs", "--input-dir", dir, "--quiet"});
+    EXPECT_EQ(c.soc, "Ascend910B3");
+    EXPECT_EQ(c.ranks, 4);
+    EXPECT_EQ(c.m, 4096);
+    EXPECT_EQ(c.k, 2048);
+    EXPECT_EQ(c.n, 1536);
+    EXPECT_EQ(c.base_m, 64);
+    EXPECT_EQ(c.base_n, 128);
+    EXPECT_EQ(c.compute_blocks, 32);
+    EXPECT_EQ(c.comm_blocks, 24);
+    EXPECT_EQ(c.comm_mode, CommMode::Ring);
+    EXPECT_EQ(c.json_file, "r.json");
+    EXPECT_EQ(c.trace_file, "t.json");
+    EXPECT_EQ(c.out_dir, "o");
+    EXPECT_TRUE(c.write_inputs);
+    EXPECT_EQ(c.input_dir, dir);
+    EXPECT_TRUE(c.quiet);
+    EXPECT_NO_THROW(validate_run_config(c, b1_limits()));
+}
+
+TEST(HostOptions, LongFormsAndLeadingZerosAreDecimal) {
+    const RunConfig c = parse({"--run-mode=sim", "--n-ranks=8", "--gm=08192", "--soc-version", "Ascend910B2"});
+    EXPECT_EQ(c.ranks, 8);
+    EXPECT_EQ(c.m, 8192);  // not octal
+}
+
+TEST(HostOptions, LargeTimingOnlyRunIsAccepted) {
+    EXPECT_EQ(validation_error({"-n", "8", "--gm", "16384", "--gk", "4096", "--gn", "4096", "--timing-only"}), "");
+    EXPECT_EQ(validation_error({"-n", "384", "--gm", "49152", "--gk", "4096", "--gn", "4096", "--timing-only"}), "");
+}
+
+TEST(HostOptions, ProfileDefaultsFillBlockCounts) {
+    RunConfig c = parse({});
+    Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml");
+    apply_profile_defaults(c, p);
+    EXPECT_EQ(c.compute_blocks, p.chip.aic_cores);
+    EXPECT_EQ(c.comm_blocks, p.chip.aiv_cores);
+    RunConfig d = parse({"--compute-blocks", "7"});
+    apply_profile_defaults(d, p);
+    EXPECT_EQ(d.compute_blocks, 7);  // an explicit count is kept
+}
+
+TEST(HostOptions, HelpExitsZeroAndDescribesEveryFlagWithDefaults) {
+    try {
+        parse({"--help"});
+        FAIL() << "--help must throw CLI::CallForHelp";
+    } catch (const CLI::Error& e) {
+        std::ostringstream out, err;
+        EXPECT_EQ(report_cli_error(e, out, err), 0);
+        EXPECT_TRUE(err.str().empty());
+        expect_contains(out.str(), {"--run-mode", "--soc-version", "--profile", "--n-ranks", "--gm", "--gk", "--gn",
+                                    "--base-m", "--base-n", "--compute-blocks", "--comm-blocks", "--comm-mode",
+                                    "--timing-only", "--json", "--trace", "--out-dir", "--write-inputs",
+                                    "--input-dir", "--quiet", "2048", "Ascend910B1", "waves"});
+    }
+}
+
+// --- bad command lines (CLI11) ---
+
+TEST(HostOptions, UnknownFlagIsOneLineNonZero) {
+    const auto f = cli_error({"--bogus", "3"});
+    EXPECT_NE(f.exit_code, 0);
+    expect_one_line(f.message);
+    expect_contains(f.message, {"--bogus", "--help"});
+}
+
+TEST(HostOptions, MalformedNumbersAreRejected) {
+    for (const std::string bad : {"abc", "12abc", "1e3", "2.5", "0x10", "1,000"}) {
+        const auto f = cli_error({"--gm", bad});
+        EXPECT_NE(f.exit_code, 0) << bad;
+        expect_one_line(f.message);
+        expect_contains(f.message, {"--gm", bad, "not a whole decimal number"});
+    }
+}
+
+TEST(HostOptions, NumberOutOfIntRange) {
+    const auto f = cli_error({"--gk", "99999999999"});
+    EXPECT_NE(f.exit_code, 0);
+    expect_contains(f.message, {"--gk", "99999999999", "out of range", "2147483647"});
+}
+
+TEST(HostOptions, UnknownRunModeAndCommMode) {
+    expect_contains(cli_error({"-r", "gpu"}).message, {"--run-mode", "gpu", "sim"});
+    expect_contains(cli_error({"--comm-mode", "star"}).message, {"--comm-mode", "star", "mesh", "ring"});
+}
+
+TEST(HostOptions, MissingValue) {
+    const auto f = cli_error({"-n"});
+    EXPECT_NE(f.exit_code, 0);
+    expect_contains(f.message, {"--n-ranks"});
+}
+
+TEST(HostOptions, MissingProfileFile) {
+    expect_contains(cli_error({"--profile", "/no/such/profile.toml"}).message, {"--profile", "/no/such/profile.toml"});
+}
+
+TEST(HostOptions, NpuRunModeSaysThereIsNoNpu) {
+    try {
+        parse({"-r", "npu", "-n", "2"});
+        FAIL() << "-r npu must be refused";
+    } catch (const SimError& e) {
+        EXPECT_STREQ(e.what(),
+                     "-r npu: no Ascend NPU is present on this machine; Tandem simulates one: use -r sim");
+    }
+}
+
+// --- bad shapes and combinations (validate_run_config) ---
+
+TEST(HostOptions, TooFewRanks) {
+    const std::string e = validation_error({"-n", "1"});
+    expect_one_line(e);
+    expect_contains(e, {"-n 1", "not a collective", "nearest valid: 2"});
+}
+
+TEST(HostOptions, TooManyRanksFunctionalSuggestsTimingOnly) {
+    expect_contains(validation_error({"-n", "64", "--gm", "8192"}), {"-n 64", "nearest valid: 32", "--timing-only"});
+}
+
+TEST(HostOptions, TooManyRanksTimingOnly) {
+    expect_contains(validation_error({"-n", "500", "--timing-only"}), {"-n 500", "384", "nearest valid: 384"});
+}
+
+TEST(HostOptions, MNotAMultipleOfRanksTimesBaseM) {
+    const std::string e = validation_error({"--gm", "1000"});
+    EXPECT_EQ(e, "--gm 1000: M must be a multiple of n*base-m = 256 (each rank's slice is whole 128-row groups); "
+                 "nearest valid: 1024");
+    EXPECT_EQ(validation_error({"-n", "4", "--gm", "2176"}),
+              "--gm 2176: M must be a multiple of n*base-m = 512 (each rank's slice is whole 128-row groups); "
+              "nearest valid: 2048");
+}
+
+TEST(HostOptions, KAndNNotMultiplesOfBaseN) {
+    expect_contains(validation_error({"--gk", "1000"}), {"--gk 1000", "base-n = 256", "nearest valid: 1024"});
+    expect_contains(validation_error({"--gn", "1300"}), {"--gn 1300", "base-n = 256", "nearest valid: 1280"});
+}
+
+TEST(HostOptions, NonPositiveSizes) {
+    expect_contains(validation_error({"--gm", "0"}), {"--gm 0", "positive", "nearest valid: 256"});
+    expect_contains(validation_error({"--gk", "-5"}), {"--gk -5", "positive"});
+    expect_contains(validation_error({"--base-m", "0"}), {"--base-m 0", "nearest valid: 16"});
+}
+
+TEST(HostOptions, BaseNNotDivisibleByFour) {
+    expect_contains(validation_error({"--base-n", "250"}), {"--base-n 250", "multiple of 4", "nearest valid: 256"});
+}
+
+TEST(HostOptions, TileNotAMultipleOfTheCubeFractal) {
+    expect_contains(validation_error({"--base-n", "200", "--gk", "2000", "--gn", "1000"}),
+                    {"--base-n 200", "cube fractal 16", "nearest valid: 208"});
+    expect_contains(validation_error({"--base-m", "100"}), {"--base-m 100", "cube fractal 16", "nearest valid: 96"});
+}
+
+TEST(HostOptions, TileMustFitL0C) {
+    const std::string e = validation_error({"--base-m", "256", "--gm", "4096"});
+    expect_one_line(e);
+    expect_contains(e, {"--base-m 256 --base-n 256", "L0C", "262144", "131072", "nearest valid: --base-m 128"});
+}
+
+TEST(HostOptions, TileMustFitL0B) {
+    expect_contains(validation_error({"--base-m", "64", "--base-n", "512", "--gk", "2048", "--gn", "1024"}),
+                    {"L0B", "nearest valid: --base-n 256"});
+}
+
+TEST(HostOptions, BlockCountsOutOfRange) {
+    expect_contains(validation_error({"--compute-blocks", "0"}),
+                    {"--compute-blocks 0", "1..4096", "waves", "nearest valid: 1"});
+    expect_contains(validation_error({"--comm-blocks", "5000"}), {"--comm-blocks 5000", "nearest valid: 4096"});
+    // More blocks than cores is fine: they run in waves.
+    EXPECT_EQ(validation_error({"--compute-blocks", "100", "--comm-blocks", "1"}), "");
+}
+
+TEST(HostOptions, InputDirExcludesTimingOnly) {
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    expect_contains(validation_error({"--input-dir", dir, "--timing-only"}), {"--input-dir", "--timing-only"});
+    expect_contains(validation_error({"--write-inputs", "--timing-only"}), {"--write-inputs", "--timing-only"});
+}
+
+TEST(HostOptions, FunctionalRunTooLargeForHostMemory) {
+    const std::vector<std::string> big = {"-n", "32", "--gm", "65536", "--gk", "8192", "--gn", "8192"};
+    const std::string e = validation_error(big);
+    expect_one_line(e);
+    expect_contains(e, {"-n 32 --gm 65536 --gk 8192 --gn 8192", "GiB", "16.0 GiB limit", "--timing-only",
+                        "nearest valid: --gm"});
+    // The suggested M fits.
+    const std::string suggested = e.substr(e.rfind("--gm ") + 5);
+    EXPECT_EQ(validation_error({"-n", "32", "--gm", suggested, "--gk", "8192", "--gn", "8192"}), "") << suggested;
+    // The same shape timing-only is fine.
+    std::vector<std::string> timing = big;
+    timing.push_back("--timing-only");
+    EXPECT_EQ(validation_error(timing), "");
+}
+
+TEST(HostOptions, ShapeLargerThanTheChipsHbm) {
+    const std::string e =
+        validation_error({"-n", "8", "--gm", "1048576", "--gk", "16384", "--gn", "16384", "--timing-only"});
+    expect_contains(e, {"HBM", "64.0 GiB", "Ascend910B1", "nearest valid: --gm"});
+}
+
+TEST(HostOptions, OutputDirectoryMustExist) {
+    expect_contains(validation_error({"--json", "/no/such/dir/r.json"}),
+                    {"--json /no/such/dir/r.json", "'/no/such/dir' does not exist"});
+    expect_contains(validation_error({"--trace", "/no/such/dir/t.json"}), {"--trace"});
+}
+
+TEST(HostOptions, SuggestedValuesAreValid) {
+    // Every "nearest valid: <number>" for a single flag must itself pass validation.
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"--gm", "1000"}, {"--gm", "1100"}, {"--gk", "1000"}, {"--gn", "1300"}, {"--gm", "0"}, {"--gk", "77"}};
+    for (const auto& [flag, value] : cases) {
+        const std::string e = validation_error({flag, value});
+        ASSERT_NE(e, "") << flag << " " << value;
+        const std::string suggested = e.substr(e.find("nearest valid: ") + 15);
+        EXPECT_EQ(validation_error({flag, suggested.substr(0, suggested.find(' '))}), "") << e;
+    }
+}
+
+}  // namespace
+}  // namespace tandem::host
