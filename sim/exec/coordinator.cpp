@@ -34,8 +34,9 @@ SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Mess
     return window_end_;
 }
 
-void Coordinator::leave(Participant& p, std::vector<Message>& outbox) {
+void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave) {
     std::lock_guard lock(mu_);
+    if (on_leave) on_leave();
     for (Message& m : outbox) pending_.push_back(std::move(m));
     outbox.clear();
     auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });

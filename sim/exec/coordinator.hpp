@@ -55,8 +55,9 @@ public:
     // Hand in this window's messages and the time of the next local event (kNever if none), wait
     // for the barrier; returns the next window's end. Throws SimAborted if the run failed.
     SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox);
-    // Leave (kernel done); hands in the last messages.
-    void leave(Participant& p, std::vector<Message>& outbox);
+    // Leave (kernel done); hands in the last messages. `on_leave` runs under the lock in the same
+    // step, so whatever the departure unblocks (a host's clock) bounds the very next window.
+    void leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave = {});
 
     // ---- lower bounds of things that are not running yet ----
     // A host thread (its clock while it runs) or a stream with a queued kernel (when it can

@@ -27,7 +27,8 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
     return *slot;
 }
 
-KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound) {
+KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
+                                       const CompletionFn& on_complete) {
     launch_ = &launch;
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks));
@@ -60,14 +61,17 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
         coord.leave(*this, outbox_);
         throw SimAborted();
     }
-    coord.leave(*this, outbox_);
+    const KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_};
+    coord.leave(*this, outbox_, [&] {
+        if (on_complete) on_complete(stats);
+    });
     if (record_log_) cluster_.append_log(std::move(log_));
     log_.clear();
     blocks_.clear();
     links_.clear();
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
-    return KernelStats{start, kernel_end_, instructions_ - instructions_before, stall_ps_};
+    return stats;
 }
 
 void LogicalProcess::start_block(int block, CoreState& core, SimTime t) {

@@ -50,7 +50,10 @@ public:
     // Runs `launch` starting at `start` to completion; returns its statistics. Throws SimAborted
     // when the run fails (the error itself is reported through the coordinator).
     // `start_bound` is the coordinator bound that stood for this kernel while it was queued.
-    KernelStats run_kernel(const KernelLaunch& launch, SimTime start, int start_bound = -1);
+    // `on_complete` runs under the coordinator's lock as the kernel leaves the simulation.
+    using CompletionFn = std::function<void(const KernelStats&)>;
+    KernelStats run_kernel(const KernelLaunch& launch, SimTime start, int start_bound = -1,
+                           const CompletionFn& on_complete = {});
 
     int rank() const { return rank_; }
     int stream_id() const { return stream_id_; }

@@ -48,6 +48,18 @@ void Stream::record(Event& event) {
     });
 }
 
+void Stream::complete_locked(SimTime end) {
+    tail_ = end;
+    busy_ = false;
+    refresh_bound_locked();
+    if (queue_.empty() && waiting_host_) {
+        // The waiting host resumes now; its clock bounds the next window from this very step.
+        host_.now_ = std::max(host_.now_, tail_) + host_.cluster().cost().sync_ps;
+        host_.cluster().coordinator().set_bound_locked(host_.host_id_, host_.now_);
+        waiting_host_ = false;
+    }
+}
+
 void Stream::refresh_bound_locked() {
     std::optional<SimTime> bound;
     if (!busy_) {
@@ -99,27 +111,18 @@ void Stream::thread_main() {
                 busy_ = true;
             });
             if (stop) return;
-            SimTime end = tail_;
-            std::optional<KernelStats> stats;
             if (cmd.kernel) {
-                stats = lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_);
-                end = stats->end + cluster.cost().kernel_end_ps;
-            }
-            coord.update([&] {
-                tail_ = end;
-                if (stats) stats_.push_back(*stats);
-                if (cmd.event) {
-                    cmd.event->time_ = end;
+                lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_, [&](const KernelStats& stats) {
+                    stats_.push_back(stats);
+                    complete_locked(stats.end + cluster.cost().kernel_end_ps);
+                });
+            } else {
+                coord.update([&] {
+                    cmd.event->time_ = tail_;
                     cmd.event->reached_ = true;
-                }
-                busy_ = false;
-                refresh_bound_locked();
-                if (queue_.empty() && waiting_host_) {
-                    host_.now_ = std::max(host_.now_, tail_) + cluster.cost().sync_ps;
-                    coord.set_bound_locked(host_.host_id_, host_.now_);
-                    waiting_host_ = false;
-                }
-            });
+                    complete_locked(tail_);
+                });
+            }
         }
     } catch (const SimAborted&) {
         // The run failed elsewhere; the coordinator holds the error.

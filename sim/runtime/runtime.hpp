@@ -60,6 +60,8 @@ private:
     void thread_main();
     // While a kernel waits in the queue, the earliest time it can start bounds the windows.
     void refresh_bound_locked();
+    // The command at the queue's head is done at `end` (called with the coordinator's lock held).
+    void complete_locked(SimTime end);
 
     HostContext& host_;
     int id_;
