@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the test suite with a sanitizer (address = ASan+UBSan, thread = TSan) in its own build
+# directory and runs it. Usage: scripts/sanitized_tests.sh address|thread
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitizer="${1:?usage: scripts/sanitized_tests.sh address|thread}"
+case "${sanitizer}" in
+  address|thread) ;;
+  *) echo "unknown sanitizer '${sanitizer}': use address or thread" >&2; exit 2 ;;
+esac
+scripts/install_deps.sh
+dir="build-${sanitizer}"
+log="$(mktemp)"
+if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE="${sanitizer}" &&
+       cmake --build "${dir}" -j"$(nproc)" --target tandem_tests; } >"${log}" 2>&1; then
+  cat "${log}"; rm -f "${log}"; exit 1
+fi
+rm -f "${log}"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+# Tests that re-run the binary pinned to one core, or only measure speed, are skipped here.
+"${dir}/tests/tandem_tests" --gtest_brief=1 --gtest_filter="${TANDEM_SANITIZE_FILTER:--*Pinned*:*Benchmark*}"
