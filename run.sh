@@ -7,7 +7,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-BUILD_DIR="$ROOT/build"
+BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"  # override to build elsewhere
 BIN="$BUILD_DIR/allgather_gemm"
 DEFAULT_ARGS=(-r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024)
 
@@ -64,10 +64,9 @@ quietly() {
   return "$status"
 }
 
-# Configures build/ as a Release build unless it already is one.
+# Configures build/ as a Release build. Always run: it is quick once configured, and it picks up
+# files added since (CMake decides at configure time whether host/main.cpp exists).
 configure() {
-  local cache="$BUILD_DIR/CMakeCache.txt"
-  if [[ -f "$cache" ]] && grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$cache"; then return 0; fi
   quietly cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ||
     die "configuring the build in $BUILD_DIR failed (cmake output above)"
 }

@@ -27,6 +27,10 @@ void write_matrix(const std::filesystem::path& path, std::span<const T> data, st
         throw tandem::SimError(fmt::format("cannot write '{}': {} {} x {} needs {} elements, got {}", path.string(),
                                            dtype, rows, cols, rows * cols, data.size()));
     }
+    // The output directory (default "out") is created on demand, as the seed's gen_data.py does.
+    std::error_code ec;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) throw tandem::SimError(fmt::format("cannot write '{}': cannot create its directory: {}", path.string(), ec.message()));
     write_file_atomic(path, std::as_bytes(data));
 }
 

@@ -5,7 +5,7 @@
 //   golden.bin        fp32, M x N       the reference C
 //   output_rank<r>.bin fp32, M x N      what rank r computed
 // Reads check the file size against the expected shape; writes go through a temp file and a
-// rename, so a reader never sees half a file.
+// rename, so a reader never sees half a file; the file's directory is created if missing.
 #include <cstdint>
 #include <filesystem>
 #include <span>

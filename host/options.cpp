@@ -52,26 +52,34 @@ CLI::Validator decimal_int() {
         "", "decimal integer");
 }
 
+// A CLI11 file/directory check without its ":FILE"/":DIR" suffix in the help (the type name says it).
+CLI::Validator without_description(CLI::Validator v) { return v.description(""); }
+
 void build_app(CLI::App& app, ParseTargets& t) {
     RunConfig& c = t.cfg;
+    app.name("allgather_gemm");
     app.description(
         "Tandem: AllGather+GEMM on a simulated Ascend NPU cluster (the pto-isa allgather_gemm seed).\n"
         "Each rank holds an M-slice of A (fp16), B (K x N fp16) is replicated, every rank computes\n"
         "C = A*B (fp32). Runs three views (compute-only, sequential, pipelined), verifies C against\n"
-        "an OpenBLAS golden and prints the seed's summary. Times are simulated microseconds.");
+        "an OpenBLAS golden and prints the seed's summary. Times are simulated microseconds.\n"
+        "run.sh passes its flags here.");
     app.get_formatter()->column_width(34);
     app.set_help_flag("-h,--help", "Print this help and exit");
 
     app.add_option("-r,--run-mode", t.run_mode,
                    "sim: run on the simulator; npu: refused (no Ascend NPU here, Tandem simulates one)")
         ->check(CLI::IsMember({"sim", "npu"}))
+        ->type_name("MODE")
         ->capture_default_str();
     app.add_option("-v,--soc-version", c.soc,
                    "SoC to simulate: the profile sim/profiles/<SoC>.toml (Ascend910B1 .. Ascend910B4)")
+        ->type_name("SOC")
         ->capture_default_str();
     app.add_option("--profile", c.profile_file,
                    "Hardware profile TOML file to use instead of the one named by -v (default: none)")
-        ->check(CLI::ExistingFile);
+        ->check(without_description(CLI::ExistingFile))
+        ->type_name("FILE");
     app.add_option("-n,--n-ranks", c.ranks,
                    fmt::format("Number of ranks (chips): {}..{}, up to {} with --timing-only", kMinRanks,
                                kMaxFunctionalRanks, kMaxTimingOnlyRanks))
@@ -104,15 +112,19 @@ void build_app(CLI::App& app, ParseTargets& t) {
     app.add_option("--comm-mode", t.comm_mode,
                    "mesh: direct sends to every peer (the published kernel); ring: forwarding ring variant")
         ->check(CLI::IsMember({"mesh", "ring"}))
+        ->type_name("MODE")
         ->capture_default_str();
     app.add_flag("--timing-only", c.timing_only,
                  "Timing model only: no data, no math, no verification (large shapes, many ranks) "
                  "(default: off, functional)");
-    app.add_option("--json", c.json_file, "Write the results JSON (SPEC.md contract) to FILE (default: none)");
+    app.add_option("--json", c.json_file, "Write the results JSON (SPEC.md contract) to FILE (default: none)")
+        ->type_name("FILE");
     app.add_option("--trace", c.trace_file,
-                   "Write a Chrome Trace Event JSON of the pipelined run to FILE (default: none)");
+                   "Write a Chrome Trace Event JSON of the pipelined run to FILE (default: none)")
+        ->type_name("FILE");
     app.add_option("--out-dir", c.out_dir,
                    "Directory for output_rank<r>.bin (and the inputs with --write-inputs)")
+        ->type_name("DIR")
         ->capture_default_str();
     app.add_flag("--write-inputs", c.write_inputs,
                  "Also write the seed's input files pe_<r>_a.bin, pe_<r>_b.bin, golden.bin to --out-dir "
@@ -120,7 +132,8 @@ void build_app(CLI::App& app, ParseTargets& t) {
     app.add_option("--input-dir", c.input_dir,
                    "Read the seed's input files (pe_<r>_a.bin, pe_<r>_b.bin, golden.bin) from DIR instead "
                    "of generating them (default: generate)")
-        ->check(CLI::ExistingDirectory);
+        ->check(without_description(CLI::ExistingDirectory))
+        ->type_name("DIR");
     app.add_flag("--quiet", c.quiet, "Print only errors and the final summary (default: off)");
 
     app.footer(
@@ -353,6 +366,9 @@ void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
     check_blocks("--compute-blocks", cfg.compute_blocks, "AIC", limits.aic_cores);
     check_blocks("--comm-blocks", cfg.comm_blocks, "AIV", limits.aiv_cores);
     check_memory(cfg, limits, host_memory_limit_bytes);
+    if (!cfg.timing_only && std::filesystem::exists(cfg.out_dir) && !std::filesystem::is_directory(cfg.out_dir)) {
+        fail(fmt::format("--out-dir {}: exists and is not a directory; choose another path", cfg.out_dir));
+    }
     check_output_dir("--json", cfg.json_file);
     check_output_dir("--trace", cfg.trace_file);
 }

@@ -93,11 +93,22 @@ TEST(DataFiles, MissingFileAndBadWrites) {
     EXPECT_NE(error_of([&] { write_fp16_file(a_slice_path(dir, 0), std::vector<std::uint16_t>(5), 2, 3); })
                   .find("needs 6 elements, got 5"),
               std::string::npos);
-    // A directory that does not exist: the error names the path and nothing is left behind.
-    const fs::path bad = dir / "no_such_subdir" / "golden.bin";
+    // A path whose "directory" is a regular file: the error names the path, nothing is left behind.
+    const fs::path blocker = dir / "blocker";
+    write_fp32_file(blocker, std::vector<float>(1), 1, 1);
+    const fs::path bad = blocker / "golden.bin";
     EXPECT_NE(error_of([&] { write_fp32_file(bad, std::vector<float>(1), 1, 1); }).find(bad.string()),
               std::string::npos);
+    fs::remove(blocker);
     EXPECT_TRUE(fs::is_empty(dir));
+    fs::remove_all(dir);
+}
+
+TEST(DataFiles, WritesCreateTheOutputDirectory) {
+    const fs::path dir = fresh_dir("mkdir");
+    const fs::path out = dir / "out" / "sub";
+    write_fp32_file(output_path(out, 0), std::vector<float>{1.0f, 2.0f}, 1, 2);
+    EXPECT_EQ(read_fp32_file(output_path(out, 0), 1, 2), (std::vector<float>{1.0f, 2.0f}));
     fs::remove_all(dir);
 }
 

@@ -294,6 +294,7 @@ TEST(HostOptions, OutputDirectoryMustExist) {
     expect_contains(validation_error({"--json", "/no/such/dir/r.json"}),
                     {"--json /no/such/dir/r.json", "'/no/such/dir' does not exist"});
     expect_contains(validation_error({"--trace", "/no/such/dir/t.json"}), {"--trace"});
+    expect_contains(validation_error({"--out-dir", "/dev/null"}), {"--out-dir /dev/null", "not a directory"});
 }
 
 TEST(HostOptions, SuggestedValuesAreValid) {

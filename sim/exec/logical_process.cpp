@@ -62,11 +62,13 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
         throw SimAborted();
     }
     const KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_};
+    // Hand the log in before leaving: on_complete may release a host from synchronize(), and
+    // whatever it reads next (the event log) must already hold this kernel's records.
+    if (record_log_) cluster_.append_log(std::move(log_));
+    log_.clear();
     coord.leave(*this, outbox_, [&] {
         if (on_complete) on_complete(stats);
     });
-    if (record_log_) cluster_.append_log(std::move(log_));
-    log_.clear();
     blocks_.clear();
     links_.clear();
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.

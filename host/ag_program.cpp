@@ -1,0 +1,82 @@
+#include "host/ag_program.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "host/data_files.hpp"
+#include "host/input_gen.hpp"
+
+namespace tandem::host {
+
+AgInputs make_inputs(const RunConfig& cfg) {
+    AgInputs in;
+    const int rows = cfg.m / cfg.ranks;
+    for (int r = 0; r < cfg.ranks; ++r) in.a_slices.push_back(make_a_slice(r, rows, cfg.k));
+    in.b_transposed = make_b_transposed(cfg.n, cfg.k);
+    return in;
+}
+
+AgInputs read_inputs(const RunConfig& cfg) {
+    AgInputs in;
+    const int rows = cfg.m / cfg.ranks;
+    for (int r = 0; r < cfg.ranks; ++r) in.a_slices.push_back(read_fp16_file(a_slice_path(cfg.input_dir, r), rows, cfg.k));
+    in.b_transposed = read_fp16_file(b_transposed_path(cfg.input_dir, 0), cfg.n, cfg.k);
+    return in;
+}
+
+ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& profile, kernels::ComputeFault fault) {
+    const auto wall_start = std::chrono::steady_clock::now();
+    ProgramOutput out;
+    AgInputs inputs;
+    if (!cfg.timing_only) inputs = cfg.input_dir.empty() ? make_inputs(cfg) : read_inputs(cfg);
+    out.bench = run_allgather_gemm(profile, cfg, cfg.timing_only ? nullptr : &inputs, fault);
+
+    RunResults& r = out.results;
+    r.id = make_identity(cfg, profile.name);
+    r.times = ViewTimes{out.bench.slowest.compute_only_us, out.bench.slowest.seq_comm_us,
+                        out.bench.slowest.seq_compute_us, out.bench.slowest.pipelined_us};
+    r.verification = Verification::Skipped;
+    if (!cfg.timing_only) {
+        std::vector<std::uint16_t> a_full;
+        for (const auto& s : inputs.a_slices) a_full.insert(a_full.end(), s.begin(), s.end());
+        const std::vector<float> golden = golden_gemm(a_full, inputs.b_transposed, cfg.m, cfg.k, cfg.n);
+        bool passed = true;
+        for (int rank = 0; rank < cfg.ranks; ++rank) {
+            out.verification.push_back(verify_rank(rank, out.bench.c[static_cast<std::size_t>(rank)].data(), golden));
+            passed = passed && out.verification.back().passed;
+        }
+        r.verification = passed ? Verification::Passed : Verification::Failed;
+        if (!passed) out.failure_report = describe_failures(out.verification, cfg.n);
+        if (cfg.write_inputs) {
+            std::filesystem::create_directories(cfg.out_dir);
+            write_fp32_file(golden_path(cfg.out_dir), golden, cfg.m, cfg.n);
+            for (int rank = 0; rank < cfg.ranks; ++rank) {
+                write_fp16_file(a_slice_path(cfg.out_dir, rank), inputs.a_slices[static_cast<std::size_t>(rank)],
+                                cfg.m / cfg.ranks, cfg.k);
+                write_fp16_file(b_transposed_path(cfg.out_dir, rank), inputs.b_transposed, cfg.n, cfg.k);
+            }
+        }
+    }
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (const RankViewTimes& t : out.bench.per_rank) {
+        per_rank.push_back({{"compute_only_us", t.compute_only_us},
+                            {"seq_comm_us", t.seq_comm_us},
+                            {"seq_compute_us", t.seq_compute_us},
+                            {"pipelined_us", t.pipelined_us}});
+    }
+    r.extras["per_rank"] = per_rank;
+    r.extras["views_reported_from"] = "slowest rank per view";
+    r.extras["simulated_instructions"] = out.bench.instructions;
+    r.extras["compute_twait_stall_us"] = out.bench.compute_twait_stall_us;
+    out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return out;
+}
+
+void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {
+    if (cfg.timing_only) return;
+    std::filesystem::create_directories(cfg.out_dir);
+    for (int rank = 0; rank < cfg.ranks; ++rank)
+        write_fp32_file(output_path(cfg.out_dir, rank), out.bench.c[static_cast<std::size_t>(rank)], cfg.m, cfg.n);
+}
+
+}  // namespace tandem::host
