@@ -64,6 +64,7 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
     ClusterOptions options;
     options.ranks = cfg.ranks;
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
+    options.record_log = cfg.record_log;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
     const AgGemmShape shape = shape_of(cfg);
@@ -138,6 +139,10 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
             std::memset(buf.c->data.data(), 0, buf.c->data.size());
         }
         host.barrier();
+        if (cfg.record_log) {  // keep only the pipelined view's log
+            if (r == 0) cluster.clear_log();
+            host.barrier();
+        }
         t0 = host.now();
         comm.launch(commKernel);
         compute.launch(computeKernel);
@@ -152,6 +157,8 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
         out.compute_twait_stall_us += to_us(compute.kernel_stats().back().twait_stall_ps);
     });
     out.windows = cluster.coordinator().windows();
+    if (cfg.record_log) out.pipelined_log = cluster.event_log();
+    for (const RankBuffers& b : buffers) out.c_base.push_back(b.c->base);
     for (const RankViewTimes& t : out.per_rank) {
         out.slowest.compute_only_us = std::max(out.slowest.compute_only_us, t.compute_only_us);
         out.slowest.seq_comm_us = std::max(out.slowest.seq_comm_us, t.seq_comm_us);

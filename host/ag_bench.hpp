@@ -7,6 +7,7 @@
 
 #include "host/run_config.hpp"
 #include "kernels/allgather_gemm/allgather_gemm.hpp"
+#include "sim/exec/instr_record.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
@@ -31,6 +32,8 @@ struct AgBenchOutcome {
     std::int64_t instructions = 0;           // simulated instructions over all views
     std::uint64_t windows = 0;               // coordinator windows over all views
     double compute_twait_stall_us = 0;       // pipelined view, summed over ranks and blocks
+    std::vector<InstrRecord> pipelined_log;  // when cfg.record_log: every instruction of the pipelined view
+    std::vector<std::int64_t> c_base;        // each rank's C address (to tell phase-1 stores in the log)
 };
 
 AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, const AgInputs* inputs,

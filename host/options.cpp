@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <filesystem>
-#include <functional>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -151,12 +151,14 @@ std::int64_t nearest_multiple(std::int64_t value, std::int64_t step) {
 }
 
 // The first kernel buffer a base-m x base-n tile overflows, as a message; nullopt if it fits.
-std::optional<std::string> buffer_overflow(std::int64_t bm, std::int64_t bn, const KernelBufferLimits& lim) {
-    const std::int64_t bk = bn / 4;  // the cube's K step (SEED_KERNEL.md "K loop")
+// Sizes are computed in double: base-m and base-n may be anything up to INT_MAX here, and their
+// products would overflow int64; the comparison only needs to be right near real capacities.
+std::optional<std::string> buffer_overflow(double bm, double bn, const KernelBufferLimits& lim) {
+    const double bk = std::floor(bn / 4);  // the cube's K step (SEED_KERNEL.md "K loop")
     struct Need {
         const char* buffer;
         const char* holds;
-        std::int64_t bytes;
+        double bytes;
         std::int64_t capacity;
     };
     const Need needs[] = {
@@ -169,21 +171,24 @@ std::optional<std::string> buffer_overflow(std::int64_t bm, std::int64_t bn, con
          2 * bm * bn * kFp16Bytes, lim.ub_bytes},
     };
     for (const Need& need : needs) {
-        if (need.bytes > need.capacity) {
-            return fmt::format("{} holds {} = {} bytes, more than the {} {} bytes of profile {}", need.buffer,
+        if (need.bytes > static_cast<double>(need.capacity)) {
+            return fmt::format("{} holds {} = {:.0f} bytes, more than the {} {} bytes of profile {}", need.buffer,
                                need.holds, need.bytes, need.buffer, need.capacity, lim.profile_name);
         }
     }
     return std::nullopt;
 }
 
-// A nearby tile that fits every buffer: first a smaller base-m, then a smaller base-n.
+// A nearby tile that fits every buffer: first a smaller base-m, then a smaller base-n. The search
+// starts no higher than the largest side the L0C accumulator allows (the other side >= f), so it
+// stays short even for absurd inputs.
 std::string fitting_tile_hint(std::int64_t bm, std::int64_t bn, const KernelBufferLimits& lim) {
     const std::int64_t f = lim.cube_fractal;
-    for (std::int64_t m = bm - f; m >= f; m -= f) {
+    const std::int64_t longest = lim.l0c_bytes / (f * kFp32Bytes) / f * f;
+    for (std::int64_t m = std::min(bm - f, longest); m >= f; m -= f) {
         if (!buffer_overflow(m, bn, lim)) return fmt::format("--base-m {}", m);
     }
-    for (std::int64_t n = bn - f; n >= f; n -= f) {
+    for (std::int64_t n = std::min(bn - f, longest); n >= f; n -= f) {
         if (!buffer_overflow(bm, n, lim)) return fmt::format("--base-n {}", n);
     }
     return fmt::format("--base-m {} --base-n {}", f, f);
@@ -274,12 +279,12 @@ void check_modes(const RunConfig& c) {
     }
 }
 
-// Largest M that is a multiple of n*base-m and keeps bytes(M) = a*M + b within `limit`.
-std::optional<std::int64_t> largest_m_within(std::int64_t per_m, std::int64_t fixed, std::int64_t limit,
-                                             std::int64_t step) {
+// Largest M that is a multiple of n*base-m and keeps bytes(M) = per_m*M + fixed within `limit`.
+std::optional<std::int64_t> largest_m_within(double per_m, double fixed, double limit, std::int64_t step) {
     if (limit <= fixed) return std::nullopt;
-    const std::int64_t m = (limit - fixed) / per_m / step * step;
-    return m >= step ? std::optional<std::int64_t>(m) : std::nullopt;
+    const double m = std::floor((limit - fixed) / per_m / static_cast<double>(step)) * static_cast<double>(step);
+    if (m < static_cast<double>(step) || m > INT_MAX) return std::nullopt;
+    return static_cast<std::int64_t>(m);
 }
 
 std::string shape_flags(const RunConfig& c) {
@@ -287,13 +292,14 @@ std::string shape_flags(const RunConfig& c) {
 }
 
 void check_memory(const RunConfig& c, const KernelBufferLimits& lim, std::int64_t host_limit) {
-    const std::int64_t m = c.m, k = c.k, n = c.n, ranks = c.ranks;
-    const std::int64_t step = ranks * c.base_m;
+    // Byte counts in double: M*K*ranks can exceed int64 for inputs near INT_MAX.
+    const double m = c.m, k = c.k, n = c.n, ranks = c.ranks;
+    const std::int64_t step = std::int64_t{c.ranks} * c.base_m;
     // Per chip: the window holds the whole A (every rank's slice lands at the same offset), B, C.
-    const std::int64_t chip_per_m = k * kFp16Bytes + n * kFp32Bytes;
-    const std::int64_t chip_fixed = k * n * kFp16Bytes;
-    const std::int64_t chip_bytes = chip_per_m * m + chip_fixed;
-    if (chip_bytes > lim.gm_bytes) {
+    const double chip_per_m = k * kFp16Bytes + n * kFp32Bytes;
+    const double chip_fixed = k * n * kFp16Bytes;
+    const double chip_bytes = chip_per_m * m + chip_fixed;
+    if (chip_bytes > static_cast<double>(lim.gm_bytes)) {
         const auto m_ok = largest_m_within(chip_per_m, chip_fixed, lim.gm_bytes, step);
         fail(fmt::format("{}: each chip's HBM would hold A (M x K fp16), B and C = {:.1f} GiB, more than the "
                          "{:.1f} GiB of profile {}; nearest valid: {}",
@@ -301,10 +307,10 @@ void check_memory(const RunConfig& c, const KernelBufferLimits& lim, std::int64_
                          m_ok ? fmt::format("--gm {}", *m_ok) : std::string("smaller --gk/--gn")));
     }
     if (c.timing_only) return;
-    const std::int64_t host_bytes = functional_host_bytes(c);
-    if (host_bytes > host_limit) {
-        const std::int64_t host_per_m = ranks * chip_per_m + n * kFp32Bytes;
-        const std::int64_t host_fixed = ranks * chip_fixed;
+    const double host_bytes = functional_host_bytes(c);
+    if (host_bytes > static_cast<double>(host_limit)) {
+        const double host_per_m = ranks * chip_per_m + n * kFp32Bytes;
+        const double host_fixed = ranks * chip_fixed;
         const auto m_ok = largest_m_within(host_per_m, host_fixed, host_limit, step);
         fail(fmt::format("{}: a functional run would hold {:.1f} GiB of host memory (per rank: A window, B and C; "
                          "plus the golden), above the {:.1f} GiB limit; add --timing-only (timing model only, no "
@@ -373,9 +379,9 @@ void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
     check_output_dir("--trace", cfg.trace_file);
 }
 
-std::int64_t functional_host_bytes(const RunConfig& c) {
-    const std::int64_t m = c.m, k = c.k, n = c.n;
-    const std::int64_t per_rank = m * k * kFp16Bytes + k * n * kFp16Bytes + m * n * kFp32Bytes;
+double functional_host_bytes(const RunConfig& c) {
+    const double m = c.m, k = c.k, n = c.n;
+    const double per_rank = m * k * kFp16Bytes + k * n * kFp16Bytes + m * n * kFp32Bytes;
     return c.ranks * per_rank + m * n * kFp32Bytes;
 }
 

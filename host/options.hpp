@@ -58,9 +58,9 @@ void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile);
 void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
                          std::int64_t host_memory_limit_bytes = kFunctionalHostMemoryLimitBytes);
 
-// Host memory a functional run holds: per rank its window (whole A, fp16), B (fp16) and C (fp32),
-// plus the golden C (fp32).
-std::int64_t functional_host_bytes(const RunConfig& cfg);
+// Host memory a functional run holds, in bytes: per rank its window (whole A, fp16), B (fp16) and
+// C (fp32), plus the golden C (fp32). A double: the product can exceed int64 for absurd shapes.
+double functional_host_bytes(const RunConfig& cfg);
 
 // The full --help text.
 std::string usage_text();

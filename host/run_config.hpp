@@ -26,6 +26,7 @@ struct RunConfig {
     bool write_inputs = false;         // --write-inputs: also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin
     std::string input_dir;             // --input-dir DIR: read the seed's input files instead of generating
     bool quiet = false;
+    bool record_log = false;           // keep the pipelined view's event log (for --trace and tests)
 };
 
 inline const char* comm_mode_name(CommMode m) { return m == CommMode::Mesh ? "mesh" : "ring"; }

@@ -297,6 +297,14 @@ TEST(HostOptions, OutputDirectoryMustExist) {
     expect_contains(validation_error({"--out-dir", "/dev/null"}), {"--out-dir /dev/null", "not a directory"});
 }
 
+TEST(HostOptions, HugeValuesGiveMessagesNotOverflow) {
+    expect_contains(validation_error({"--base-m", "2147483632", "--base-n", "2147483632"}),
+                    {"L0C", "nearest valid: --base-m"});
+    expect_contains(validation_error({"-n", "2", "--gm", "2147483392", "--gk", "2147483392", "--gn", "2147483392",
+                                      "--timing-only", "--base-m", "128", "--base-n", "256"}),
+                    {"HBM", "nearest valid"});
+}
+
 TEST(HostOptions, SuggestedValuesAreValid) {
     // Every "nearest valid: <number>" for a single flag must itself pass validation.
     const std::vector<std::pair<std::string, std::string>> cases = {

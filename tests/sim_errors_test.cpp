@@ -29,6 +29,7 @@ std::string expect_run_error(Runtime& rt, const std::function<void(HostContext&)
         rt.run_hosts(program);
     } catch (const SimError& e) {
         const std::string msg = e.what();
+        ::testing::Test::RecordProperty("message", msg);
         for (const std::string& part : parts) {
             EXPECT_NE(msg.find(part), std::string::npos) << "message lacks '" << part << "':\n" << msg;
         }
