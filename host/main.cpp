@@ -42,7 +42,9 @@ int run(int argc, char** argv) {
             case Verification::Failed: fmt::print("[ERROR] Verification FAILED.\n{}", out.failure_report); break;
             case Verification::Skipped: fmt::print("[INFO] Timing-only run: no data, verification skipped.\n"); break;
         }
-        fmt::print("{}", format_summary(out.results));
+    }
+    fmt::print("{}", format_summary(out.results));  // --quiet keeps the summary (and errors)
+    if (!cfg.quiet) {
         fmt::print("[INFO] simulated {} instructions in {:.2f} s of host time\n", out.bench.instructions, out.wall_seconds);
         if (!cfg.timing_only) fmt::print("[INFO] outputs: {}/output_rank<r>.bin\n", cfg.out_dir);
     }
