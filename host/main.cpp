@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <cblas.h>
 #include <fmt/format.h>
 
 #include "host/ag_program.hpp"
@@ -54,6 +55,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // The simulated streams already run on host threads; a threaded BLAS under each of them
+    // would only oversubscribe the cores.
+    openblas_set_num_threads(1);
     try {
         return run(argc, argv);
     } catch (const CLI::Error& e) {

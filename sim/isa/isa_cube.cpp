@@ -31,11 +31,22 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
     }
 }
 
+// Every fp16 value widened once: an immutable table, built on first use.
+const std::vector<float>& half_table() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(65536);
+        for (std::size_t i = 0; i < t.size(); ++i) t[i] = half_to_float(static_cast<std::uint16_t>(i));
+        return t;
+    }();
+    return table;
+}
+
 void widen(const Tile& t, std::vector<float>& out) {
     const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
     out.resize(n);
     const auto* h = t.as<const std::uint16_t>();
-    for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(h[i]);
+    const float* table = half_table().data();
+    for (std::size_t i = 0; i < n; ++i) out[i] = table[h[i]];
 }
 
 void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accumulate) {

@@ -1,5 +1,6 @@
 #include "sim/isa/tile_copy.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 namespace tandem {
@@ -15,6 +16,14 @@ void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
         return;
     }
     // DN: column c of the logical matrix is contiguous in GM; gather it into the row-major tile.
+    if (esize == 2) {
+        auto* out = reinterpret_cast<std::uint16_t*>(dst.data);
+        for (int c = 0; c < dst.cols; ++c) {
+            const auto* col = reinterpret_cast<const std::uint16_t*>(src.element_ptr(0, c));
+            for (int r = 0; r < dst.rows; ++r) out[static_cast<std::size_t>(r) * dst.cols + c] = col[r];
+        }
+        return;
+    }
     for (int c = 0; c < dst.cols; ++c) {
         const std::byte* col = src.element_ptr(0, c);
         for (int r = 0; r < dst.rows; ++r)
