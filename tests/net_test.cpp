@@ -123,6 +123,22 @@ TEST(BandwidthCalendar, PathSeesContentionOnEachResource) {
     EXPECT_EQ(slow.used_at(5 * kUs), 40 * kGBps);
 }
 
+TEST(BandwidthCalendar, BreakpointsThatDoNotLimitTheRateAddNoneElsewhere) {
+    BandwidthCalendar fabric("fabric", 1000 * kGBps);
+    BandwidthCalendar link("link", 100 * kGBps);
+    // The fabric carries 100 GB/s over [2 us, 4 us) (2e5 bytes); plenty is left.
+    EXPECT_EQ(book({&fabric}, 2 * kUs, 2e5, 100 * kGBps), 4 * kUs);
+    // 1e6 bytes at 50 GB/s = 20 us; the rate never changes, so the link gets just two
+    // breakpoints (0 and 20 us) while the fabric has 0, 2, 4 and 20 us.
+    EXPECT_EQ(book({&fabric, &link}, 0, 1e6, 50 * kGBps), 20 * kUs);
+    EXPECT_EQ(link.breakpoint_count(), 2U);
+    EXPECT_EQ(fabric.breakpoint_count(), 4U);
+    EXPECT_EQ(fabric.used_at(1 * kUs), 50 * kGBps);
+    EXPECT_EQ(fabric.used_at(3 * kUs), 150 * kGBps);
+    EXPECT_EQ(fabric.used_at(4 * kUs), 50 * kGBps);
+    EXPECT_EQ(link.used_at(3 * kUs), 50 * kGBps);
+}
+
 TEST(BandwidthCalendar, EndIsRoundedUpToWholePicosecond) {
     BandwidthCalendar link("link", 3000 * kGBps);
     // 10 bytes at 3e12 bytes/s = 3.33 ps, rounded up to 4 ps.
@@ -255,6 +271,7 @@ TEST(BandwidthCalendar, RejectsBadRequests) {
     expect_sim_error([&] { book({&link}, 0, -1, kGBps); }, {"byte count"});
     expect_sim_error([&] { book({&link}, 0, std::numeric_limits<double>::quiet_NaN(), kGBps); },
                      {"byte count"});
+    expect_sim_error([&] { book({&link}, -1, 1e3, kGBps); }, {"start time", "-1"});
     expect_sim_error([&] { book({&link, &link}, 0, 1e3, kGBps); }, {"hbm fabric", "twice"});
     link.forget_before(5000);
     expect_sim_error([&] { book({&link}, 4999, 1e3, kGBps); }, {"hbm fabric", "4999", "5000"});
@@ -339,30 +356,37 @@ TEST(Topology, SmallRings) {
 TEST(Topology, DoubleRingSpreadsPairsOverLanesByParity) {
     const Topology rings(TopologyKind::DoubleRing, 8);
     EXPECT_EQ(rings.link_count(), 32);
-    for (int id : rings.route(0, 3)) EXPECT_EQ(rings.link(id).lane, 1);  // 0 + 3 odd
-    for (int id : rings.route(1, 3)) EXPECT_EQ(rings.link(id).lane, 0);  // 1 + 3 even
-    for (int id : rings.route(2, 7)) EXPECT_EQ(rings.link(id).lane, 1);
+    for (int id : rings.route(1, 3)) EXPECT_EQ(rings.link(id).lane, 1);  // min(1, 3) odd
+    for (int id : rings.route(0, 3)) EXPECT_EQ(rings.link(id).lane, 0);  // min(0, 3) even
+    for (int id : rings.route(2, 7)) EXPECT_EQ(rings.link(id).lane, 0);
     using Hops = std::vector<std::array<int, 2>>;
     EXPECT_EQ(hop_pairs(rings, 1, 3), (Hops{{1, 2}, {2, 3}}));
     EXPECT_EQ(hop_pairs(rings, 2, 7), (Hops{{2, 1}, {1, 0}, {0, 7}}));
     // The same hop on the two lanes is two distinct links.
-    EXPECT_NE(rings.route(0, 1)[0], rings.route(0, 2)[0]);
-    EXPECT_EQ(rings.describe_link(rings.route(0, 3)[0]), "link 0->1 (ring 1)");
-    EXPECT_EQ(rings.describe_link(rings.route(1, 3)[0]), "link 1->2 (ring 0)");
+    const int hop_on_ring1 = rings.route(1, 2)[0];  // 1->2, min 1: ring 1
+    const int hop_on_ring0 = rings.route(0, 2)[1];  // second hop of 0->2, min 0: ring 0
+    EXPECT_EQ(rings.describe_link(hop_on_ring1), "link 1->2 (ring 1)");
+    EXPECT_EQ(rings.describe_link(hop_on_ring0), "link 1->2 (ring 0)");
+    EXPECT_NE(hop_on_ring1, hop_on_ring0);
+    EXPECT_EQ(rings.describe_link(rings.route(1, 3)[0]), "link 1->2 (ring 1)");
+    EXPECT_EQ(rings.describe_link(rings.route(0, 3)[0]), "link 0->1 (ring 0)");
 }
 
-// A consequence of lane = (src + dst) % 2 worth knowing: with an even rank count every
-// neighbour pair (including n-1 <-> 0) has an odd sum, so all one-hop traffic rides lane 1.
-TEST(Topology, DoubleRingNeighboursShareALane) {
+// lane = min(src, dst) % 2: neighbour pairs alternate between the rings, so one-hop ring
+// traffic uses both rings, and a rank reaches its two neighbours over different rings.
+TEST(Topology, DoubleRingNeighboursAlternateLanes) {
     const Topology rings(TopologyKind::DoubleRing, 8);
-    for (int s = 0; s < 8; ++s) {
-        EXPECT_EQ(rings.link(rings.route(s, (s + 1) % 8)[0]).lane, 1);
-        EXPECT_EQ(rings.link(rings.route(s, (s + 7) % 8)[0]).lane, 1);
+    for (int s = 0; s + 1 < 8; ++s) {
+        EXPECT_EQ(rings.link(rings.route(s, s + 1)[0]).lane, s % 2);
+        EXPECT_EQ(rings.link(rings.route(s + 1, s)[0]).lane, s % 2);
     }
+    for (int s = 1; s + 1 < 8; ++s)
+        EXPECT_NE(rings.link(rings.route(s, s + 1)[0]).lane, rings.link(rings.route(s, s - 1)[0]).lane);
 }
 
 TEST(Topology, EveryRouteIsConnectedAndShortest) {
-    for (TopologyKind kind : {TopologyKind::FullMesh, TopologyKind::Ring, TopologyKind::DoubleRing}) {
+    for (TopologyKind kind :
+         {TopologyKind::FullMesh, TopologyKind::Ring, TopologyKind::DoubleRing}) {
         for (int n : {2, 3, 4, 5, 8, 13, 16}) {
             const Topology topo(kind, n);
             std::vector<int> uses(static_cast<std::size_t>(topo.link_count()), 0);
@@ -371,14 +395,14 @@ TEST(Topology, EveryRouteIsConnectedAndShortest) {
                     if (s == d) continue;
                     expect_connected(topo, s, d);
                     const int cw = (d - s + n) % n;
-                    const std::size_t shortest =
-                        kind == TopologyKind::FullMesh ? 1U : static_cast<std::size_t>(std::min(cw, n - cw));
-                    EXPECT_EQ(topo.route(s, d).size(), shortest) << s << "->" << d;
+                    const int shortest = kind == TopologyKind::FullMesh ? 1 : std::min(cw, n - cw);
+                    EXPECT_EQ(topo.route(s, d).size(), static_cast<std::size_t>(shortest))
+                        << s << "->" << d;
                     for (int id : topo.route(s, d)) ++uses[static_cast<std::size_t>(id)];
                 }
             }
             // Every link is some pair's route. Not so on a DoubleRing: the parity rule sends a
-            // neighbour pair's traffic over one lane only (see DoubleRingNeighboursShareALane).
+            // neighbour pair's traffic over one lane only (see DoubleRingNeighboursAlternateLanes).
             if (kind != TopologyKind::DoubleRing) {
                 for (int id = 0; id < topo.link_count(); ++id) {
                     EXPECT_GT(uses[static_cast<std::size_t>(id)], 0) << topo.describe_link(id);

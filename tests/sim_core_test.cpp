@@ -670,6 +670,45 @@ TEST(CrossRank, TwaitResolvesWhenTheConditionFirstHolds) {
     EXPECT_EQ(w1[1].end, w1[1].start + h.issue() + h.poll());
 }
 
+// A TWAIT that issues after the notify was sent (and delivered to rank 1's signal store at a
+// window barrier) but before it is visible must still wait until it is visible.
+TEST(CrossRank, TwaitDoesNotSeeAWriteBeforeItIsVisible) {
+    Hand h;
+    Runtime rt(profile(), opts(2, DataMode::TimingOnly));
+    GmAllocation& flags = rt.cluster().chip(1).gm.allocate("flags", 64, true);
+    GmAllocation& x = rt.host(1).malloc("X", 16 * 16 * 2);
+    const SignalAddr flag{1, flags.base};
+    // Aim the TWAIT half way between the coordinator's lookahead (by then the write has been
+    // handed over) and the notify's visible time.
+    const SimTime lookahead = rt.cluster().coordinator().lookahead();
+    ASSERT_GT(h.remote_atomic(), 2 * lookahead);
+    const SimTime c = h.issue() + h.barrier();
+    const int spins = static_cast<int>((lookahead + h.remote_atomic()) / 2 / c);
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        if (host.rank() == 0) {
+            s.launch(KernelLaunch{"notify", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                TNOTIFY(b, flag, 5, NotifyOp::Set);
+                co_return;
+            }});
+        } else {
+            s.launch(KernelLaunch{"wait", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, 16, 16, DType::F16, "ub");
+                for (int i = 0; i < spins; ++i) pipe_barrier(b, PIPE_ALL);
+                co_await TLOAD(ub, GmTensor(x, 0, 16, 16, 16, DType::F16));  // resumes at its turn
+                co_await TWAIT(b, flag, CmpOp::EQ, 5);
+            }});
+        }
+        s.synchronize();
+    });
+    const auto log = rt.cluster().event_log();
+    const auto note = of(log, Opcode::TNOTIFY, 0).at(0);
+    const auto wait = of(log, Opcode::TWAIT, 1).at(0);
+    EXPECT_GT(wait.start, note.end + lookahead);
+    EXPECT_LT(wait.start + h.issue(), note.visible);
+    EXPECT_EQ(wait.end, note.visible + h.poll());
+}
+
 // ============================================================ waves and host overheads =====
 
 TEST(Waves, MoreBlocksThanCoresRunWhenTheFirstCoreFrees) {

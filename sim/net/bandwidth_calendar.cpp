@@ -34,9 +34,9 @@ void check_request(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_p
         throw SimError("book_transfer: byte count must be in [0, 2^53], got " +
                        std::to_string(bytes));
     }
-    if (start_ps >= kNever) {
+    if (start_ps < 0 || start_ps >= kNever) {  // keeps kNever - start from overflowing
         throw SimError("book_transfer: start time " + std::to_string(start_ps) +
-                       " ps is beyond the simulated time range");
+                       " ps is outside the simulated time range [0, kNever)");
     }
 }
 
@@ -80,29 +80,44 @@ void BandwidthCalendar::open_cursor(SimTime t) {
         const std::int64_t in_force = at == used_.begin() ? 0 : std::prev(at)->second;
         at = used_.emplace_hint(at, t, in_force);
     }
-    cursor_ = at;
+    read_ = write_ = at;
+    read_end_ = std::next(at) == used_.end() ? kNever : std::next(at)->first;
     cursor_open_ = true;
 }
 
-SimTime BandwidthCalendar::cursor_segment_end() const {
-    const auto next = std::next(cursor_);
-    return next == used_.end() ? kNever : next->first;
+// Moves the read cursor to instant t, which never lies beyond the next breakpoint.
+void BandwidthCalendar::step_cursor_to(SimTime t) {
+    if (t < read_end_) return;
+    ++read_;
+    const auto next = std::next(read_);
+    read_end_ = next == used_.end() ? kNever : next->first;
 }
 
-// Adds `rate` over [cursor, end) and moves the cursor to `end`. `end` never lies beyond the
-// next breakpoint, so the whole span has one value and only the cursor entry changes.
-void BandwidthCalendar::advance_cursor(SimTime end, std::int64_t rate) {
-    auto next = std::next(cursor_);
-    if (next == used_.end() || next->first > end) {
-        next = used_.emplace_hint(next, end, cursor_->second);
+// The entry starting exactly at t, inserting it if needed. t lies within the read cursor's
+// segment or at its end, so the search is O(1).
+BandwidthCalendar::Steps::iterator BandwidthCalendar::split_at(SimTime t) {
+    if (read_->first == t) return read_;
+    const auto next = std::next(read_);
+    if (next != used_.end() && next->first == t) return next;
+    return used_.emplace_hint(next, t, read_->second);
+}
+
+// Adds `rate` over [write cursor, t) and moves both cursors to t. The entries written are
+// behind the read cursor, so the walk only ever reads usage not yet changed by this booking.
+void BandwidthCalendar::write_until(SimTime t, std::int64_t rate) {
+    const auto stop = split_at(t);
+    for (auto it = write_; it != stop;) {
+        const auto next = std::next(it);
+        it->second += rate;
+        erase_if_redundant(it);  // its predecessor is final now, so merging is safe
+        it = next;
     }
-    cursor_->second += rate;
-    erase_if_redundant(cursor_);  // its predecessor is final now, so merging is safe
-    cursor_ = next;
+    read_ = write_ = stop;
+    read_end_ = std::next(stop) == used_.end() ? kNever : std::next(stop)->first;
 }
 
 void BandwidthCalendar::close_cursor() {
-    erase_if_redundant(cursor_);
+    erase_if_redundant(write_);
     cursor_open_ = false;
 }
 
@@ -126,20 +141,28 @@ public:
         for (std::size_t i = 0; i < opened_; ++i) path_[i]->close_cursor();
     }
 
+    // Walks forwards from `start` one step at a time (a step ends at the next breakpoint of any
+    // path resource), accumulating steps of equal rate into one segment that is written to
+    // the calendars only when the rate changes or the bytes run out.
     SimTime run(SimTime start, Units remaining, std::int64_t cap) {
         for (BandwidthCalendar* calendar : path_) {
             calendar->open_cursor(start);
             ++opened_;
         }
         SimTime t = start;
+        std::int64_t segment_rate = current_step(cap).rate;
         for (;;) {
             const auto [rate, next] = current_step(cap);
+            if (rate != segment_rate) {
+                write_all(t, segment_rate);
+                segment_rate = rate;
+            }
             if (rate > 0) {
                 const Units room = static_cast<Units>(rate) * (next - t);
                 if (remaining <= room) {
                     // Round up: the last byte is only moved at the end of its picosecond.
                     const SimTime end = t + static_cast<SimTime>((remaining + rate - 1) / rate);
-                    advance_all(end, rate);
+                    write_all(end, rate);
                     return end;
                 }
                 remaining -= room;
@@ -148,8 +171,8 @@ public:
                 throw SimError("book_transfer: transfer starting at " + std::to_string(start) +
                                " ps cannot finish within the simulated time range");
             }
-            advance_all(next, rate);  // rate 0: wait for the next breakpoint
-            t = next;
+            for (BandwidthCalendar* calendar : path_) calendar->step_cursor_to(next);
+            t = next;  // rate 0 simply waits here for the next breakpoint
         }
     }
 
@@ -172,8 +195,8 @@ private:
         return step;
     }
 
-    void advance_all(SimTime end, std::int64_t rate) {
-        for (BandwidthCalendar* calendar : path_) calendar->advance_cursor(end, rate);
+    void write_all(SimTime until, std::int64_t rate) {
+        for (BandwidthCalendar* calendar : path_) calendar->write_until(until, rate);
     }
 
     std::span<BandwidthCalendar* const> path_;

@@ -55,14 +55,19 @@ private:
     // the map.
     using Steps = std::map<SimTime, std::int64_t>;
 
-    // The cursor walks this calendar forwards during one booking (see detail::PathBooking).
-    // Keeping it here rather than in a per-booking array is what makes a booking allocation
-    // free apart from map nodes.
+    // Cursors of one booking in progress (see detail::PathBooking). Keeping them here rather
+    // than in a per-booking array is what makes a booking allocation free apart from map nodes.
+    // The read cursor walks the original usage forwards; the write cursor trails it, marking
+    // where the booking's pending constant-rate segment starts. Writing only when the booked
+    // rate changes means a transfer whose rate never changes costs one split at each end,
+    // however many breakpoints other resources of the path have.
     void open_cursor(SimTime t);
-    std::int64_t cursor_spare() const { return capacity_ - cursor_->second; }
-    SimTime cursor_segment_end() const;
-    void advance_cursor(SimTime end, std::int64_t rate);
+    std::int64_t cursor_spare() const { return capacity_ - read_->second; }
+    SimTime cursor_segment_end() const { return read_end_; }
+    void step_cursor_to(SimTime t);
+    void write_until(SimTime t, std::int64_t rate);
     void close_cursor();
+    Steps::iterator split_at(SimTime t);
     void erase_if_redundant(Steps::iterator it);
 
     std::string name_;
@@ -70,7 +75,9 @@ private:
     Steps used_;
     SimTime horizon_ = std::numeric_limits<SimTime>::min();
     double bytes_booked_ = 0;
-    Steps::iterator cursor_{};
+    Steps::iterator read_{};   // entry in force at the booking's current instant
+    SimTime read_end_ = 0;     // key after read_ (kNever if none): when the usage changes next
+    Steps::iterator write_{};  // entry at the start of the booking's unwritten segment
     bool cursor_open_ = false;
 };
 
@@ -81,12 +88,14 @@ private:
 // rounded up to a whole picosecond.
 //
 // Throws SimError for a non-positive cap, bytes that are negative, not finite or beyond 2^53,
-// a resource listed twice in the path, a start before a resource's forget_before() horizon, or
-// a transfer that could not finish within the simulated time range.
+// a start outside [0, kNever), a resource listed twice in the path, a start before a
+// resource's forget_before() horizon, or a transfer that could not finish before kNever.
 //
-// Cost: O(P log B) to find the start in each of the P calendars (B breakpoints each), then
-// O(P) per breakpoint of any path resource inside [start, end); breakpoints are inserted with
-// hints (amortised O(1)). No allocation besides the map nodes of new breakpoints.
+// Cost: O(P log B) to find the start in each of the P calendars (B breakpoints each); then
+// O(P) integer comparisons per breakpoint of any path resource inside [start, end); each
+// calendar's own entries in that interval are updated once; new breakpoints appear only where
+// the transfer's rate changes (hinted inserts, amortised O(1)). Nothing is allocated besides
+// the map nodes of those breakpoints.
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
                       std::int64_t rate_cap_bytes_per_s);
 

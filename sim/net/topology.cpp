@@ -1,5 +1,6 @@
 #include "sim/net/topology.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "sim/sim_error.hpp"
@@ -42,7 +43,9 @@ void Topology::build_mesh() {
         }
     }
     route_table_.resize(links_.size());
-    for (std::size_t id = 0; id < route_table_.size(); ++id) route_table_[id] = static_cast<int>(id);
+    for (std::size_t id = 0; id < route_table_.size(); ++id) {
+        route_table_[id] = static_cast<int>(id);
+    }
 }
 
 // Per lane: clockwise links i -> i+1 get ids base + i, counter-clockwise links i -> i-1 get
@@ -102,7 +105,9 @@ std::size_t Topology::walk_start(int lane, bool clockwise) const {
 
 // Spreads pairs over the two rings of a DoubleRing by the parity of src + dst.
 int Topology::lane_for(int src_rank, int dst_rank) const {
-    return kind_ == TopologyKind::DoubleRing ? (src_rank + dst_rank) % 2 : 0;
+    // The lower rank's parity: neighbour pairs alternate between the two rings, so ring
+    // algorithms use both rings' bandwidth, and a rank's two neighbours sit on different rings.
+    return kind_ == TopologyKind::DoubleRing ? std::min(src_rank, dst_rank) % 2 : 0;
 }
 
 std::span<const int> Topology::route(int src_rank, int dst_rank) const {
