@@ -11,7 +11,7 @@ esac
 scripts/install_deps.sh
 dir="build-${sanitizer}"
 log="$(mktemp)"
-if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE="${sanitizer}" &&
+if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DTANDEM_SANITIZE="${sanitizer}" &&
        cmake --build "${dir}" -j"$(nproc)" --target tandem_tests; } >"${log}" 2>&1; then
   cat "${log}"; rm -f "${log}"; exit 1
 fi
