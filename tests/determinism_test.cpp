@@ -308,6 +308,14 @@ TEST(Determinism, PinnedToOneHostCoreMatchesTheUnpinnedRun) {
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
     const std::filesystem::path out =
         std::filesystem::path(::testing::TempDir()) / fmt::format("tandem_determinism_{}.bin", ::getpid());
+    struct Cleanup {  // also when an assertion below returns early
+        std::filesystem::path file;
+        ~Cleanup() {
+            std::error_code ec;
+            std::filesystem::remove(file, ec);
+            std::filesystem::remove(file.string() + ".stdout", ec);
+        }
+    } cleanup{out};
     std::filesystem::remove(out);
     const std::string cmd = fmt::format(
         "{}='{}' taskset -c {} '{}' --gtest_filter=Determinism.DISABLED_PinnedRunHelper "
@@ -328,8 +336,6 @@ TEST(Determinism, PinnedToOneHostCoreMatchesTheUnpinnedRun) {
     const std::string mine = digest_text(here);
     EXPECT_EQ(pinned.size(), mine.size());
     EXPECT_TRUE(pinned == mine) << "the run pinned to CPU " << cpu << " differs from the unpinned run";
-    std::filesystem::remove(out);
-    std::filesystem::remove(out.string() + ".stdout");
 }
 
 }  // namespace

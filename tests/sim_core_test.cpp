@@ -624,6 +624,37 @@ TEST(CrossRank, TputAndNotifyThenTwaitGivesDataAndResumeTime) {
     EXPECT_EQ(std::memcmp(out.data.data(), src.data.data(), bytes), 0);
 }
 
+// TGET: a remote read of the peer's window over the link (MTE2), then a local store (MTE3).
+TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
+    Hand h;
+    const Profile& p = profile();
+    Runtime rt(p, opts(2));
+    constexpr int rows = 16, cols = 512;
+    constexpr std::int64_t bytes = rows * cols * 2;
+    GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
+    GmAllocation& dst = rt.host(0).malloc("dst", bytes);
+    fill_f16(win, rows * cols, [](std::int64_t i) { return float(i % 77) * 0.5f; });
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("comm");
+        s.launch(KernelLaunch{"get", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+            Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+            co_await TGET(GmTensor(dst, 0, rows, cols, cols, DType::F16), GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+        }});
+        s.synchronize();
+    });
+    const auto log = rt.cluster().event_log();
+    const auto load = of(log, Opcode::TLOAD).at(0);
+    const auto store = of(log, Opcode::TSTORE).at(0);
+    EXPECT_EQ(load.peer, 1);
+    EXPECT_EQ(load.start, h.launch_to_start() + h.issue());
+    EXPECT_NEAR(load.end - load.start, h.gm_move(bytes, p.interconnect.remote_store_gib_s) + h.link_lat(), kTolPs);
+    EXPECT_EQ(store.peer, -1);
+    EXPECT_EQ(store.start, load.end + h.issue());
+    EXPECT_NEAR(store.end - store.start, h.gm_move(bytes, p.pipes.ub_to_gm_gib_s), kTolPs);
+    EXPECT_EQ(std::memcmp(dst.data.data(), win.data.data(), bytes), 0);
+}
+
 // Two notifies from two blocks: a TWAIT for the sum resumes after the later one only; a TWAIT
 // issued after the condition already holds costs one poll.
 TEST(CrossRank, TwaitResolvesWhenTheConditionFirstHolds) {
