@@ -18,6 +18,9 @@ struct CoreState {
     std::array<SimTime, kPipeCount> busy_ps{};
     std::array<std::int64_t, kPipeCount> instructions{};
     std::array<std::vector<std::byte>, kMemKindCount> memory;  // sized on first use (functional)
+    // Functional cube: fp16 operands widened to fp32 for OpenBLAS, reused from product to product.
+    std::vector<float> widened_a;
+    std::vector<float> widened_b;
 };
 
 }  // namespace tandem

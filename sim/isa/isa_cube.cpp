@@ -80,10 +80,9 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accum
     isa_detail::record(blk, Pipe::M, accumulate ? Opcode::TMATMUL_ACC : Opcode::TMATMUL, start, end,
                        isa_detail::RecordArgs{flops});
     if (!blk.functional()) return;
-    // Widened copies of the operands; thread_local scratch would be global state, so each call
-    // owns its buffers (the allocation is small next to the product).
-    std::vector<float> wa;
-    std::vector<float> wb;
+    // Widened copies of the operands, in the core's scratch (one block at a time runs on a core).
+    std::vector<float>& wa = blk.core().widened_a;
+    std::vector<float>& wb = blk.core().widened_b;
     widen(a, wa);
     widen(b, wb);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, a.rows, b.cols, a.cols, 1.0f, wa.data(), a.cols, wb.data(),
