@@ -19,6 +19,7 @@ Usage:
            [--comm-mode mesh|ring] [--timing-only] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
+  ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows
   ./run.sh -h | --help              this help
 
 AllGather+GEMM (the pto-isa seed) on a simulated Ascend NPU cluster. With no flags it runs
@@ -97,6 +98,13 @@ main() {
     configure
     build
     exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 "$@"
+  fi
+  if [[ "${1:-}" == "fidelity" ]]; then
+    shift
+    "$ROOT/scripts/install_deps.sh"
+    configure
+    build allgather_gemm
+    exec /usr/bin/python3 "$ROOT/scripts/fidelity.py" --binary "$BIN" "$@"
   fi
   for arg in "$@"; do
     case "$arg" in -h | --help) usage; exit 0 ;; esac

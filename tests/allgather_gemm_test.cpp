@@ -104,8 +104,8 @@ TEST(AllGatherGemm, FunctionalAndTimingOnlyAgree) {
 }
 
 TEST(AllGatherGemm, PipelinedOverlapsWhenCommAndComputeAreAlike) {
-    // 2 ranks, 4096 x 4096 x 2048: the comm kernel and the compute kernel take similar time.
-    const ProgramOutput out = run(config(2, 4096, 4096, 2048, true));
+    // 2 ranks, 4096 x 4096 x 4096: the comm kernel and the compute kernel take similar time.
+    const ProgramOutput out = run(config(2, 4096, 4096, 4096, true));
     const ViewTimes& t = out.results.times;
     const RunMetrics m = compute_metrics(out.results.id, t);
     ASSERT_GT(std::min(t.seq_comm_us, t.seq_compute_us), 0.4 * std::max(t.seq_comm_us, t.seq_compute_us));
