@@ -3,7 +3,7 @@
 
 For every row of sim/calibration/allgather_gemm_<SoC>.csv it runs the host program in
 timing-only mode and compares the measured pipelined time with the simulated one (the mean over
-ranks, see docs/MODEL.md; the slowest rank is shown too). Prints the relative error per row and
+ranks, see sim/MODEL.md; the slowest rank is shown too). Prints the relative error per row and
 the mean absolute error; exits 1 if any row is off by more than 10 percent.
 """
 import argparse
