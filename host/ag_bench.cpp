@@ -95,6 +95,7 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
 
     AgBenchOutcome out;
     out.per_rank.resize(static_cast<std::size_t>(cfg.ranks));
+    out.pipelined_start = kNever;
     std::mutex stats_mu;
     rt.run_hosts([&](HostContext& host) {
         const int r = host.rank();
@@ -149,16 +150,29 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
         comm.synchronize();
         compute.synchronize();
         times.pipelined_us = elapsed_us(t0, host.now());
+        const SimTime view_end = host.now();
         host.barrier();
 
         std::lock_guard lock(stats_mu);
+        out.pipelined_start = std::min(out.pipelined_start, t0);
+        out.pipelined_end = std::max(out.pipelined_end, view_end);
+        auto& busy = out.pipelined_busy_ps[r];
+        for (const Stream* s : {&comm, &compute})
+            for (int p = 0; p < kPipeCount; ++p)
+                busy[static_cast<std::size_t>(p)] += s->kernel_stats().back().busy_ps[static_cast<std::size_t>(p)];
         for (const Stream* s : {&comm, &compute})
             for (const KernelStats& k : s->kernel_stats()) out.instructions += k.instructions;
         out.compute_twait_stall_us += to_us(compute.kernel_stats().back().twait_stall_ps);
     });
     out.windows = cluster.coordinator().windows();
-    if (cfg.record_log) out.pipelined_log = cluster.event_log();
-    for (const RankBuffers& b : buffers) out.c_base.push_back(b.c->base);
+    if (cfg.record_log) {
+        out.pipelined_log = cluster.event_log();
+        out.pipelined_link_usage = cluster.link_usage();
+    }
+    for (const RankBuffers& b : buffers) {
+        out.c_base.push_back(b.c->base);
+        out.window_base.push_back(b.window->base);
+    }
     for (const RankViewTimes& t : out.per_rank) {
         out.slowest.compute_only_us = std::max(out.slowest.compute_only_us, t.compute_only_us);
         out.slowest.seq_comm_us = std::max(out.slowest.seq_comm_us, t.seq_comm_us);

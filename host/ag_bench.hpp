@@ -2,7 +2,9 @@
 // The host program's work, as the seed's main.cpp does it per rank: set up the comm world and
 // buffers, then the three benchmark views (compute-only, sequential, pipelined), each on the
 // simulated clock of the rank's host thread. Functional runs keep every rank's C for checking.
+#include <array>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "host/run_config.hpp"
@@ -34,6 +36,11 @@ struct AgBenchOutcome {
     double compute_twait_stall_us = 0;       // pipelined view, summed over ranks and blocks
     std::vector<InstrRecord> pipelined_log;  // when cfg.record_log: every instruction of the pipelined view
     std::vector<std::int64_t> c_base;        // each rank's C address (to tell phase-1 stores in the log)
+    std::vector<std::int64_t> window_base;   // each rank's window address (to name signals)
+    SimTime pipelined_start = 0;             // earliest host clock at the pipelined view's start
+    SimTime pipelined_end = 0;               // latest host clock at its end
+    std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, both kernels
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> pipelined_link_usage;  // when logged
 };
 
 AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, const AgInputs* inputs,

@@ -6,6 +6,8 @@
 
 #include "host/data_files.hpp"
 #include "host/input_gen.hpp"
+#include "sim/machine/cluster.hpp"
+#include "sim/trace/chrome_trace.hpp"
 
 namespace tandem::host {
 
@@ -79,8 +81,34 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
     r.extras["pipelined_rank_min_us"] = lowest;
     r.extras["simulated_instructions"] = out.bench.instructions;
     r.extras["compute_twait_stall_us"] = out.bench.compute_twait_stall_us;
+    if (!cfg.trace_file.empty()) write_trace(cfg, profile, out);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return out;
+}
+
+void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out) {
+    // The cluster of the run is gone; the trace needs its topology and costs only, which a
+    // fresh timing-only cluster of the same profile and ranks has.
+    ClusterOptions options;
+    options.ranks = cfg.ranks;
+    options.data_mode = DataMode::TimingOnly;
+    const Cluster cluster(profile, options);
+    const kernels::AgGemmTiling tiling(kernels::AgGemmShape{cfg.ranks, cfg.m, cfg.k, cfg.n, cfg.base_m, cfg.base_n});
+    const kernels::WindowLayout layout(tiling);
+    TraceInput in;
+    in.log = &out.bench.pipelined_log;
+    in.stream_names = {"comm", "compute"};
+    in.view_start = out.bench.pipelined_start;
+    in.view_end = out.bench.pipelined_end;
+    in.busy_ps = out.bench.pipelined_busy_ps;
+    in.link_usage = out.bench.pipelined_link_usage;
+    in.metadata = to_json(out.results);
+    in.metadata["profile_file"] = profile.file.string();
+    const std::vector<std::int64_t> bases = out.bench.window_base;
+    in.signal_name = [bases, layout](int rank, std::int64_t address) {
+        return layout.flags.name_of(address - bases.at(static_cast<std::size_t>(rank)));
+    };
+    write_chrome_trace(cfg.trace_file, cluster, in, TraceFilter{cfg.trace_ranks, cfg.trace_window_us});
 }
 
 void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {

@@ -28,6 +28,9 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
 // Writes out/output_rank<r>.bin (functional runs).
 void write_program_files(const RunConfig& cfg, const ProgramOutput& out);
 
+// Writes cfg.trace_file: the pipelined view's trace (the run must have kept its log).
+void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out);
+
 AgInputs make_inputs(const RunConfig& cfg);
 AgInputs read_inputs(const RunConfig& cfg);
 

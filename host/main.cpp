@@ -23,6 +23,7 @@ Profile load_run_profile(const RunConfig& cfg) {
 
 int run(int argc, char** argv) {
     RunConfig cfg = parse_run_config(argc, argv);
+    cfg.record_log = cfg.record_log || !cfg.trace_file.empty();
     const Profile profile = load_run_profile(cfg);
     apply_profile_defaults(cfg, profile);
     validate_run_config(cfg, buffer_limits_of(profile));

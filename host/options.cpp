@@ -1,6 +1,8 @@
 // Command line parsing (CLI11) and validation of a RunConfig. See options.hpp.
 #include "host/options.hpp"
 
+#include "sim/trace/chrome_trace.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -27,6 +29,8 @@ struct ParseTargets {
     RunConfig cfg;
     std::string run_mode = "sim";
     std::string comm_mode = "mesh";
+    std::string trace_ranks;
+    std::string trace_window;
 };
 
 // CLI11 converts integers with strtoll(base 0), so "0100" would silently mean 64 and "0x10"
@@ -122,6 +126,12 @@ void build_app(CLI::App& app, ParseTargets& t) {
     app.add_option("--trace", c.trace_file,
                    "Write a Chrome Trace Event JSON of the pipelined run to FILE (default: none)")
         ->type_name("FILE");
+    app.add_option("--trace-ranks", t.trace_ranks,
+                   "Keep only these ranks in the trace, e.g. 0,3 (default: all)")
+        ->type_name("LIST");
+    app.add_option("--trace-window-us", t.trace_window,
+                   "Keep only trace events overlapping START:END us from the pipelined view's start (default: all)")
+        ->type_name("START:END");
     app.add_option("--out-dir", c.out_dir,
                    "Directory for output_rank<r>.bin (and the inputs with --write-inputs)")
         ->type_name("DIR")
@@ -356,12 +366,26 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
         throw tandem::SimError("-r npu: no Ascend NPU is present on this machine; Tandem simulates one: use -r sim");
     }
     t.cfg.comm_mode = t.comm_mode == "ring" ? CommMode::Ring : CommMode::Mesh;
+    if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
+    if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
     return t.cfg;
 }
 
 void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
     if (!cfg.compute_blocks) cfg.compute_blocks = profile.chip.aic_cores;
     if (!cfg.comm_blocks) cfg.comm_blocks = profile.chip.aiv_cores;
+}
+
+// --trace-ranks / --trace-window-us only make sense with --trace, and name existing ranks.
+void check_trace_filter(const RunConfig& cfg) {
+    if (cfg.trace_file.empty() && (!cfg.trace_ranks.empty() || cfg.trace_window_us)) {
+        fail("--trace-ranks/--trace-window-us limit a trace: add --trace FILE");
+    }
+    for (int r : cfg.trace_ranks) {
+        if (r >= cfg.ranks) {
+            fail(fmt::format("--trace-ranks: rank {} does not exist (ranks are 0..{})", r, cfg.ranks - 1));
+        }
+    }
 }
 
 void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits, std::int64_t host_memory_limit_bytes) {
@@ -377,6 +401,7 @@ void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
     }
     check_output_dir("--json", cfg.json_file);
     check_output_dir("--trace", cfg.trace_file);
+    check_trace_filter(cfg);
 }
 
 double functional_host_bytes(const RunConfig& c) {

@@ -2,6 +2,8 @@
 // What one AllGather+GEMM run is asked to do: the seed's run.sh flags plus Tandem's own.
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tandem::host {
 
@@ -21,7 +23,9 @@ struct RunConfig {
     CommMode comm_mode = CommMode::Mesh;
     bool timing_only = false;
     std::string json_file;             // --json FILE
-    std::string trace_file;            // --trace FILE (later)
+    std::string trace_file;            // --trace FILE: Chrome trace of the pipelined view
+    std::vector<int> trace_ranks;      // --trace-ranks: keep only these ranks (empty: all)
+    std::optional<std::pair<double, double>> trace_window_us;  // --trace-window-us START:END
     std::string out_dir = "out";       // output_rank<r>.bin, and seed-format inputs if asked
     bool write_inputs = false;         // --write-inputs: also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin
     std::string input_dir;             // --input-dir DIR: read the seed's input files instead of generating

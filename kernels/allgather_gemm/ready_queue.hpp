@@ -3,6 +3,7 @@
 // chunks, and where each chunk's flag and each source's summary counter live in the window.
 // Mirrors the published ready_queue.hpp (ChunkFlagMatrix + summary counters).
 #include <cstdint>
+#include <string>
 
 #include "sim/exec/signal.hpp"
 
@@ -38,6 +39,10 @@ struct ChunkFlagMatrix {
     SignalAddr summary(int rank, std::int64_t window_base, int src) const {
         return SignalAddr{rank, window_base + summary_offset(src)};
     }
+
+    // "flag[src=S][chunk=C]" or "summary[src=S]" for a byte offset in the window; empty if the
+    // offset is neither (traces name signals with it).
+    std::string name_of(std::int64_t window_offset) const;
 };
 
 }  // namespace tandem::kernels

@@ -37,17 +37,23 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     kernel_end_ = start;
     stall_ps_ = 0;
     const std::int64_t instructions_before = instructions_;
+    std::vector<CoreState>& kernel_cores = cluster_.chip(rank_).cores(launch.core_type);
+    std::array<SimTime, kPipeCount> busy_before{};
+    for (const CoreState& c : kernel_cores)
+        for (int p = 0; p < kPipeCount; ++p) busy_before[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
     Coordinator& coord = cluster_.coordinator();
     window_end_ = coord.join(*this, start_bound);
     try {
-        std::vector<CoreState>& cores = cluster_.chip(rank_).cores(launch.core_type);
+        std::vector<CoreState>& cores = kernel_cores;
         const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
         for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
         for (;;) {
             // Nothing can start before the window's lower bound again: drop older bookings.
             const SimTime horizon = window_end_ - coord.lookahead();
             fabric_->forget_before(horizon);
-            for (auto& [id, link] : links_) link->forget_before(horizon);
+            if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
+                for (auto& [id, link] : links_) link->forget_before(horizon);
+            }
             check_waiters();
             process_until(window_end_);
             if (live_blocks_ == 0) break;
@@ -61,10 +67,16 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
         coord.leave(*this, outbox_);
         throw SimAborted();
     }
-    const KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_};
+    KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_, {}};
+    for (const CoreState& c : kernel_cores)
+        for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
+    for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before[static_cast<std::size_t>(p)];
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
     // whatever it reads next (the event log) must already hold this kernel's records.
-    if (record_log_) cluster_.append_log(std::move(log_));
+    if (record_log_) {
+        cluster_.append_log(std::move(log_));
+        for (auto& [id, link] : links_) cluster_.append_link_usage(id, link->steps());
+    }
     log_.clear();
     coord.leave(*this, outbox_, [&] {
         if (on_complete) on_complete(stats);

@@ -6,6 +6,7 @@
 // core-local instructions; an instruction that touches anything shared (GM bandwidth, a link,
 // a signal) waits until it is the earliest thing left in this process and inside the window the
 // coordinator has opened. Everything another stream can observe leaves as a timestamped message.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,7 @@ struct KernelStats {
     SimTime end = 0;            // last block done on its core
     std::int64_t instructions = 0;
     SimTime twait_stall_ps = 0; // summed over blocks
+    std::array<SimTime, kPipeCount> busy_ps{};  // per pipe, summed over the kernel's cores
 };
 
 class LogicalProcess : public Participant {

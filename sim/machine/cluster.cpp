@@ -63,9 +63,38 @@ std::vector<InstrRecord> Cluster::event_log() const {
     return all;
 }
 
+void Cluster::append_link_usage(int link, std::vector<std::pair<SimTime, std::int64_t>>&& steps) {
+    std::lock_guard lock(log_mu_);
+    link_usage_.emplace_back(link, std::move(steps));
+}
+
+std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> Cluster::link_usage() const {
+    std::lock_guard lock(log_mu_);
+    // Sum the step functions of every stream that booked a link: as rate changes at each
+    // breakpoint, added in time order (integer arithmetic, so the order of streams is irrelevant).
+    std::map<int, std::map<SimTime, std::int64_t>> deltas;
+    for (const auto& [link, steps] : link_usage_) {
+        std::int64_t previous = 0;
+        for (const auto& [t, rate] : steps) {
+            deltas[link][t] += rate - previous;
+            previous = rate;
+        }
+    }
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> out;
+    for (const auto& [link, changes] : deltas) {
+        std::int64_t level = 0;
+        for (const auto& [t, delta] : changes) {
+            level += delta;
+            out[link].emplace_back(t, level);
+        }
+    }
+    return out;
+}
+
 void Cluster::clear_log() {
     std::lock_guard lock(log_mu_);
     logs_.clear();
+    link_usage_.clear();
 }
 
 }  // namespace tandem

@@ -2,6 +2,7 @@
 // The simulated machine: n chips joined by an interconnect, with the cost model, the
 // coordinator that keeps the stream threads deterministic, and delivery of cross-stream writes.
 // Knows nothing about any kernel.
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -48,6 +49,9 @@ public:
     void append_log(std::vector<InstrRecord>&& records);
     // All records so far in a total order independent of host timing.
     std::vector<InstrRecord> event_log() const;
+    // Bandwidth booked on each link (bytes per second, step function), summed over streams.
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> link_usage() const;
+    void append_link_usage(int link, std::vector<std::pair<SimTime, std::int64_t>>&& steps);
     void clear_log();
 
 private:
@@ -59,6 +63,7 @@ private:
     Coordinator coordinator_;
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
+    std::vector<std::pair<int, std::vector<std::pair<SimTime, std::int64_t>>>> link_usage_;
 };
 
 }  // namespace tandem

@@ -15,6 +15,8 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/sim_time.hpp"
 
@@ -41,6 +43,10 @@ public:
 
     // Number of breakpoints of the usage step function currently stored (memory/cost gauge).
     std::size_t breakpoint_count() const { return used_.size(); }
+
+    // The booked rate as a step function: (time, bytes per second from then on), in time order,
+    // for the history not yet forgotten.
+    std::vector<std::pair<SimTime, std::int64_t>> steps() const { return {used_.begin(), used_.end()}; }
 
     // Drops the usage history strictly before t. The caller promises that no later booking
     // starts before t; book_transfer() throws SimError if one does. Costs O(entries dropped).

@@ -1,0 +1,595 @@
+#!/usr/bin/python3
+"""Overlap report for a Tandem trace (and optionally the run's results JSON).
+
+    report.py TRACE [--results RESULTS.json] [--json OUT] [--top N] [--strict]
+
+Per rank and overall:
+  * busy time per pipe: the sum of the X durations on the `<AIC|AIV><core> <PIPE>` tracks,
+    summed over cores, and its share of (cores that have that pipe) x (view time), where the
+    view time is otherData.view_end_us - view_start_us;
+  * time blocked in TWAIT: X events named TWAIT on SCALAR tracks whose cat contains `stall`,
+    summed per (rank, stream, block); the blocks that waited longest;
+  * a critical-path sentence: how much of the compute stream's time (summed over its blocks)
+    was spent waiting, on which source (from the `signal` arg: `summary[src=S]`,
+    `flag[src=S][chunk=C]`) and in which phase, and the longest single wait;
+  * with --results: overlap efficiency (SPEC.md: ((seq_comm + seq_compute) - pipelined) /
+    min(seq_comm, seq_compute) * 100, floored at 0) and exposed communication
+    (pipelined - compute_only), checked against the results JSON's own values.
+The busy totals are compared with otherData.busy_us (the simulator's own counters): a warning
+is printed when they differ by more than 1 ns (with --strict the exit status is then 3).
+
+Phases: a block is in phase 1 until its first TTEST/TWAIT on a signal of another source (a
+signal whose name has `[src=S]` with S != the block's rank), in phase 2 from then on. Only the
+signal names are used; nothing else about the kernel is assumed.
+"""
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+import tandem_trace as tt
+from tandem_trace import CORE_TYPES, PIPES, TraceError, us
+
+BUSY_TOLERANCE_PS = 1000  # 1 ns
+RESULT_KEYS_NEEDED = ("compute_only_us", "seq_comm_us", "seq_compute_us", "pipelined_us")
+IDENTITY_KEYS = ("ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks", "comm_blocks",
+                 "comm_mode", "data_mode", "soc")
+
+
+# ---- results JSON ------------------------------------------------------------------------------
+
+def load_results(path, trace, warnings):
+    """The results object for this trace: the file's object, or the entry of a JSON array (a
+    sweep) whose identity keys (ranks, m, k, n, ...) match otherData."""
+    doc = tt.load_json_file(path, "results JSON")
+    if isinstance(doc, dict):
+        entries = [doc]
+    elif isinstance(doc, list) and doc:
+        entries = doc
+    else:
+        raise TraceError(f"{path}: not a Tandem results JSON (expected an object or a non-empty array of objects)")
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise TraceError(f"{path}: not a Tandem results JSON (entry {i} is not an object)")
+
+    def mismatches(e):
+        return [k for k in IDENTITY_KEYS if k in e and k in trace.meta and e[k] != trace.meta[k]]
+
+    if len(entries) == 1:
+        chosen = entries[0]
+        bad = mismatches(chosen)
+        if bad:
+            warnings.append(f"{path} does not describe this trace's run: "
+                            + ", ".join(f"{k}={chosen[k]!r} vs trace {trace.meta[k]!r}" for k in bad))
+    else:
+        matching = [e for e in entries if not mismatches(e)]
+        if not matching:
+            ident = ", ".join(f"{k}={trace.meta[k]}" for k in ("ranks", "m", "k", "n") if k in trace.meta)
+            raise TraceError(f"{path}: none of its {len(entries)} results matches the trace ({ident})")
+        if len(matching) > 1:
+            warnings.append(f"{path}: {len(matching)} results match the trace; using the first")
+        chosen = matching[0]
+    missing = [k for k in RESULT_KEYS_NEEDED if not tt._is_number(chosen.get(k))]
+    if missing:
+        raise TraceError(f"{path}: not a Tandem results JSON (missing or non-numeric: {', '.join(missing)})")
+    return chosen
+
+
+def overlap_metrics(res):
+    """SPEC.md formulas, in the same order of operations as the host program."""
+    seq_comm, seq_compute = float(res["seq_comm_us"]), float(res["seq_compute_us"])
+    pipelined, compute_only = float(res["pipelined_us"]), float(res["compute_only_us"])
+    sequential = seq_comm + seq_compute
+    saved = sequential - pipelined
+    shorter = min(seq_comm, seq_compute)
+    eff = max(0.0, saved / shorter * 100.0) if shorter > 0 else 0.0
+    return {
+        "seq_comm_us": seq_comm,
+        "seq_compute_us": seq_compute,
+        "sequential_us": sequential,
+        "pipelined_us": pipelined,
+        "compute_only_us": compute_only,
+        "overlap_eff_pct": eff,
+        "exposed_comm_us": pipelined - compute_only,
+        "results_overlap_eff_pct": res.get("overlap_eff_pct"),
+        "results_exposed_comm_us": res.get("exposed_comm_us"),
+    }
+
+
+# ---- analysis -----------------------------------------------------------------------------------
+
+def _pipe_label(core_type, pipe):
+    return f"{core_type} {pipe}" if core_type else f"{pipe} (all cores)"
+
+
+def _share(busy_ps, cores, view_ps):
+    denom = cores * view_ps
+    return busy_ps / denom * 100.0 if denom > 0 else 0.0
+
+
+def _busy_rows(busy, cores, view_ps):
+    """busy: {(ct, pipe): ps}; cores: {(ct, pipe): n}. Rows per (core type, pipe) in the
+    Ascend order, then one combined row per pipe found on both core types."""
+    rows = []
+    for ct in CORE_TYPES:
+        for pipe in PIPES:
+            if (ct, pipe) in cores or (ct, pipe) in busy:
+                b, n = busy.get((ct, pipe), 0), cores.get((ct, pipe), 0)
+                rows.append({"core_type": ct, "pipe": pipe, "label": _pipe_label(ct, pipe),
+                             "busy_us": us(b), "busy_ps": b, "cores": n, "share_pct": _share(b, n, view_ps)})
+    for pipe in PIPES:
+        types = [ct for ct in CORE_TYPES if (ct, pipe) in cores or (ct, pipe) in busy]
+        if len(types) > 1:
+            b = sum(busy.get((ct, pipe), 0) for ct in types)
+            n = sum(cores.get((ct, pipe), 0) for ct in types)
+            rows.append({"core_type": None, "pipe": pipe, "label": _pipe_label(None, pipe),
+                         "busy_us": us(b), "busy_ps": b, "cores": n, "share_pct": _share(b, n, view_ps)})
+    return rows
+
+
+def _fmt_us(ps, digits=3):
+    return f"{us(ps):.{digits}f}"
+
+
+def analyze(trace, results=None, results_path=None, top=5):
+    """All the report's numbers as a JSON-ready dict (times in us; *_ps fields exact)."""
+    warnings = []
+    view_ps = trace.view_ps
+    ranks = trace.ranks
+    if trace.view_from_events:
+        warnings.append("otherData has no view_start_us/view_end_us: using the span of the events as the view")
+    if view_ps <= 0:
+        warnings.append("the view has no duration: shares are reported as 0")
+
+    # Cores per (rank, core type, pipe), from the tracks.
+    cores = defaultdict(set)
+    for (pid, _), tr in trace.tracks.items():
+        if tr.kind == "pipe":
+            cores[(pid, tr.core_type, tr.pipe)].add(tr.core)
+    unknown_tracks = sorted({(s.rank, s.track.name) for s in trace.slices if s.track.kind == "other"})
+    if unknown_tracks:
+        names = ", ".join(f"rank {r} {n!r}" for r, n in unknown_tracks[:5])
+        more = f" and {len(unknown_tracks) - 5} more" if len(unknown_tracks) > 5 else ""
+        warnings.append(f"X events on {len(unknown_tracks)} tracks without a known name are not counted: {names}{more}")
+
+    busy = defaultdict(int)             # (rank, ct, pipe) -> ps
+    busy_stream = defaultdict(int)      # (rank, ct, pipe, stream) -> ps
+    block_time = defaultdict(int)       # (rank, stream, block) -> ps, from BLOCKS tracks
+    span = {}                           # (rank, stream, block) -> [first ts, last end]
+    first_remote_check = {}             # (rank, stream, block) -> ts of first TTEST/TWAIT on another source
+    last_end = {}                       # rank -> (end, stream, block)
+    for s in trace.slices:
+        kind = s.track.kind
+        if kind == "pipe":
+            busy[(s.rank, s.track.core_type, s.track.pipe)] += s.dur
+            busy_stream[(s.rank, s.track.core_type, s.track.pipe, s.stream)] += s.dur
+        if kind not in ("pipe", "blocks"):
+            continue
+        b = s.block
+        if b is None:
+            continue
+        key = (s.rank, s.stream, b)
+        if kind == "blocks":
+            block_time[key] += s.dur
+        sp = span.get(key)
+        if sp is None:
+            span[key] = [s.ts, s.end]
+        else:
+            sp[0] = min(sp[0], s.ts)
+            sp[1] = max(sp[1], s.end)
+        le = last_end.get(s.rank)
+        if le is None or s.end > le[0]:
+            last_end[s.rank] = (s.end, s.stream, b)
+        if kind == "pipe" and s.track.pipe == "SCALAR" and s.name in ("TWAIT", "TTEST"):
+            src = tt.signal_source(s.signal)
+            if src is not None and src != s.rank:
+                if key not in first_remote_check or s.ts < first_remote_check[key]:
+                    first_remote_check[key] = s.ts
+
+    def block_ps(key):
+        if key in block_time:
+            return block_time[key]
+        sp = span.get(key)
+        return sp[1] - sp[0] if sp else 0
+
+    # Stalls per (rank, stream, block).
+    stall_blocks = {}
+    for s in trace.stalls():
+        key = (s.rank, s.stream, s.block)
+        st = stall_blocks.get(key)
+        if st is None:
+            st = stall_blocks[key] = {"blocked_ps": 0, "stalls": 0, "longest": None,
+                                      "by_source": defaultdict(int), "by_phase": defaultdict(int),
+                                      "by_source_phase": defaultdict(int)}
+        st["blocked_ps"] += s.dur
+        st["stalls"] += 1
+        if st["longest"] is None or s.dur > st["longest"].dur:
+            st["longest"] = s
+        src = tt.signal_source(s.signal)
+        frc = first_remote_check.get(key)
+        phase = 2 if frc is not None and s.ts >= frc else 1
+        st["by_source"][src] += s.dur
+        st["by_phase"][phase] += s.dur
+        st["by_source_phase"][(src, phase)] += s.dur
+
+    def block_entry(key):
+        rank, stream, block = key
+        st = stall_blocks.get(key)
+        bt = block_ps(key)
+        e = {"rank": rank, "stream": stream, "block": block, "block_us": us(bt),
+             "blocked_us": 0.0, "blocked_ps": 0, "blocked_pct_of_block": 0.0, "stalls": 0,
+             "longest_wait": None, "by_source_us": {}, "by_phase_us": {}}
+        if st:
+            e["blocked_ps"] = st["blocked_ps"]
+            e["blocked_us"] = us(st["blocked_ps"])
+            e["blocked_pct_of_block"] = st["blocked_ps"] / bt * 100.0 if bt > 0 else 0.0
+            e["stalls"] = st["stalls"]
+            lw = st["longest"]
+            e["longest_wait"] = {"us": us(lw.dur), "signal": lw.signal, "source": tt.signal_source(lw.signal),
+                                 "start_us": us(lw.ts - trace.view_start_ps), "address": lw.args.get("address")}
+            e["by_source_us"] = {("unknown" if k is None else str(k)): us(v) for k, v in sorted(
+                st["by_source"].items(), key=lambda kv: (kv[0] is None, kv[0] or 0))}
+            e["by_phase_us"] = {str(k): us(v) for k, v in sorted(st["by_phase"].items())}
+        return e
+
+    all_block_keys = set(span) | set(block_time) | set(stall_blocks)
+    streams_by_rank = defaultdict(set)
+    for (r, stream, _b) in all_block_keys:
+        streams_by_rank[r].add(stream)
+
+    rank_reports = []
+    for r in ranks:
+        rcores = {(ct, p): len(v) for (rr, ct, p), v in cores.items() if rr == r}
+        rbusy = {(ct, p): v for (rr, ct, p), v in busy.items() if rr == r}
+        rows = _busy_rows(rbusy, rcores, view_ps)
+        for row in rows:
+            row["by_stream_us"] = {st: us(v) for (rr, ct, p, st), v in sorted(busy_stream.items())
+                                   if rr == r and p == row["pipe"] and (row["core_type"] in (None, ct))}
+        blocks = [block_entry(k) for k in sorted(all_block_keys, key=lambda k: (k[1], k[2] if k[2] is not None else -1))
+                  if k[0] == r]
+        streams = {}
+        for stream in sorted(streams_by_rank[r]):
+            sb = [b for b in blocks if b["stream"] == stream]
+            bt = sum(block_ps((r, stream, b["block"])) for b in sb)
+            blocked = sum(b["blocked_ps"] for b in sb)
+            streams[stream] = {"blocks": len(sb), "block_us": us(bt), "blocked_us": us(blocked),
+                               "blocked_pct": blocked / bt * 100.0 if bt > 0 else 0.0,
+                               "stalls": sum(b["stalls"] for b in sb)}
+        cp = critical_path(trace, r, streams_by_rank[r], stall_blocks, block_ps, rows, last_end.get(r), all_block_keys)
+        top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
+                            key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
+        rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
+                             "top_blocks": top_blocks, "critical_path": cp})
+
+    # Overall: the same sums over every rank in the trace.
+    ocores = defaultdict(int)
+    for (rr, ct, p), v in cores.items():
+        ocores[(ct, p)] += len(v)
+    obusy = defaultdict(int)
+    for (rr, ct, p), v in busy.items():
+        obusy[(ct, p)] += v
+    ostreams = {}
+    for rep in rank_reports:
+        for stream, st in rep["streams"].items():
+            o = ostreams.setdefault(stream, {"blocks": 0, "block_us": 0.0, "blocked_us": 0.0, "stalls": 0,
+                                             "_bt": 0, "_bl": 0})
+            o["blocks"] += st["blocks"]
+            o["stalls"] += st["stalls"]
+            o["_bt"] += sum(block_ps((rep["rank"], stream, b["block"])) for b in rep["blocks"] if b["stream"] == stream)
+            o["_bl"] += sum(b["blocked_ps"] for b in rep["blocks"] if b["stream"] == stream)
+    for o in ostreams.values():
+        bt, bl = o.pop("_bt"), o.pop("_bl")
+        o["block_us"], o["blocked_us"] = us(bt), us(bl)
+        o["blocked_pct"] = bl / bt * 100.0 if bt > 0 else 0.0
+    all_blocks = [b for rep in rank_reports for b in rep["blocks"]]
+    otop = sorted((b for b in all_blocks if b["blocked_ps"] > 0),
+                  key=lambda b: (-b["blocked_ps"], b["rank"], b["stream"], b["block"]))[:top]
+    worst = None
+    for rep in rank_reports:
+        cp = rep["critical_path"]
+        if cp.get("waited_pct") is not None and (worst is None or cp["waited_pct"] > worst["waited_pct"]):
+            worst = cp
+    overall = {"ranks": len(ranks), "busy": _busy_rows(dict(obusy), dict(ocores), view_ps),
+               "streams": ostreams, "top_blocks": otop,
+               "critical_path": worst["sentence"] if worst else None,
+               "critical_rank": worst["rank"] if worst else None}
+
+    busy_check = check_busy(trace, busy, warnings)
+
+    results_part = None
+    if results is not None:
+        om = overlap_metrics(results)
+        om["results_file"] = results_path
+        om["view_us"] = us(view_ps)
+        ro, re_ = om["results_overlap_eff_pct"], om["results_exposed_comm_us"]
+        if tt._is_number(ro) and abs(ro - om["overlap_eff_pct"]) > 1e-6 * max(1.0, abs(ro)):
+            warnings.append(f"overlap efficiency from the SPEC formula ({om['overlap_eff_pct']:.6f}%) differs from "
+                            f"the results JSON's overlap_eff_pct ({ro:.6f}%)")
+        if tt._is_number(re_) and abs(re_ - om["exposed_comm_us"]) > 1e-6 * max(1.0, abs(re_)):
+            warnings.append(f"exposed communication pipelined - compute_only ({om['exposed_comm_us']:.6f} us) differs "
+                            f"from the results JSON's exposed_comm_us ({re_:.6f} us)")
+        if not trace.is_filtered and abs(om["pipelined_us"] - us(view_ps)) > 0.001:
+            warnings.append(f"the trace's view lasts {us(view_ps):.6f} us but the results' pipelined_us is "
+                            f"{om['pipelined_us']:.6f} us")
+        results_part = om
+
+    meta = {k: trace.meta.get(k) for k in ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks",
+                                            "comm_blocks", "comm_mode", "data_mode", "profile_file", "view",
+                                            "filter") if k in trace.meta}
+    return {
+        "trace": trace.path,
+        "meta": meta,
+        "filtered": trace.is_filtered,
+        "filter_text": trace.describe_filter(),
+        "view_start_us": us(trace.view_start_ps),
+        "view_end_us": us(trace.view_end_ps),
+        "view_us": us(view_ps),
+        "share_definition": "busy / (cores with that pipe x view time), view time = view_end_us - view_start_us",
+        "phase_definition": "phase 1 until a block's first TTEST/TWAIT on another source's signal ([src=S], "
+                            "S != its rank), phase 2 from then on",
+        "ranks": rank_reports,
+        "overall": overall,
+        "busy_check": busy_check,
+        "results": results_part,
+        "warnings": warnings,
+    }
+
+
+def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, block_keys):
+    """The per-rank sentence. Focus: the compute stream if the rank has one, else the stream
+    that waited most."""
+    cand = sorted(streams)
+    if not cand:
+        return {"rank": rank, "stream": None, "waited_pct": None,
+                "sentence": f"rank {rank}: no blocks in the trace"}
+    waited = {st: sum(v["blocked_ps"] for (r, s, _b), v in stall_blocks.items() if r == rank and s == st)
+              for st in cand}
+    focus = "compute" if "compute" in cand else max(cand, key=lambda st: (waited[st], st))
+    keys = [k for k in block_keys if k[0] == rank and k[1] == focus]
+    nblocks = len(keys)
+    total = sum(block_ps(k) for k in keys)
+    blocked = waited[focus]
+    out = {"rank": rank, "stream": focus, "blocks": nblocks, "block_us": us(total), "waited_us": us(blocked),
+           "waited_pct": blocked / total * 100.0 if total > 0 else 0.0}
+    end_clause = ""
+    if last is not None:
+        end, lst, lb = last
+        out["last_block"] = {"stream": lst, "block": lb, "end_us": us(end - trace.view_start_ps)}
+        end_clause = f"; the last block to finish was {lst} block {lb}, at {us(end - trace.view_start_ps):.3f} us"
+    if blocked == 0:
+        pipe_rows = [r for r in rows if r["core_type"] and r["busy_ps"] > 0 and r["pipe"] != "SCALAR"]
+        busiest = max(pipe_rows, key=lambda r: r["share_pct"], default=None)
+        extra = (f"; its busiest pipe was {busiest['label']} at {busiest['share_pct']:.1f}% of "
+                 f"{busiest['cores']} cores x view time") if busiest else ""
+        out["sentence"] = (f"rank {rank}: {focus} never waited in TWAIT (over its {nblocks} blocks){extra}"
+                           f"{end_clause}")
+        return out
+    by_src = defaultdict(int)
+    by_src_phase = defaultdict(lambda: defaultdict(int))
+    longest = None
+    for (r, s, _b), v in stall_blocks.items():
+        if r != rank or s != focus:
+            continue
+        for src, ps in v["by_source"].items():
+            by_src[src] += ps
+        for (src, ph), ps in v["by_source_phase"].items():
+            by_src_phase[src][ph] += ps
+        lw = v["longest"]
+        if longest is None or lw.dur > longest.dur or (lw.dur == longest.dur and lw.ts < longest.ts):
+            longest = lw
+    top_src = max(by_src, key=lambda k: (by_src[k], -(k if k is not None else 1 << 30)))
+    src_ps = by_src[top_src]
+    phases = sorted(p for p, v in by_src_phase[top_src].items() if v > 0)
+    if phases == [2]:
+        phase_text = "in phase 2"
+    elif phases == [1]:
+        phase_text = "in phase 1"
+    else:
+        p2 = by_src_phase[top_src].get(2, 0)
+        phase_text = f"in phases 1 and 2 ({p2 / src_ps * 100.0:.0f}% of it in phase 2)"
+    src_text = f"source {top_src}" if top_src is not None else "signals without a source in their name"
+    src_pct = src_ps / total * 100.0 if total > 0 else 0.0
+    if len(by_src) == 1:
+        where = f"all of it on {src_text} {phase_text}"
+    else:
+        where = f"most of it ({src_pct:.1f}% of its time) on {src_text} {phase_text}"
+    sig = longest.signal or (f"address {longest.args.get('address')}" if longest.args.get("address") else "an unnamed signal")
+    out.update({"top_source": top_src, "top_source_us": us(src_ps), "top_source_pct": src_pct,
+                "top_source_phases": phases,
+                "by_source_us": {("unknown" if k is None else str(k)): us(v) for k, v in by_src.items()},
+                "longest_wait": {"block": longest.block, "signal": longest.signal, "us": us(longest.dur),
+                                 "start_us": us(longest.ts - trace.view_start_ps)}})
+    out["sentence"] = (f"rank {rank}: {focus} waited {out['waited_pct']:.1f}% of its time in TWAIT (summed over its "
+                       f"{nblocks} blocks), {where}; the longest wait was block {longest.block} on {sig}, "
+                       f"{us(longest.dur):.1f} us{end_clause}")
+    return out
+
+
+def check_busy(trace, busy, warnings):
+    """Compare the trace's busy sums with otherData.busy_us. Keys may be a pipe (`CUBE`:
+    summed over core types) or `<AIC|AIV> <PIPE>`."""
+    ref = trace.meta.get("busy_us")
+    out = {"present": ref is not None, "compared": 0, "mismatches": [], "tolerance_ns": BUSY_TOLERANCE_PS / 1000}
+    if ref is None:
+        return out
+    if not isinstance(ref, dict):
+        warnings.append("otherData.busy_us is not an object: busy totals not checked")
+        return out
+    filtered = trace.is_filtered
+    note = " (the trace is filtered, so this is expected)" if filtered else ""
+    present = set(trace.ranks)
+    for rkey, pipes in sorted(ref.items(), key=lambda kv: str(kv[0])):
+        try:
+            r = int(rkey)
+        except (TypeError, ValueError):
+            warnings.append(f"otherData.busy_us has a key {rkey!r} that is not a rank")
+            continue
+        if not isinstance(pipes, dict):
+            warnings.append(f"otherData.busy_us[{rkey!r}] is not an object")
+            continue
+        if r not in present:
+            if not filtered:
+                warnings.append(f"otherData.busy_us has rank {r} but the trace has no events of it")
+            continue
+        seen = set()
+        for pkey, val in sorted(pipes.items()):
+            parts = str(pkey).split()
+            if len(parts) == 1 and parts[0] in PIPES:
+                got = sum(v for (rr, ct, p), v in busy.items() if rr == r and p == parts[0])
+                seen.update((ct, parts[0]) for ct in CORE_TYPES)
+            elif len(parts) == 2 and parts[0] in CORE_TYPES and parts[1] in PIPES:
+                got = busy.get((r, parts[0], parts[1]), 0)
+                seen.add((parts[0], parts[1]))
+            else:
+                warnings.append(f"otherData.busy_us[{rkey!r}] has an unknown pipe {pkey!r}")
+                continue
+            if not tt._is_number(val):
+                warnings.append(f"otherData.busy_us[{rkey!r}][{pkey!r}] is not a number")
+                continue
+            want = tt.us_to_ps(val)
+            out["compared"] += 1
+            if abs(got - want) > BUSY_TOLERANCE_PS:
+                out["mismatches"].append({"rank": r, "pipe": pkey, "trace_us": us(got), "busy_us": us(want),
+                                          "diff_ns": (got - want) / 1000})
+                warnings.append(f"rank {r} {pkey}: the trace's events add up to {us(got):.6f} us but otherData.busy_us "
+                                f"says {us(want):.6f} us (differ by {abs(got - want) / 1000:.3f} ns){note}")
+        for (rr, ct, p), v in sorted(busy.items()):
+            if rr == r and v > 0 and (ct, p) not in seen:
+                warnings.append(f"rank {r} {ct} {p}: {us(v):.6f} us busy in the trace but no entry in otherData.busy_us")
+    return out
+
+
+# ---- text output --------------------------------------------------------------------------------
+
+def _busy_lines(rows, view_us, indent):
+    lines = []
+    width = max((len(r["label"]) for r in rows), default=8)
+    for r in rows:
+        lines.append(f"{indent}{r['label']:<{width}}  busy {r['busy_us']:14.3f} us = {r['share_pct']:5.1f}% "
+                     f"of {r['cores']} cores x {view_us:.3f} us")
+    return lines
+
+
+def _stream_lines(streams, indent):
+    lines = []
+    for stream, st in sorted(streams.items()):
+        lines.append(f"{indent}{stream}: blocked {st['blocked_us']:.3f} us in {st['stalls']} TWAIT stalls over "
+                     f"{st['blocks']} blocks = {st['blocked_pct']:.1f}% of their {st['block_us']:.3f} us of block time")
+    return lines
+
+
+def _block_line(b, with_rank):
+    who = (f"rank {b['rank']} " if with_rank else "") + f"{b['stream']} block {b['block']}"
+    lw = b["longest_wait"]
+    longest = ""
+    if lw:
+        on = lw["signal"] or (f"address {lw['address']}" if lw.get("address") else "an unnamed signal")
+        longest = f"; longest {lw['us']:.3f} us on {on} at {lw['start_us']:.3f} us"
+    return (f"{who}: blocked {b['blocked_us']:.3f} us in {b['stalls']} stalls = {b['blocked_pct_of_block']:.1f}% "
+            f"of its {b['block_us']:.3f} us{longest}")
+
+
+def format_text(a):
+    L = []
+    m = a["meta"]
+    ident = []
+    if "ranks" in m:
+        ident.append(f"{m['ranks']} ranks")
+    if all(k in m for k in ("m", "k", "n")):
+        ident.append(f"M={m['m']} K={m['k']} N={m['n']}")
+    for k in ("soc", "comm_mode", "data_mode"):
+        if k in m:
+            ident.append(str(m[k]))
+    if "profile_file" in m:
+        ident.append(f"profile {m['profile_file']}")
+    L.append(f"Tandem trace report: {a['trace']}")
+    L.append(f"  run: {', '.join(ident) or 'unknown'}; view {m.get('view')!r}, {a['filter_text']}")
+    L.append(f"  view: {a['view_start_us']:.6f} .. {a['view_end_us']:.6f} us = {a['view_us']:.3f} us")
+    L.append("  busy = sum of X durations on the pipe's tracks, summed over cores; "
+             "share = busy / (cores with that pipe x view time)")
+    view_us = a["view_us"]
+    for rep in a["ranks"]:
+        L.append("")
+        L.append(f"rank {rep['rank']}")
+        L.append("  busy per pipe:")
+        L.extend(_busy_lines(rep["busy"], view_us, "    "))
+        L.append("  blocked in TWAIT (stalled waits, per stream):")
+        L.extend(_stream_lines(rep["streams"], "    ") or ["    (no blocks)"])
+        if rep["top_blocks"]:
+            L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
+            L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
+        L.append(f"  critical path: {rep['critical_path']['sentence']}")
+    o = a["overall"]
+    L.append("")
+    L.append(f"overall ({o['ranks']} ranks in the trace)")
+    L.append("  busy per pipe:")
+    L.extend(_busy_lines(o["busy"], view_us, "    "))
+    L.append("  blocked in TWAIT:")
+    L.extend(_stream_lines(o["streams"], "    ") or ["    (no blocks)"])
+    if o["top_blocks"]:
+        L.append(f"  top {len(o['top_blocks'])} blocks by blocked time:")
+        L.extend("    " + _block_line(b, True) for b in o["top_blocks"])
+    if o["critical_path"]:
+        L.append(f"  critical path (the rank that waited most): {o['critical_path']}")
+    L.append("")
+    res = a["results"]
+    if res is None:
+        L.append("overlap: overlap efficiency and exposed communication need --results RESULTS.json "
+                 "(the trace holds only the pipelined view)")
+    else:
+        L.append(f"overlap (from {res['results_file']}, SPEC.md formulas):")
+        ro = res["results_overlap_eff_pct"]
+        L.append(f"  overlap efficiency {res['overlap_eff_pct']:.1f}% = (({res['seq_comm_us']:.3f} + "
+                 f"{res['seq_compute_us']:.3f}) - {res['pipelined_us']:.3f}) / min({res['seq_comm_us']:.3f}, "
+                 f"{res['seq_compute_us']:.3f}) x 100, floored at 0"
+                 + (f" (results JSON: {ro:.1f}%)" if tt._is_number(ro) else ""))
+        rx = res["results_exposed_comm_us"]
+        L.append(f"  exposed communication {res['exposed_comm_us']:.3f} us = pipelined {res['pipelined_us']:.3f} - "
+                 f"compute-only {res['compute_only_us']:.3f} us"
+                 + (f" (results JSON: {rx:.3f} us)" if tt._is_number(rx) else ""))
+        L.append(f"  pipelined {res['pipelined_us']:.3f} us (results) vs the trace's view {res['view_us']:.3f} us")
+    bc = a["busy_check"]
+    if not bc["present"]:
+        L.append("busy check: otherData.busy_us absent, not checked")
+    elif bc["mismatches"]:
+        L.append(f"busy check: {len(bc['mismatches'])} of {bc['compared']} busy totals differ from otherData.busy_us "
+                 f"by more than 1 ns (see warnings)")
+    else:
+        L.append(f"busy check: all {bc['compared']} busy totals match otherData.busy_us within 1 ns")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="report.py",
+        description="Report busy time per pipe, time blocked in TWAIT per block, the critical path and (with "
+                    "--results) overlap efficiency and exposed communication for a Tandem trace.",
+        epilog="Example: report.py /tmp/x/trace.json --results /tmp/x/results.json --json /tmp/x/report.json")
+    ap.add_argument("trace", metavar="TRACE", help="trace JSON written by allgather_gemm --trace")
+    ap.add_argument("--results", metavar="RESULTS.json",
+                    help="results JSON of the same run (--json), an object or a sweep's array")
+    ap.add_argument("--json", metavar="OUT", help="also write the numbers as JSON to OUT")
+    ap.add_argument("--top", type=int, default=5, metavar="N", help="blocks to list by blocked time (default 5)")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit with status 3 when a check fails (busy totals vs otherData.busy_us, results formulas)")
+    a = ap.parse_args()
+    if a.top < 0:
+        ap.error("--top must be >= 0")
+    trace = tt.load_trace(a.trace)
+    pre = []
+    results = load_results(a.results, trace, pre) if a.results else None
+    analysis = analyze(trace, results, a.results, a.top)
+    analysis["warnings"] = pre + analysis["warnings"]
+    sys.stdout.write(format_text(analysis))
+    for w in analysis["warnings"]:
+        print(f"report.py: warning: {w}", file=sys.stderr)
+    if a.json:
+        text = json.dumps(analysis, indent=2, sort_keys=False) + "\n"
+        tt.write_atomic(a.json, lambda f: f.write(text))
+    if a.strict and analysis["warnings"]:
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(tt.run_main("report.py", main))

@@ -1,0 +1,299 @@
+#include "sim/trace/chrome_trace.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/machine/cluster.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+constexpr int kTidsPerCore = 16;       // one per pipe, plus the BLOCKS track
+constexpr int kBlocksTrack = 8;
+constexpr int kAivTidBase = 100000;    // AIV tracks sort after AIC tracks
+constexpr std::size_t kFlushBytes = 4 << 20;
+
+// Microseconds with 6 decimals, exactly (one picosecond resolution, no floating point).
+std::string us(SimTime ps) {
+    const char* sign = ps < 0 ? "-" : "";
+    const SimTime a = ps < 0 ? -ps : ps;
+    return fmt::format("{}{}.{:06}", sign, a / 1000000, a % 1000000);
+}
+
+int track_id(CoreType type, int core, int slot) {
+    return (type == CoreType::AIC ? 0 : kAivTidBase) + core * kTidsPerCore + slot;
+}
+
+std::string track_name(CoreType type, int core, const char* what) {
+    return fmt::format("{}{} {}", core_type_name(type), core, what);
+}
+
+bool on_data_pipe(Opcode op) {
+    return op == Opcode::TLOAD || op == Opcode::TEXTRACT || op == Opcode::TMATMUL || op == Opcode::TMATMUL_ACC ||
+           op == Opcode::TSTORE;
+}
+
+bool on_scalar(const InstrRecord& r) {
+    return r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST ||
+           (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
+}
+
+// JSON string escaping for names that come from users (allocation names).
+std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
+
+class TraceWriter {
+public:
+    TraceWriter(const std::string& path, const Cluster& cluster, const TraceInput& in, const TraceFilter& filter)
+        : path_(path), cluster_(cluster), in_(in), filter_(filter) {
+        tmp_ = fmt::format("{}.tmp.{}", path, ::getpid());
+        file_ = std::fopen(tmp_.c_str(), "wb");
+        if (!file_) throw SimError(fmt::format("cannot write trace '{}': cannot create '{}'", path, tmp_));
+    }
+    ~TraceWriter() {
+        if (file_) {
+            std::fclose(file_);
+            std::remove(tmp_.c_str());
+        }
+    }
+
+    void write() {
+        const CostModel& cost = cluster_.cost();
+        stalled_min_ps_ = cost.issue_ps + cost.twait_poll_ps;
+        out_ += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":";
+        out_ += other_data().dump();
+        out_ += ",\n\"traceEvents\":[\n";
+        index_notifies();
+        for (const InstrRecord& r : *in_.log) {
+            if (!keep_rank(r.rank) || !in_window(r.start, r.end)) continue;
+            instruction(r);
+        }
+        link_counters();
+        track_metadata();
+        out_ += "{\"name\":\"end\",\"ph\":\"M\",\"pid\":0,\"args\":{}}\n]}\n";
+        flush();
+        if (std::fclose(file_) != 0) {
+            file_ = nullptr;
+            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed", path_, tmp_));
+        }
+        file_ = nullptr;
+        std::error_code ec;
+        std::filesystem::rename(tmp_, path_, ec);
+        if (ec) {
+            std::remove(tmp_.c_str());
+            throw SimError(fmt::format("cannot write trace '{}': {}", path_, ec.message()));
+        }
+    }
+
+private:
+    bool keep_rank(int rank) const {
+        return filter_.ranks.empty() || std::find(filter_.ranks.begin(), filter_.ranks.end(), rank) != filter_.ranks.end();
+    }
+    bool in_window(SimTime start, SimTime end) const {
+        if (!filter_.window_us) return true;
+        const SimTime a = in_.view_start + from_us(filter_.window_us->first);
+        const SimTime b = in_.view_start + from_us(filter_.window_us->second);
+        return end >= a && start <= b;
+    }
+
+    nlohmann::json other_data() const {
+        nlohmann::json d = in_.metadata;
+        d["view"] = "pipelined";
+        d["view_start_us"] = to_us(in_.view_start);
+        d["view_end_us"] = to_us(in_.view_end);
+        nlohmann::json busy = nlohmann::json::object();
+        for (const auto& [rank, pipes] : in_.busy_ps) {
+            nlohmann::json per_pipe = nlohmann::json::object();
+            for (Pipe p : {Pipe::M, Pipe::MTE1, Pipe::MTE2, Pipe::MTE3, Pipe::FIX, Pipe::V})
+                per_pipe[pipe_name(p)] = to_us(pipes[static_cast<std::size_t>(pipe_index(p))]);
+            busy[std::to_string(rank)] = per_pipe;
+        }
+        d["busy_us"] = busy;
+        nlohmann::json f = nlohmann::json::object();
+        f["ranks"] = filter_.ranks.empty() ? nlohmann::json("all") : nlohmann::json(filter_.ranks);
+        f["window_us"] = filter_.window_us ? nlohmann::json({filter_.window_us->first, filter_.window_us->second})
+                                           : nlohmann::json("all");
+        d["filter"] = f;
+        return d;
+    }
+
+    // TNOTIFYs by (destination rank, address, visible time): what released a TWAIT.
+    void index_notifies() {
+        for (std::size_t i = 0; i < in_.log->size(); ++i) {
+            const InstrRecord& r = (*in_.log)[i];
+            if (r.op == Opcode::TNOTIFY) notifies_.emplace(std::make_tuple(r.peer, r.address, r.visible), i);
+        }
+    }
+
+    const std::string& stream_name(int id) const {
+        static const std::string unknown = "stream";
+        return id >= 0 && static_cast<std::size_t>(id) < in_.stream_names.size() ? in_.stream_names[static_cast<std::size_t>(id)] : unknown;
+    }
+
+    int use_track(const InstrRecord& r, int slot, const char* what) {
+        const int tid = track_id(r.core_type, r.core, slot);
+        tracks_.emplace(r.rank, tid, track_name(r.core_type, r.core, what));
+        return tid;
+    }
+
+    void instruction(const InstrRecord& r) {
+        int tid;
+        std::string name;
+        if (on_data_pipe(r.op)) {
+            tid = use_track(r, pipe_index(r.pipe), pipe_name(r.pipe));
+            name = opcode_name(r.op);
+        } else if (on_scalar(r)) {
+            tid = use_track(r, pipe_index(Pipe::S), pipe_name(Pipe::S));
+            name = opcode_name(r.op);
+        } else if (r.op == Opcode::BLOCK) {
+            tid = use_track(r, kBlocksTrack, "BLOCKS");
+            name = fmt::format("block {}", r.block);
+        } else {
+            return;  // set_flag / wait_flag / single-pipe barriers: no duration of their own
+        }
+        const bool stalled = r.op == Opcode::TWAIT && r.end - r.start > stalled_min_ps_;
+        const std::string& stream = stream_name(r.stream);
+        std::string args = fmt::format("\"block\":{},\"stream\":{}", r.block, json_string(stream));
+        if (r.op == Opcode::TMATMUL || r.op == Opcode::TMATMUL_ACC) args += fmt::format(",\"flops\":{}", r.bytes);
+        else if (r.bytes > 0) args += fmt::format(",\"bytes\":{}", r.bytes);
+        if (r.address != 0) args += fmt::format(",\"address\":\"{:#x}\"", r.address);
+        if (r.peer >= 0) args += fmt::format(",\"peer\":{}", r.peer);
+        if (r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST) {
+            args += fmt::format(",\"value\":{}", r.value);
+            const int sig_rank = r.op == Opcode::TNOTIFY ? r.peer : r.rank;
+            if (in_.signal_name) {
+                const std::string sig = in_.signal_name(sig_rank, r.address);
+                if (!sig.empty()) args += fmt::format(",\"signal\":{}", json_string(sig));
+            }
+        }
+        if (r.op == Opcode::TNOTIFY) args += fmt::format(",\"visible_us\":{}", us(r.visible));
+        out_ += fmt::format("{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{{{}}}}},\n",
+                            json_string(name), json_string(stalled ? stream + ",stall" : stream), us(r.start), us(r.end - r.start),
+                            r.rank, tid, args);
+        if (stalled) flow_to(r, tid);
+        if (out_.size() > kFlushBytes) flush();
+    }
+
+    // An arrow from the TNOTIFY whose write made this TWAIT's condition true.
+    void flow_to(const InstrRecord& wait, int wait_tid) {
+        const SimTime released = wait.end - cluster_.cost().twait_poll_ps;
+        auto it = notifies_.find(std::make_tuple(wait.rank, wait.address, released));
+        if (it == notifies_.end()) return;  // released by a host write
+        const InstrRecord& n = (*in_.log)[it->second];
+        if (!keep_rank(n.rank)) return;
+        const int id = next_flow_++;
+        const int notify_tid = track_id(n.core_type, n.core, pipe_index(Pipe::S));
+        tracks_.emplace(n.rank, notify_tid, track_name(n.core_type, n.core, pipe_name(Pipe::S)));
+        out_ += fmt::format("{{\"name\":\"notify\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":{},\"ts\":{},\"pid\":{},\"tid\":{}}},\n",
+                            id, us(n.start), n.rank, notify_tid);
+        // Bound to the enclosing slice: one picosecond before the wait's end, inside it.
+        out_ += fmt::format("{{\"name\":\"notify\",\"cat\":\"signal\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"ts\":{},\"pid\":{},\"tid\":{}}},\n",
+                            id, us(wait.end - 1), wait.rank, wait_tid);
+    }
+
+    // Bandwidth in use on each link, exactly as the links' calendars booked it.
+    void link_counters() {
+        const Topology& topo = cluster_.topology();
+        for (const auto& [link, steps] : in_.link_usage) {
+            const int src = topo.link(link).src;
+            if (!keep_rank(src)) continue;
+            const std::string name = topo.describe_link(link) + " GB/s";
+            for (const auto& [t, bytes_per_s] : steps) {
+                if (!in_window(t, t)) continue;
+                out_ += fmt::format("{{\"name\":{},\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"GB/s\":{:.3f}}}}},\n",
+                                    json_string(name), us(t), src, static_cast<double>(bytes_per_s) / 1e9);
+            }
+        }
+    }
+
+    void track_metadata() {
+        std::set<int> ranks;
+        for (const auto& [rank, tid, name] : tracks_) ranks.insert(rank);
+        for (int rank : ranks) {
+            out_ += fmt::format("{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"rank {}\"}}}},\n", rank, rank);
+            out_ += fmt::format("{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}},\n", rank, rank);
+        }
+        for (const auto& [rank, tid, name] : tracks_) {
+            out_ += fmt::format("{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}},\n", rank,
+                                tid, json_string(name));
+            out_ += fmt::format("{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}},\n",
+                                rank, tid, tid);
+        }
+    }
+
+    void flush() {
+        if (!out_.empty() && std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size())
+            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed", path_, tmp_));
+        out_.clear();
+    }
+
+    std::string path_;
+    std::string tmp_;
+    const Cluster& cluster_;
+    const TraceInput& in_;
+    const TraceFilter& filter_;
+    std::FILE* file_ = nullptr;
+    std::string out_;
+    SimTime stalled_min_ps_ = 0;
+    std::multimap<std::tuple<int, std::int64_t, SimTime>, std::size_t> notifies_;
+    std::set<std::tuple<int, int, std::string>> tracks_;
+    int next_flow_ = 1;
+};
+
+}  // namespace
+
+void write_chrome_trace(const std::string& path, const Cluster& cluster, const TraceInput& in, const TraceFilter& filter) {
+    if (in.log == nullptr) throw SimError("internal: trace requested without an event log");
+    TraceWriter(path, cluster, in, filter).write();
+}
+
+std::vector<int> parse_rank_list(const std::string& text) {
+    std::vector<int> ranks;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::size_t used = 0;
+        int rank = -1;
+        try {
+            rank = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (item.empty() || used != item.size() || rank < 0)
+            throw SimError(fmt::format("--trace-ranks '{}': expected a comma-separated list of ranks like 0,3", text));
+        ranks.push_back(rank);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+}
+
+std::pair<double, double> parse_window_us(const std::string& text) {
+    const std::size_t colon = text.find(':');
+    try {
+        if (colon != std::string::npos) {
+            std::size_t ua = 0, ub = 0;
+            const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+            const double lo = std::stod(a, &ua), hi = std::stod(b, &ub);
+            if (ua == a.size() && ub == b.size() && lo >= 0 && hi > lo) return {lo, hi};
+        }
+    } catch (const std::exception&) {
+    }
+    throw SimError(fmt::format("--trace-window-us '{}': expected START:END in microseconds from the view's start, "
+                               "START >= 0 and END > START, like 0:250",
+                               text));
+}
+
+}  // namespace tandem

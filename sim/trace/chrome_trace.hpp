@@ -1,0 +1,54 @@
+#pragma once
+// Chrome Trace Event JSON of a run's event log (opens in Perfetto and chrome://tracing): one
+// process per rank, one track per core and pipe, flow arrows from each TNOTIFY to the TWAIT it
+// released, counters of link bandwidth in use. The format is documented in
+// prof_analysis/TRACE_FORMAT.md. Written as a stream (big runs have millions of events), to a
+// temporary name and renamed.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/pipe.hpp"
+#include "sim/exec/instr_record.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class Cluster;
+
+// Names a signal word for the trace ("summary[src=3]"); empty when it has no name.
+using SignalNamer = std::function<std::string(int rank, std::int64_t address)>;
+
+struct TraceFilter {
+    std::vector<int> ranks;                             // empty: every rank
+    std::optional<std::pair<double, double>> window_us; // relative to the view's start
+};
+
+struct TraceInput {
+    const std::vector<InstrRecord>* log = nullptr;      // the view's records (Cluster::event_log order)
+    std::vector<std::string> stream_names;               // by stream id
+    SimTime view_start = 0;
+    SimTime view_end = 0;
+    nlohmann::json metadata = nlohmann::json::object();  // run identity, copied into otherData
+    std::map<int, std::array<SimTime, kPipeCount>> busy_ps;  // simulator's per-rank busy totals
+    // Bandwidth booked on each link (bytes per second, step function): Cluster::link_usage().
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> link_usage;
+    SignalNamer signal_name;
+};
+
+// Writes the trace of `in` to `path`; throws SimError naming the path on failure.
+void write_chrome_trace(const std::string& path, const Cluster& cluster, const TraceInput& in,
+                        const TraceFilter& filter = {});
+
+// Parses "0,3,5" and "A:B" (microseconds) for the trace filter flags; throws SimError.
+std::vector<int> parse_rank_list(const std::string& text);
+std::pair<double, double> parse_window_us(const std::string& text);
+
+}  // namespace tandem
