@@ -104,6 +104,8 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     in.link_usage = out.bench.pipelined_link_usage;
     in.metadata = to_json(out.results);
     in.metadata["profile_file"] = profile.file.string();
+    in.metadata["aic_cores"] = profile.chip.aic_cores;
+    in.metadata["aiv_cores"] = profile.chip.aiv_cores;
     const std::vector<std::int64_t> bases = out.bench.window_base;
     in.signal_name = [bases, layout](int rank, std::int64_t address) {
         return layout.flags.name_of(address - bases.at(static_cast<std::size_t>(rank)));

@@ -127,10 +127,6 @@ def _busy_rows(busy, cores, view_ps):
     return rows
 
 
-def _fmt_us(ps, digits=3):
-    return f"{us(ps):.{digits}f}"
-
-
 def analyze(trace, results=None, results_path=None, top=5):
     """All the report's numbers as a JSON-ready dict (times in us; *_ps fields exact)."""
     warnings = []
@@ -138,31 +134,57 @@ def analyze(trace, results=None, results_path=None, top=5):
     ranks = trace.ranks
     if trace.view_from_events:
         warnings.append("otherData has no view_start_us/view_end_us: using the span of the events as the view")
-    if view_ps <= 0:
+    window = trace.window_ps()
+    # The time the shares are of: the view, or the time window a limited trace kept (events are
+    # then clipped to the window for busy and blocked times).
+    denom_ps = (window[1] - window[0]) if window else view_ps
+    if denom_ps <= 0:
         warnings.append("the view has no duration: shares are reported as 0")
 
-    # Cores per (rank, core type, pipe), from the tracks.
-    cores = defaultdict(set)
+    def clip(s):
+        if window is None:
+            return s.dur
+        return max(0, min(s.end, window[1]) - max(s.ts, window[0]))
+
+    # Cores per (rank, core type): every core with any track (a pipe or BLOCKS), unless
+    # otherData gives the chip's core counts. Pipes per (rank, core type): those with a track.
+    core_sets = defaultdict(set)
+    pipes_of = defaultdict(set)
     for (pid, _), tr in trace.tracks.items():
+        if tr.kind in ("pipe", "blocks"):
+            core_sets[(pid, tr.core_type)].add(tr.core)
         if tr.kind == "pipe":
-            cores[(pid, tr.core_type, tr.pipe)].add(tr.core)
+            pipes_of[(pid, tr.core_type)].add(tr.pipe)
+    counts = trace.core_counts()
+    cores = {}
+    for (pid, ct), pipes in pipes_of.items():
+        n = counts.get(ct) or len(core_sets[(pid, ct)])
+        for p in pipes:
+            cores[(pid, ct, p)] = n
     unknown_tracks = sorted({(s.rank, s.track.name) for s in trace.slices if s.track.kind == "other"})
     if unknown_tracks:
         names = ", ".join(f"rank {r} {n!r}" for r, n in unknown_tracks[:5])
         more = f" and {len(unknown_tracks) - 5} more" if len(unknown_tracks) > 5 else ""
         warnings.append(f"X events on {len(unknown_tracks)} tracks without a known name are not counted: {names}{more}")
 
-    busy = defaultdict(int)             # (rank, ct, pipe) -> ps
+    busy_raw = defaultdict(int)         # (rank, ct, pipe) -> ps, whole events (for otherData.busy_us)
+    busy = defaultdict(int)             # (rank, ct, pipe) -> ps, clipped to the window if any
     busy_stream = defaultdict(int)      # (rank, ct, pipe, stream) -> ps
     block_time = defaultdict(int)       # (rank, stream, block) -> ps, from BLOCKS tracks
     span = {}                           # (rank, stream, block) -> [first ts, last end]
     first_remote_check = {}             # (rank, stream, block) -> ts of first TTEST/TWAIT on another source
     last_end = {}                       # rank -> (end, stream, block)
+    data_iv = defaultdict(list)         # (rank, ct, core) -> [(ts, end)] on its non-SCALAR pipes
+    polls = defaultdict(lambda: [0, 0])  # (rank, stream, block) -> [TTEST ps, count]
     for s in trace.slices:
         kind = s.track.kind
         if kind == "pipe":
-            busy[(s.rank, s.track.core_type, s.track.pipe)] += s.dur
-            busy_stream[(s.rank, s.track.core_type, s.track.pipe, s.stream)] += s.dur
+            if s.track.pipe != "SCALAR" and s.dur > 0:
+                data_iv[(s.rank, s.track.core_type, s.track.core)].append((s.ts, s.end))
+            d = clip(s)
+            busy_raw[(s.rank, s.track.core_type, s.track.pipe)] += s.dur
+            busy[(s.rank, s.track.core_type, s.track.pipe)] += d
+            busy_stream[(s.rank, s.track.core_type, s.track.pipe, s.stream)] += d
         if kind not in ("pipe", "blocks"):
             continue
         b = s.block
@@ -170,7 +192,7 @@ def analyze(trace, results=None, results_path=None, top=5):
             continue
         key = (s.rank, s.stream, b)
         if kind == "blocks":
-            block_time[key] += s.dur
+            block_time[key] += clip(s)
         sp = span.get(key)
         if sp is None:
             span[key] = [s.ts, s.end]
@@ -180,6 +202,10 @@ def analyze(trace, results=None, results_path=None, top=5):
         le = last_end.get(s.rank)
         if le is None or s.end > le[0]:
             last_end[s.rank] = (s.end, s.stream, b)
+        if kind == "pipe" and s.track.pipe == "SCALAR" and s.name == "TTEST":
+            pl = polls[key]
+            pl[0] += clip(s)
+            pl[1] += 1
         if kind == "pipe" and s.track.pipe == "SCALAR" and s.name in ("TWAIT", "TTEST"):
             src = tt.signal_source(s.signal)
             if src is not None and src != s.rank:
@@ -190,27 +216,38 @@ def analyze(trace, results=None, results_path=None, top=5):
         if key in block_time:
             return block_time[key]
         sp = span.get(key)
-        return sp[1] - sp[0] if sp else 0
+        if not sp:
+            return 0
+        if window is None:
+            return sp[1] - sp[0]
+        return max(0, min(sp[1], window[1]) - max(sp[0], window[0]))
 
-    # Stalls per (rank, stream, block).
+    data_merged = {k: tt.merge_intervals(v) for k, v in data_iv.items()}
+
+    # Stalls per (rank, stream, block). "idle" = the part of a stall during which none of the
+    # core's other (data) pipes is busy: the scalar unit runs ahead of the pipes' queues, so a
+    # TWAIT can start while earlier work still drains.
     stall_blocks = {}
     for s in trace.stalls():
         key = (s.rank, s.stream, s.block)
         st = stall_blocks.get(key)
         if st is None:
-            st = stall_blocks[key] = {"blocked_ps": 0, "stalls": 0, "longest": None,
+            st = stall_blocks[key] = {"blocked_ps": 0, "idle_ps": 0, "stalls": 0, "longest": None,
                                       "by_source": defaultdict(int), "by_phase": defaultdict(int),
                                       "by_source_phase": defaultdict(int)}
-        st["blocked_ps"] += s.dur
+        d = clip(s)
+        st["blocked_ps"] += d
+        a0, b0 = (s.ts, s.end) if window is None else (max(s.ts, window[0]), min(s.end, window[1]))
+        st["idle_ps"] += d - tt.overlap_ps(data_merged.get((s.rank, s.track.core_type, s.track.core), []), a0, b0)
         st["stalls"] += 1
         if st["longest"] is None or s.dur > st["longest"].dur:
             st["longest"] = s
         src = tt.signal_source(s.signal)
         frc = first_remote_check.get(key)
         phase = 2 if frc is not None and s.ts >= frc else 1
-        st["by_source"][src] += s.dur
-        st["by_phase"][phase] += s.dur
-        st["by_source_phase"][(src, phase)] += s.dur
+        st["by_source"][src] += d
+        st["by_phase"][phase] += d
+        st["by_source_phase"][(src, phase)] += d
 
     def block_entry(key):
         rank, stream, block = key
@@ -218,8 +255,13 @@ def analyze(trace, results=None, results_path=None, top=5):
         bt = block_ps(key)
         e = {"rank": rank, "stream": stream, "block": block, "block_us": us(bt),
              "blocked_us": 0.0, "blocked_ps": 0, "blocked_pct_of_block": 0.0, "stalls": 0,
+             "blocked_idle_us": 0.0, "blocked_idle_ps": 0,
+             "ttest_us": us(polls[key][0]) if key in polls else 0.0,
+             "ttest_ps": polls[key][0] if key in polls else 0, "ttests": polls[key][1] if key in polls else 0,
              "longest_wait": None, "by_source_us": {}, "by_phase_us": {}}
         if st:
+            e["blocked_idle_ps"] = st["idle_ps"]
+            e["blocked_idle_us"] = us(st["idle_ps"])
             e["blocked_ps"] = st["blocked_ps"]
             e["blocked_us"] = us(st["blocked_ps"])
             e["blocked_pct_of_block"] = st["blocked_ps"] / bt * 100.0 if bt > 0 else 0.0
@@ -239,9 +281,9 @@ def analyze(trace, results=None, results_path=None, top=5):
 
     rank_reports = []
     for r in ranks:
-        rcores = {(ct, p): len(v) for (rr, ct, p), v in cores.items() if rr == r}
+        rcores = {(ct, p): v for (rr, ct, p), v in cores.items() if rr == r}
         rbusy = {(ct, p): v for (rr, ct, p), v in busy.items() if rr == r}
-        rows = _busy_rows(rbusy, rcores, view_ps)
+        rows = _busy_rows(rbusy, rcores, denom_ps)
         for row in rows:
             row["by_stream_us"] = {st: us(v) for (rr, ct, p, st), v in sorted(busy_stream.items())
                                    if rr == r and p == row["pipe"] and (row["core_type"] in (None, ct))}
@@ -252,10 +294,16 @@ def analyze(trace, results=None, results_path=None, top=5):
             sb = [b for b in blocks if b["stream"] == stream]
             bt = sum(block_ps((r, stream, b["block"])) for b in sb)
             blocked = sum(b["blocked_ps"] for b in sb)
+            idle = sum(b["blocked_idle_ps"] for b in sb)
+            ttest = sum(b["ttest_ps"] for b in sb)
             streams[stream] = {"blocks": len(sb), "block_us": us(bt), "blocked_us": us(blocked),
                                "blocked_pct": blocked / bt * 100.0 if bt > 0 else 0.0,
-                               "stalls": sum(b["stalls"] for b in sb)}
-        cp = critical_path(trace, r, streams_by_rank[r], stall_blocks, block_ps, rows, last_end.get(r), all_block_keys)
+                               "stalls": sum(b["stalls"] for b in sb),
+                               "blocked_idle_us": us(idle), "blocked_idle_pct": idle / bt * 100.0 if bt > 0 else 0.0,
+                               "ttest_us": us(ttest), "ttest_pct": ttest / bt * 100.0 if bt > 0 else 0.0,
+                               "ttests": sum(b["ttests"] for b in sb)}
+        cp = critical_path(trace, r, streams_by_rank[r], stall_blocks, block_ps, rows, last_end.get(r), all_block_keys,
+                           streams)
         top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
                             key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
         rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
@@ -264,7 +312,7 @@ def analyze(trace, results=None, results_path=None, top=5):
     # Overall: the same sums over every rank in the trace.
     ocores = defaultdict(int)
     for (rr, ct, p), v in cores.items():
-        ocores[(ct, p)] += len(v)
+        ocores[(ct, p)] += v
     obusy = defaultdict(int)
     for (rr, ct, p), v in busy.items():
         obusy[(ct, p)] += v
@@ -272,15 +320,22 @@ def analyze(trace, results=None, results_path=None, top=5):
     for rep in rank_reports:
         for stream, st in rep["streams"].items():
             o = ostreams.setdefault(stream, {"blocks": 0, "block_us": 0.0, "blocked_us": 0.0, "stalls": 0,
-                                             "_bt": 0, "_bl": 0})
+                                             "ttests": 0, "_bt": 0, "_bl": 0, "_idle": 0, "_tt": 0})
             o["blocks"] += st["blocks"]
             o["stalls"] += st["stalls"]
+            o["ttests"] += st["ttests"]
+            o["_idle"] += sum(b["blocked_idle_ps"] for b in rep["blocks"] if b["stream"] == stream)
+            o["_tt"] += sum(b["ttest_ps"] for b in rep["blocks"] if b["stream"] == stream)
             o["_bt"] += sum(block_ps((rep["rank"], stream, b["block"])) for b in rep["blocks"] if b["stream"] == stream)
             o["_bl"] += sum(b["blocked_ps"] for b in rep["blocks"] if b["stream"] == stream)
     for o in ostreams.values():
-        bt, bl = o.pop("_bt"), o.pop("_bl")
+        bt, bl, idle, tt_ps = o.pop("_bt"), o.pop("_bl"), o.pop("_idle"), o.pop("_tt")
         o["block_us"], o["blocked_us"] = us(bt), us(bl)
         o["blocked_pct"] = bl / bt * 100.0 if bt > 0 else 0.0
+        o["blocked_idle_us"] = us(idle)
+        o["blocked_idle_pct"] = idle / bt * 100.0 if bt > 0 else 0.0
+        o["ttest_us"] = us(tt_ps)
+        o["ttest_pct"] = tt_ps / bt * 100.0 if bt > 0 else 0.0
     all_blocks = [b for rep in rank_reports for b in rep["blocks"]]
     otop = sorted((b for b in all_blocks if b["blocked_ps"] > 0),
                   key=lambda b: (-b["blocked_ps"], b["rank"], b["stream"], b["block"]))[:top]
@@ -289,12 +344,12 @@ def analyze(trace, results=None, results_path=None, top=5):
         cp = rep["critical_path"]
         if cp.get("waited_pct") is not None and (worst is None or cp["waited_pct"] > worst["waited_pct"]):
             worst = cp
-    overall = {"ranks": len(ranks), "busy": _busy_rows(dict(obusy), dict(ocores), view_ps),
+    overall = {"ranks": len(ranks), "busy": _busy_rows(dict(obusy), dict(ocores), denom_ps),
                "streams": ostreams, "top_blocks": otop,
                "critical_path": worst["sentence"] if worst else None,
                "critical_rank": worst["rank"] if worst else None}
 
-    busy_check = check_busy(trace, busy, warnings)
+    busy_check = check_busy(trace, busy_raw, warnings)
 
     results_part = None
     if results is not None:
@@ -311,6 +366,12 @@ def analyze(trace, results=None, results_path=None, top=5):
         if not trace.is_filtered and abs(om["pipelined_us"] - us(view_ps)) > 0.001:
             warnings.append(f"the trace's view lasts {us(view_ps):.6f} us but the results' pipelined_us is "
                             f"{om['pipelined_us']:.6f} us")
+        cts = results.get("compute_twait_stall_us")
+        if tt._is_number(cts) and not trace.is_filtered:
+            comp = ostreams.get("compute")
+            om["results_compute_twait_stall_us"] = float(cts)
+            om["trace_compute_stall_us"] = comp["blocked_us"] if comp else 0.0
+            om["trace_compute_stalls"] = comp["stalls"] if comp else 0
         results_part = om
 
     meta = {k: trace.meta.get(k) for k in ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks",
@@ -324,7 +385,12 @@ def analyze(trace, results=None, results_path=None, top=5):
         "view_start_us": us(trace.view_start_ps),
         "view_end_us": us(trace.view_end_ps),
         "view_us": us(view_ps),
-        "share_definition": "busy / (cores with that pipe x view time), view time = view_end_us - view_start_us",
+        "window_us": [us(window[0] - trace.view_start_ps), us(window[1] - trace.view_start_ps)] if window else None,
+        "share_time_us": us(denom_ps),
+        "core_counts_from": "otherData" if counts else "tracks",
+        "share_definition": ("busy / (cores of that type x view time), view time = view_end_us - view_start_us"
+                             if not window else
+                             "busy / (cores of that type x window time); events clipped to the window"),
         "phase_definition": "phase 1 until a block's first TTEST/TWAIT on another source's signal ([src=S], "
                             "S != its rank), phase 2 from then on",
         "ranks": rank_reports,
@@ -335,9 +401,9 @@ def analyze(trace, results=None, results_path=None, top=5):
     }
 
 
-def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, block_keys):
+def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, block_keys, summary):
     """The per-rank sentence. Focus: the compute stream if the rank has one, else the stream
-    that waited most."""
+    that waited most. `summary`: the rank's per-stream totals (idle part of the waits, TTEST)."""
     cand = sorted(streams)
     if not cand:
         return {"rank": rank, "stream": None, "waited_pct": None,
@@ -349,20 +415,25 @@ def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, bloc
     nblocks = len(keys)
     total = sum(block_ps(k) for k in keys)
     blocked = waited[focus]
+    sm = summary.get(focus, {})
     out = {"rank": rank, "stream": focus, "blocks": nblocks, "block_us": us(total), "waited_us": us(blocked),
-           "waited_pct": blocked / total * 100.0 if total > 0 else 0.0}
+           "waited_pct": blocked / total * 100.0 if total > 0 else 0.0,
+           "waited_idle_pct": sm.get("blocked_idle_pct", 0.0), "ttest_pct": sm.get("ttest_pct", 0.0)}
     end_clause = ""
     if last is not None:
         end, lst, lb = last
         out["last_block"] = {"stream": lst, "block": lb, "end_us": us(end - trace.view_start_ps)}
         end_clause = f"; the last block to finish was {lst} block {lb}, at {us(end - trace.view_start_ps):.3f} us"
+    poll_clause = ""
+    if sm.get("ttest_pct", 0.0) >= 0.05:
+        poll_clause = f"; TTEST polling took {'another ' if blocked else ''}{sm['ttest_pct']:.1f}% of its time"
     if blocked == 0:
         pipe_rows = [r for r in rows if r["core_type"] and r["busy_ps"] > 0 and r["pipe"] != "SCALAR"]
         busiest = max(pipe_rows, key=lambda r: r["share_pct"], default=None)
         extra = (f"; its busiest pipe was {busiest['label']} at {busiest['share_pct']:.1f}% of "
-                 f"{busiest['cores']} cores x view time") if busiest else ""
-        out["sentence"] = (f"rank {rank}: {focus} never waited in TWAIT (over its {nblocks} blocks){extra}"
-                           f"{end_clause}")
+                 f"{busiest['cores']} {busiest['core_type']} cores x view time") if busiest else ""
+        out["sentence"] = (f"rank {rank}: {focus} never waited in TWAIT (over its {nblocks} block{'' if nblocks == 1 else 's'}){extra}"
+                           f"{poll_clause}{end_clause}")
         return out
     by_src = defaultdict(int)
     by_src_phase = defaultdict(lambda: defaultdict(int))
@@ -377,7 +448,8 @@ def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, bloc
         lw = v["longest"]
         if longest is None or lw.dur > longest.dur or (lw.dur == longest.dur and lw.ts < longest.ts):
             longest = lw
-    top_src = max(by_src, key=lambda k: (by_src[k], -(k if k is not None else 1 << 30)))
+    order = sorted(by_src, key=lambda k: (-by_src[k], k is None, k if k is not None else 0))
+    top_src = order[0]
     src_ps = by_src[top_src]
     phases = sorted(p for p, v in by_src_phase[top_src].items() if v > 0)
     if phases == [2]:
@@ -387,36 +459,51 @@ def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, bloc
     else:
         p2 = by_src_phase[top_src].get(2, 0)
         phase_text = f"in phases 1 and 2 ({p2 / src_ps * 100.0:.0f}% of it in phase 2)"
-    src_text = f"source {top_src}" if top_src is not None else "signals without a source in their name"
-    src_pct = src_ps / total * 100.0 if total > 0 else 0.0
-    if len(by_src) == 1:
-        where = f"all of it on {src_text} {phase_text}"
+
+    def src_name(k):
+        return f"source {k}" if k is not None else "signals without a source in their name"
+
+    def pct(ps):
+        return ps / total * 100.0 if total > 0 else 0.0
+
+    if len(order) == 1:
+        where = f"all of it on {src_name(top_src)} {phase_text}"
     else:
-        where = f"most of it ({src_pct:.1f}% of its time) on {src_text} {phase_text}"
+        others = ", ".join(f"{src_name(k)} {pct(by_src[k]):.1f}%" for k in order[1:4])
+        more = ", ..." if len(order) > 4 else ""
+        where = f"{pct(src_ps):.1f}% on {src_name(top_src)} {phase_text} (the most; then {others}{more})"
+    idle_clause = ""
+    if sm.get("blocked_idle_pct") is not None and abs(sm["blocked_idle_pct"] - out["waited_pct"]) >= 0.05:
+        idle_clause = f"; {sm['blocked_idle_pct']:.1f}% with the core's other pipes idle as well"
     sig = longest.signal or (f"address {longest.args.get('address')}" if longest.args.get("address") else "an unnamed signal")
-    out.update({"top_source": top_src, "top_source_us": us(src_ps), "top_source_pct": src_pct,
+    out.update({"top_source": top_src, "top_source_us": us(src_ps), "top_source_pct": pct(src_ps),
                 "top_source_phases": phases,
                 "by_source_us": {("unknown" if k is None else str(k)): us(v) for k, v in by_src.items()},
                 "longest_wait": {"block": longest.block, "signal": longest.signal, "us": us(longest.dur),
                                  "start_us": us(longest.ts - trace.view_start_ps)}})
     out["sentence"] = (f"rank {rank}: {focus} waited {out['waited_pct']:.1f}% of its time in TWAIT (summed over its "
-                       f"{nblocks} blocks), {where}; the longest wait was block {longest.block} on {sig}, "
-                       f"{us(longest.dur):.1f} us{end_clause}")
+                       f"{nblocks} block{'' if nblocks == 1 else 's'}{idle_clause}), {where}; the longest wait was block {longest.block} on {sig}, "
+                       f"{us(longest.dur):.1f} us{poll_clause}{end_clause}")
     return out
 
 
 def check_busy(trace, busy, warnings):
     """Compare the trace's busy sums with otherData.busy_us. Keys may be a pipe (`CUBE`:
-    summed over core types) or `<AIC|AIV> <PIPE>`."""
+    summed over core types) or `<AIC|AIV> <PIPE>`. A trace limited to some ranks is compared on
+    those ranks (all their events are kept); one limited to a time window is not compared."""
     ref = trace.meta.get("busy_us")
-    out = {"present": ref is not None, "compared": 0, "mismatches": [], "tolerance_ns": BUSY_TOLERANCE_PS / 1000}
+    out = {"present": ref is not None, "compared": 0, "mismatches": [], "tolerance_ns": BUSY_TOLERANCE_PS / 1000,
+           "not_in_busy_us": []}
     if ref is None:
         return out
     if not isinstance(ref, dict):
         warnings.append("otherData.busy_us is not an object: busy totals not checked")
         return out
     filtered = trace.is_filtered
-    note = " (the trace is filtered, so this is expected)" if filtered else ""
+    if trace.window_ps() is not None:
+        out["skipped"] = "the trace keeps only a time window: its events cannot add up to the view's totals"
+        return out
+    note = ""
     present = set(trace.ranks)
     for rkey, pipes in sorted(ref.items(), key=lambda kv: str(kv[0])):
         try:
@@ -455,26 +542,31 @@ def check_busy(trace, busy, warnings):
                                 f"says {us(want):.6f} us (differ by {abs(got - want) / 1000:.3f} ns){note}")
         for (rr, ct, p), v in sorted(busy.items()):
             if rr == r and v > 0 and (ct, p) not in seen:
-                warnings.append(f"rank {r} {ct} {p}: {us(v):.6f} us busy in the trace but no entry in otherData.busy_us")
+                label = f"{ct} {p}"
+                if label not in out["not_in_busy_us"]:
+                    out["not_in_busy_us"].append(label)
     return out
 
 
 # ---- text output --------------------------------------------------------------------------------
 
-def _busy_lines(rows, view_us, indent):
+def _busy_lines(rows, time_us, time_name, indent):
     lines = []
     width = max((len(r["label"]) for r in rows), default=8)
     for r in rows:
+        what = f"{r['core_type']} cores" if r["core_type"] else "cores (AIC+AIV)"
         lines.append(f"{indent}{r['label']:<{width}}  busy {r['busy_us']:14.3f} us = {r['share_pct']:5.1f}% "
-                     f"of {r['cores']} cores x {view_us:.3f} us")
+                     f"of {r['cores']} {what} x {time_us:.3f} us {time_name}")
     return lines
 
 
 def _stream_lines(streams, indent):
     lines = []
     for stream, st in sorted(streams.items()):
-        lines.append(f"{indent}{stream}: blocked {st['blocked_us']:.3f} us in {st['stalls']} TWAIT stalls over "
-                     f"{st['blocks']} blocks = {st['blocked_pct']:.1f}% of their {st['block_us']:.3f} us of block time")
+        lines.append(f"{indent}{stream}: blocked {st['blocked_us']:.3f} us in {st['stalls']} TWAIT "
+                     f"stall{'' if st['stalls'] == 1 else 's'} over {st['blocks']} blocks = {st['blocked_pct']:.1f}% of "
+                     f"their {st['block_us']:.3f} us of block time ({st['blocked_idle_pct']:.1f}% with the core's other "
+                     f"pipes idle); TTEST polls {st['ttest_us']:.3f} us ({st['ttests']}) = {st['ttest_pct']:.1f}%")
     return lines
 
 
@@ -485,7 +577,7 @@ def _block_line(b, with_rank):
     if lw:
         on = lw["signal"] or (f"address {lw['address']}" if lw.get("address") else "an unnamed signal")
         longest = f"; longest {lw['us']:.3f} us on {on} at {lw['start_us']:.3f} us"
-    return (f"{who}: blocked {b['blocked_us']:.3f} us in {b['stalls']} stalls = {b['blocked_pct_of_block']:.1f}% "
+    return (f"{who}: blocked {b['blocked_us']:.3f} us in {b['stalls']} stall{'' if b['stalls'] == 1 else 's'} = {b['blocked_pct_of_block']:.1f}% "
             f"of its {b['block_us']:.3f} us{longest}")
 
 
@@ -505,14 +597,20 @@ def format_text(a):
     L.append(f"Tandem trace report: {a['trace']}")
     L.append(f"  run: {', '.join(ident) or 'unknown'}; view {m.get('view')!r}, {a['filter_text']}")
     L.append(f"  view: {a['view_start_us']:.6f} .. {a['view_end_us']:.6f} us = {a['view_us']:.3f} us")
+    if a["window_us"]:
+        w = a["window_us"]
+        L.append(f"  window kept by the trace: {w[0]:.3f} .. {w[1]:.3f} us from the view start; busy and blocked "
+                 "times are clipped to it")
+    time_name = "window" if a["window_us"] else "view"
     L.append("  busy = sum of X durations on the pipe's tracks, summed over cores; "
-             "share = busy / (cores with that pipe x view time)")
-    view_us = a["view_us"]
+             f"share = busy / (cores of that type x {time_name} time); cores counted from "
+             + ("otherData" if a["core_counts_from"] == "otherData" else "the cores that have tracks"))
+    view_us = a["share_time_us"]
     for rep in a["ranks"]:
         L.append("")
         L.append(f"rank {rep['rank']}")
         L.append("  busy per pipe:")
-        L.extend(_busy_lines(rep["busy"], view_us, "    "))
+        L.extend(_busy_lines(rep["busy"], view_us, time_name, "    "))
         L.append("  blocked in TWAIT (stalled waits, per stream):")
         L.extend(_stream_lines(rep["streams"], "    ") or ["    (no blocks)"])
         if rep["top_blocks"]:
@@ -523,7 +621,7 @@ def format_text(a):
     L.append("")
     L.append(f"overall ({o['ranks']} ranks in the trace)")
     L.append("  busy per pipe:")
-    L.extend(_busy_lines(o["busy"], view_us, "    "))
+    L.extend(_busy_lines(o["busy"], view_us, time_name, "    "))
     L.append("  blocked in TWAIT:")
     L.extend(_stream_lines(o["streams"], "    ") or ["    (no blocks)"])
     if o["top_blocks"]:
@@ -548,14 +646,26 @@ def format_text(a):
                  f"compute-only {res['compute_only_us']:.3f} us"
                  + (f" (results JSON: {rx:.3f} us)" if tt._is_number(rx) else ""))
         L.append(f"  pipelined {res['pipelined_us']:.3f} us (results) vs the trace's view {res['view_us']:.3f} us")
+        if res.get("results_compute_twait_stall_us") is not None:
+            n = res["trace_compute_stalls"]
+            diff = res["trace_compute_stall_us"] - res["results_compute_twait_stall_us"]
+            per = f", {diff / n * 1000:.1f} ns per stall" if n else ""
+            L.append(f"  compute TWAIT stalls: {res['trace_compute_stall_us']:.3f} us in the trace's {n} stall slices "
+                     f"(whole TWAIT slices, final poll included) vs the results' compute_twait_stall_us "
+                     f"{res['results_compute_twait_stall_us']:.3f} us (the simulator's count, issue to release): "
+                     f"{diff:+.3f} us{per}")
     bc = a["busy_check"]
     if not bc["present"]:
         L.append("busy check: otherData.busy_us absent, not checked")
+    elif bc.get("skipped"):
+        L.append(f"busy check: not done ({bc['skipped']})")
     elif bc["mismatches"]:
         L.append(f"busy check: {len(bc['mismatches'])} of {bc['compared']} busy totals differ from otherData.busy_us "
                  f"by more than 1 ns (see warnings)")
     else:
         L.append(f"busy check: all {bc['compared']} busy totals match otherData.busy_us within 1 ns")
+    if bc.get("not_in_busy_us"):
+        L.append(f"  not compared (no entry in otherData.busy_us, which never has SCALAR): {', '.join(bc['not_in_busy_us'])}")
     return "\n".join(L) + "\n"
 
 

@@ -96,6 +96,7 @@ def draw(entries, out, title=None):
             ax1.text(x, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
         for x, v in zip(xs, eff):
             ax2.text(x, v, f"{v:.0f}%", ha="center", va="bottom", fontsize=7)
+    ax2.axhline(100.0, color="#666666", linewidth=0.6, linestyle=":")
     # separators between rank groups
     for i in range(1, n):
         if entries[i]["ranks"] != entries[i - 1]["ranks"]:

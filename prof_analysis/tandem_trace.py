@@ -20,6 +20,7 @@ Run it as a script to print a short inventory of a trace:
     /usr/bin/python3 prof_analysis/tandem_trace.py TRACE
 """
 import argparse
+import bisect
 import json
 import os
 import re
@@ -187,6 +188,33 @@ class Trace:
     def is_filtered(self):
         """True when otherData.filter says that ranks or a time window were left out."""
         return filter_is_active(self.meta.get("filter"), self.meta.get("ranks"))
+
+    def window_ps(self):
+        """(start, end) absolute ps of the time window a limited trace kept (otherData.filter
+        window_us = [A, B] us from the view start), clipped to the view; None if no window."""
+        f = self.meta.get("filter")
+        w = f.get("window_us") if isinstance(f, dict) else None
+        if not (isinstance(w, (list, tuple)) and len(w) == 2 and all(_is_number(v) for v in w)):
+            return None
+        a = max(self.view_start_ps, self.view_start_ps + us_to_ps(w[0]))
+        b = min(self.view_end_ps, self.view_start_ps + us_to_ps(w[1]))
+        return (a, max(a, b))
+
+    def core_counts(self):
+        """{"AIC": n, "AIV": n} when otherData gives the chip's core counts (`aic_cores` /
+        `aiv_cores`, or `cores: {"AIC": n, "AIV": n}`); {} otherwise (the tools then count the
+        cores that have a track)."""
+        out = {}
+        c = self.meta.get("cores")
+        if isinstance(c, dict):
+            for ct in CORE_TYPES:
+                if _is_int(c.get(ct)) and c[ct] > 0:
+                    out[ct] = c[ct]
+        for ct in CORE_TYPES:
+            v = self.meta.get(f"{ct.lower()}_cores")
+            if _is_int(v) and v > 0:
+                out[ct] = v
+        return out
 
     def describe_filter(self):
         f = self.meta.get("filter")
@@ -431,6 +459,53 @@ def trace_from_json(doc, path="<trace>", strict=True):
         t.view_end_ps = max(s.end for s in t.slices)
         t.view_from_events = True
     return t
+
+
+# ---- intervals ------------------------------------------------------------------------------------
+
+def merge_intervals(intervals):
+    """Union of (start, end) pairs -> sorted, disjoint [(start, end)] (touching ones joined)."""
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def overlap_ps(merged, a, b):
+    """Length of [a, b] covered by `merged` (sorted, disjoint intervals)."""
+    if b <= a or not merged:
+        return 0
+    i = max(0, bisect.bisect_right(merged, (a, a)) - 1)
+    total = 0
+    while i < len(merged) and merged[i][0] < b:
+        lo, hi = max(a, merged[i][0]), min(b, merged[i][1])
+        if hi > lo:
+            total += hi - lo
+        i += 1
+    return total
+
+
+def subtract_intervals(merged_a, merged_b):
+    """Parts of `merged_a` not covered by `merged_b` (both sorted and disjoint)."""
+    out = []
+    j = 0
+    for a, b in merged_a:
+        cur = a
+        while j < len(merged_b) and merged_b[j][1] <= cur:
+            j += 1
+        k = j
+        while k < len(merged_b) and merged_b[k][0] < b:
+            if merged_b[k][0] > cur:
+                out.append((cur, merged_b[k][0]))
+            cur = max(cur, merged_b[k][1])
+            k += 1
+        if cur < b:
+            out.append((cur, b))
+    return out
 
 
 # ---- helpers shared by the tools -------------------------------------------------------------

@@ -5,14 +5,18 @@
 
 Rows: for each rank (top to bottom), its AIC cores then its AIV cores, by core index. A row
 shows when the core was busy: the union of the X events on its pipe tracks (CUBE, MTE1, MTE2,
-MTE3, FIXP, VECTOR, SCALAR), coloured by the event's stream (compute / comm), and the TWAIT
-stalls (SCALAR TWAITs whose cat contains `stall`) in hatched red on top. x is simulated time
+MTE3, FIXP, VECTOR, SCALAR) except stalled TWAITs, coloured by the event's stream (compute /
+comm): solid where a data pipe is busy, a lighter shade where only the SCALAR unit is (TTEST
+polls, notifies, barriers); and the TWAIT stalls (SCALAR TWAITs whose cat contains `stall`)
+in hatched red where nothing else on the core is busy (the scalar unit runs ahead of the pipe
+queues, so a TWAIT can start while earlier work still drains; that part is drawn as busy). x is simulated time
 in microseconds since the start of the pipelined view (otherData.view_start_us).
 
 For big runs (8 ranks x 72 cores) the rows are thin and only the ranks (and the AIC/AIV
 groups) are labelled; --max-cores keeps the first N AIC and the first N AIV cores of each
-rank. Gaps shorter than --min-gap-px pixels inside a row are closed (they would not be
-visible anyway); use --window-us to zoom in.
+rank, and --active-only leaves out cores without pipe events. Gaps narrower than
+--min-gap-px pixels inside a row are closed (they would not be visible anyway); use
+--window-us to zoom in.
 """
 import argparse
 import sys
@@ -54,12 +58,18 @@ def merge_intervals(starts, ends, min_gap=0):
     return out_s, out_e
 
 
-def collect(trace, ranks, max_cores, window_ps=None):
-    """rows: [(rank, core_type, core)]; busy: {row: {stream: (starts, ends)}};
-    stalls: {row: (starts, ends)}. Times in ps relative to the view start."""
+def collect(trace, ranks, max_cores, window_ps=None, active_only=False):
+    """rows: [(rank, core_type, core)]; busy: {row: {(stream, "data" | "scalar"): (starts,
+    ends)}} ("data": CUBE/MTE*/FIXP/VECTOR, "scalar": SCALAR events other than stalled
+    TWAITs); stalls: {row: (starts, ends)}. Times in ps relative to the view start."""
     rows = []
+    active = None
+    if active_only:
+        active = {(s.rank, s.track.core_type, s.track.core) for s in trace.pipe_slices()}
     for r in ranks:
         cores = trace.cores(r)
+        if active is not None:
+            cores = [c for c in cores if (r, c[0], c[1]) in active]
         if max_cores is not None:
             kept = []
             for ct in CORE_TYPES:
@@ -79,13 +89,50 @@ def collect(trace, ranks, max_cores, window_ps=None):
             if b < window_ps[0] or a > window_ps[1]:
                 continue
             a, b = max(a, window_ps[0]), min(b, window_ps[1])
-        if s.name == "TWAIT" and s.track.pipe == "SCALAR" and s.stalled:
-            lst = stalls[key]
+        if s.track.pipe == "SCALAR":
+            lst = stalls[key] if (s.name == "TWAIT" and s.stalled) else busy[key][(s.stream, "scalar")]
         else:
-            lst = busy[key][s.stream]
+            lst = busy[key][(s.stream, "data")]
         lst[0].append(a)
         lst[1].append(b)
     return rows, busy, stalls
+
+
+def row_layers(busy_row, stall_row, min_gap=0):
+    """What to draw on one row, as {"data": {stream: [(a, b)]}, "scalar": {stream: [(a, b)]},
+    "stall": [(a, b)]}: data-pipe busy per stream; scalar-only busy (no data pipe busy at the
+    time: TTEST polls, notifies, barriers); TWAIT stalls while nothing else on the core is busy
+    (the scalar unit runs ahead of the pipe queues, so a TWAIT can start while earlier work
+    still drains). Gaps <= min_gap are closed first."""
+    def merged(ab, gap):
+        a, b = ab
+        s, e = merge_intervals(np.array(a, dtype=np.int64), np.array(b, dtype=np.int64), gap)
+        return list(zip(s.tolist(), e.tolist()))
+
+    out = {"data": {}, "scalar": {}, "stall": []}
+    data_all = []
+    for (stream, kind), ab in busy_row.items():
+        if kind == "data":
+            iv = merged(ab, min_gap)
+            out["data"][stream] = iv
+            data_all.extend(iv)
+    data_all = tt.merge_intervals(data_all)
+    scalar_all = []
+    for (stream, kind), ab in busy_row.items():
+        if kind == "scalar":
+            iv = tt.subtract_intervals(merged(ab, min_gap), data_all)
+            if iv:
+                out["scalar"][stream] = iv
+                scalar_all.extend(iv)
+    if stall_row is not None:
+        busy_all = tt.merge_intervals(data_all + scalar_all)
+        out["stall"] = [(a, b) for a, b in tt.subtract_intervals(merged(stall_row, 0), busy_all) if b > a]
+    return out
+
+
+def lighter(colour, amount=0.55):
+    r, g, b = matplotlib.colors.to_rgb(colour)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
 def stream_colour(stream, extra):
@@ -96,13 +143,15 @@ def stream_colour(stream, extra):
     return extra[stream]
 
 
-def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, title=None):
+def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, title=None, active_only=False):
     window_ps = None
     if window_us is not None:
         window_ps = (tt.us_to_ps(window_us[0]), tt.us_to_ps(window_us[1]))
-    rows, busy, stalls = collect(trace, ranks, max_cores, window_ps)
+    rows, busy, stalls = collect(trace, ranks, max_cores, window_ps, active_only)
     if not rows:
-        raise TraceError(f"{trace.path}: no core tracks for rank(s) {','.join(map(str, ranks))}")
+        what = f"rank(s) {','.join(map(str, ranks))}" if ranks else "any rank"
+        raise TraceError(f"{trace.path}: nothing to draw: no core tracks for {what}"
+                         + (" with pipe events" if active_only else ""))
 
     x0 = 0 if window_ps is None else window_ps[0]
     x1 = trace.view_ps if window_ps is None else window_ps[1]
@@ -115,8 +164,8 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     nranks = len({r for r, _, _ in rows})
     total = len(rows) + (nranks - 1)
     detailed = len(rows) <= 48
-    row_h_in = 0.24 if detailed else max(0.03, min(0.12, 30.0 / total))
-    height = min(max(3.0, 1.9 + total * row_h_in), 120.0)
+    row_h_in = 0.24 if detailed else max(0.03, min(0.12, 22.0 / total))
+    height = min(max(3.0, 2.3 + total * row_h_in), 120.0)
     fig, ax = plt.subplots(figsize=(FIG_WIDTH_IN, height), dpi=DPI)
 
     ypos = {}
@@ -138,31 +187,29 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
 
     bar_h = 0.8
     extra_colours = {}
-    streams_seen = set()
-    scale = 1.0 / tt.PS_PER_US
-    for row in rows:
-        yy = ypos[row]
-        for stream in sorted(busy.get(row, {})):
-            a, b = busy[row][stream]
-            s, e = merge_intervals(np.array(a), np.array(b), min_gap)
-            if len(s) == 0:
-                continue
-            streams_seen.add(stream)
-            ranges = np.column_stack(((s + 0) * scale, (e - s) * scale))
-            ax.broken_barh(ranges, (yy - bar_h / 2, bar_h), facecolors=stream_colour(stream, extra_colours),
-                           linewidth=0)
+    seen = set()                        # (stream, "data" | "scalar")
     any_stall = False
+    scale = 1.0 / tt.PS_PER_US
+
+    def bars(iv, y, **kw):
+        arr = np.array(iv, dtype=np.int64)
+        ranges = np.column_stack((arr[:, 0] * scale, (arr[:, 1] - arr[:, 0]) * scale))
+        ax.broken_barh(ranges, (y - bar_h / 2, bar_h), **kw)
+
     for row in rows:
-        if row not in stalls:
-            continue
-        a, b = stalls[row]
-        s, e = merge_intervals(np.array(a), np.array(b), min_gap)
-        if len(s) == 0:
-            continue
-        any_stall = True
-        ranges = np.column_stack((s * scale, (e - s) * scale))
-        ax.broken_barh(ranges, (ypos[row] - bar_h / 2, bar_h), facecolors=[STALL_FACE], edgecolors=STALL_EDGE,
-                       hatch="////", linewidth=0.3 if detailed else 0.0)
+        layers = row_layers(busy.get(row, {}), stalls.get(row), min_gap)
+        yy = ypos[row]
+        for kind in ("data", "scalar"):
+            for stream, iv in sorted(layers[kind].items()):
+                if not iv:
+                    continue
+                seen.add((stream, kind))
+                colour = stream_colour(stream, extra_colours)
+                bars(iv, yy, facecolors=colour if kind == "data" else lighter(colour), linewidth=0)
+        if layers["stall"]:
+            any_stall = True
+            bars(layers["stall"], yy, facecolors=[STALL_FACE], edgecolors=STALL_EDGE, hatch="////",
+                 linewidth=0.3 if detailed else 0.0)
 
     ax.set_ylim(y - 0.5, -0.5)  # first row at the top
     ax.set_xlim(x0 * scale, x1 * scale)
@@ -187,13 +234,15 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     ax.set_axisbelow(True)
     ax.tick_params(axis="y", length=0)
 
-    handles = [mpatches.Patch(color=stream_colour(s, extra_colours), label=f"{s} stream busy")
-               for s in sorted(streams_seen | {"compute", "comm"}, key=lambda s: (s not in STREAM_COLOURS, s))]
+    streams = sorted({st for st, _ in seen} | {"compute", "comm"}, key=lambda st: (st not in STREAM_COLOURS, st))
+    handles = []
+    for st in streams:
+        colour = stream_colour(st, extra_colours)
+        handles.append(mpatches.Patch(color=colour, label=f"{st}: data pipes busy"))
+        handles.append(mpatches.Patch(color=lighter(colour), label=f"{st}: scalar only (TTEST polls, notifies)"))
     handles.append(mpatches.Patch(facecolor=STALL_FACE, edgecolor=STALL_EDGE, hatch="////",
-                                  label="TWAIT stall" + ("" if any_stall else " (none)")))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.06 if detailed else -0.02 - 0.6 / height),
-              ncol=len(handles), fontsize=8, frameon=False)
-
+                                  label="TWAIT stall, core otherwise idle" + ("" if any_stall else " (none)")))
+    legend_in = 0.35 + 0.18 * ((len(handles) + 4) // 5)
     m = trace.meta
     if title is None:
         parts = [str(m.get("soc", "?"))]
@@ -207,11 +256,14 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
             parts.append(f"profile {m['profile_file']}")
         title = f"Tandem {m.get('view', '')} view: " + ", ".join(parts)
     shown_cores = len(rows)
-    sub = (f"ranks {','.join(map(str, rank_spans))}; {shown_cores} cores (AIC then AIV per rank"
+    sub = (f"ranks {','.join(map(str, rank_spans))}; {shown_cores} {'active ' if active_only else ''}cores "
+           "(AIC then AIV per rank"
            + (f", at most {max_cores} of each type" if max_cores is not None else "")
-           + "); busy = union of the core's pipe tracks; " + trace.describe_filter())
+           + "); solid: data pipes busy, light: scalar only, hatched red: TWAIT stall with the core otherwise idle; "
+           + trace.describe_filter())
     ax.set_title(title + "\n" + sub, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8, frameon=False)
 
     tt.write_atomic(out, lambda f: fig.savefig(f, format="png", dpi=DPI), binary=True)
     plt.close(fig)
@@ -242,6 +294,8 @@ def main():
                     help="draw at most N AIC and N AIV cores per rank (the first by index)")
     ap.add_argument("--window-us", metavar="A:B",
                     help="draw only [A, B] us (since the start of the pipelined view)")
+    ap.add_argument("--active-only", action="store_true",
+                    help="leave out cores without any pipe event (idle blocks); default: every core with a track")
     ap.add_argument("--min-gap-px", type=float, default=0.5, metavar="P",
                     help="close gaps narrower than P pixels inside a row (default 0.5; 0 keeps every gap)")
     ap.add_argument("--title", help="replace the title's first line")
@@ -263,7 +317,7 @@ def main():
                              f"(it has {','.join(map(str, present)) or 'none'})")
     else:
         ranks = present
-    info = draw(trace, a.output, ranks, a.max_cores, window, a.min_gap_px, a.title)
+    info = draw(trace, a.output, ranks, a.max_cores, window, a.min_gap_px, a.title, a.active_only)
     print(f"timeline.py: wrote {a.output} ({info['rows']} core rows, ranks {','.join(map(str, info['ranks']))})")
     return 0
 
