@@ -20,7 +20,7 @@ struct RankBuffers {
     GmAllocation* c = nullptr;
 };
 
-AgGemmShape shape_of(const RunConfig& cfg) { return AgGemmShape{cfg.ranks, cfg.m, cfg.k, cfg.n, cfg.base_m, cfg.base_n}; }
+
 
 // Copy rank `src`'s A slice into `window` at its place in the full A.
 void put_slice(GmAllocation& window, const AgGemmArgs& args, int src, const std::vector<std::uint16_t>& slice) {
@@ -55,6 +55,10 @@ double elapsed_us(SimTime from, SimTime to) { return to_us(to - from); }
 
 }  // namespace
 
+kernels::AgGemmShape shape_of(const RunConfig& cfg) {
+    return kernels::AgGemmShape{cfg.ranks, cfg.m, cfg.k, cfg.n, cfg.base_m, cfg.base_n, cfg.chunk_tiles.value_or(0)};
+}
+
 int default_compute_blocks(const Profile& p) { return p.chip.aic_cores; }
 int default_comm_blocks(const Profile& p) { return p.chip.aiv_cores; }
 
@@ -67,7 +71,7 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
     options.record_log = cfg.record_log;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
-    const AgGemmShape shape = shape_of(cfg);
+    const AgGemmShape shape = shape_of(cfg);  // see ag_bench.hpp
     const int compute_blocks = cfg.compute_blocks.value_or(default_compute_blocks(profile));
     const int comm_blocks = cfg.comm_blocks.value_or(default_comm_blocks(profile));
 

@@ -43,6 +43,9 @@ struct AgBenchOutcome {
     std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> pipelined_link_usage;  // when logged
 };
 
+// The kernel's shape parameters of a run.
+kernels::AgGemmShape shape_of(const RunConfig& cfg);
+
 AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, const AgInputs* inputs,
                                   kernels::ComputeFault fault = kernels::ComputeFault::None);
 

@@ -93,7 +93,7 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     options.ranks = cfg.ranks;
     options.data_mode = DataMode::TimingOnly;
     const Cluster cluster(profile, options);
-    const kernels::AgGemmTiling tiling(kernels::AgGemmShape{cfg.ranks, cfg.m, cfg.k, cfg.n, cfg.base_m, cfg.base_n});
+    const kernels::AgGemmTiling tiling(shape_of(cfg));
     const kernels::WindowLayout layout(tiling);
     TraceInput in;
     in.log = &out.bench.pipelined_log;

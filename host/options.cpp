@@ -113,6 +113,9 @@ void build_app(CLI::App& app, ParseTargets& t) {
                                "(default: the profile's AIV core count, 48 on Ascend910B1)",
                                kMaxBlocks))
         ->transform(decimal_int());
+    app.add_option("--chunk-tiles", c.chunk_tiles,
+                   "Tiles per chunk (default: the published rule, 64..128 chunks per source)")
+        ->transform(decimal_int());
     app.add_option("--comm-mode", t.comm_mode,
                    "mesh: direct sends to every peer (the published kernel); ring: forwarding ring variant")
         ->check(CLI::IsMember({"mesh", "ring"}))
@@ -376,6 +379,18 @@ void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
     if (!cfg.comm_blocks) cfg.comm_blocks = profile.chip.aiv_cores;
 }
 
+// A chunk is 1..T tiles, T = the tiles each source sends ((M/n/base-m) x (K/base-n)).
+void check_chunk_tiles(const RunConfig& cfg) {
+    if (!cfg.chunk_tiles) return;
+    const std::int64_t tiles = std::int64_t{cfg.m} / cfg.ranks / cfg.base_m * (cfg.k / cfg.base_n);
+    if (*cfg.chunk_tiles < 1 || *cfg.chunk_tiles > tiles) {
+        fail(fmt::format("--chunk-tiles {}: a chunk holds 1..{} tiles here (each source sends {} tiles of {}x{}); "
+                         "nearest valid: {}",
+                         *cfg.chunk_tiles, tiles, tiles, cfg.base_m, cfg.base_n,
+                         std::clamp<std::int64_t>(*cfg.chunk_tiles, 1, tiles)));
+    }
+}
+
 // --trace-ranks / --trace-window-us only make sense with --trace, and name existing ranks.
 void check_trace_filter(const RunConfig& cfg) {
     if (cfg.trace_file.empty() && (!cfg.trace_ranks.empty() || cfg.trace_window_us)) {
@@ -395,6 +410,7 @@ void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
     check_shape(cfg);
     check_blocks("--compute-blocks", cfg.compute_blocks, "AIC", limits.aic_cores);
     check_blocks("--comm-blocks", cfg.comm_blocks, "AIV", limits.aiv_cores);
+    check_chunk_tiles(cfg);
     check_memory(cfg, limits, host_memory_limit_bytes);
     if (!cfg.timing_only && std::filesystem::exists(cfg.out_dir) && !std::filesystem::is_directory(cfg.out_dir)) {
         fail(fmt::format("--out-dir {}: exists and is not a directory; choose another path", cfg.out_dir));

@@ -20,6 +20,7 @@ struct RunConfig {
     int base_n = 256;                  // --base-n
     std::optional<int> compute_blocks; // default: the profile's AIC count
     std::optional<int> comm_blocks;    // default: the profile's AIV count
+    std::optional<int> chunk_tiles;    // --chunk-tiles: tiles per chunk (default: the published rule)
     CommMode comm_mode = CommMode::Mesh;
     bool timing_only = false;
     std::string json_file;             // --json FILE

@@ -12,7 +12,7 @@ AgGemmTiling::AgGemmTiling(const AgGemmShape& s)
       k_tiles(s.k / s.base_n),
       n_tiles(s.n / s.base_n),
       tiles_per_source(local_row_groups * k_tiles),
-      chunk_size(compute_chunk_size(tiles_per_source)),
+      chunk_size(s.chunk_tiles > 0 ? s.chunk_tiles : compute_chunk_size(tiles_per_source)),
       num_chunks(chunk_count(tiles_per_source, chunk_size)),
       base_k(s.base_n / 4) {}
 

@@ -15,6 +15,7 @@ struct AgGemmShape {
     int n = 0;
     int base_m = 128;
     int base_n = 256;
+    int chunk_tiles = 0;  // tiles per chunk; 0: the published rule (compute_chunk_size)
 };
 
 struct AgGemmTiling {
