@@ -144,6 +144,11 @@ TEST(ProfileTest, CoreCountsDifferBetweenB1AndB3) {
     EXPECT_EQ(load_profile_by_soc("Ascend910B2", shipped_dir()).chip.aic_cores, 24);
     EXPECT_EQ(load_profile_by_soc("Ascend910B3", shipped_dir()).chip.aic_cores, 20);
     EXPECT_EQ(load_profile_by_soc("Ascend910B4", shipped_dir()).chip.aiv_cores, 40);
+    for (const char* a3 : {"Ascend910_9362", "Ascend910_9372"}) {
+        const Profile p = load_profile_by_soc(a3, shipped_dir());
+        EXPECT_EQ(p.chip.aic_cores, 20) << a3;
+        EXPECT_EQ(p.interconnect.topology, TopologyKind::DoubleRing) << a3;
+    }
 }
 
 TEST(ProfileTest, UnknownSocListsAvailableProfilesSorted) {
@@ -154,7 +159,8 @@ TEST(ProfileTest, UnknownSocListsAvailableProfilesSorted) {
         const std::string msg = e.what();
         EXPECT_NE(msg.find("unknown SoC 'Ascend999'"), std::string::npos) << msg;
         EXPECT_NE(msg.find(shipped_dir().string()), std::string::npos) << msg;
-        EXPECT_NE(msg.find("Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4, Ascend910_9362, Ascend910_9372"),
+                  std::string::npos) << msg;
     }
 }
 
