@@ -1,8 +1,13 @@
 // The AllGather+GEMM host program, as the seed's main.cpp: parse the run, bring up the comm
 // world on the simulated cluster, run the three views, verify, print the summary, write the
 // outputs. Every error ends here with one message and a non-zero exit.
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cblas.h>
@@ -10,6 +15,8 @@
 
 #include "host/ag_program.hpp"
 #include "host/options.hpp"
+#include "host/sweep.hpp"
+#include "host/tune.hpp"
 #include "sim/sim_error.hpp"
 
 namespace {
@@ -17,12 +24,41 @@ namespace {
 using namespace tandem;
 using namespace tandem::host;
 
+// Ctrl-C during --sweep/--tune. A signal handler may only touch lock-free atomics (async-signal-
+// safe), so it just counts; the sweep's pool polls the count (first: start no new rows, second:
+// abandon the running ones), saves the finished rows and main exits 130. Plain runs keep the
+// default SIGINT: their outputs are written atomically at the end, so nothing is half-written.
+std::atomic<int> g_interrupts{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void count_interrupt(int) { g_interrupts.fetch_add(1, std::memory_order_relaxed); }
+
+int run_batch(const RunConfig& cfg) {
+    struct sigaction sa {};
+    sa.sa_handler = count_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    const CommandOutcome outcome = cfg.tune ? run_tune_command(cfg, std::cout, std::cerr, &g_interrupts, tty)
+                                            : run_sweep_command(cfg, std::cout, std::cerr, &g_interrupts, tty);
+    if (outcome.abandoned_runs) {
+        // Abandoned runs still simulate on detached threads: end without running destructors
+        // under them. The finished rows are saved already.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        std::_Exit(outcome.exit_code);
+    }
+    return outcome.exit_code;
+}
+
 Profile load_run_profile(const RunConfig& cfg) {
     return cfg.profile_file.empty() ? load_profile_by_soc(cfg.soc, default_profile_dir()) : load_profile(cfg.profile_file);
 }
 
 int run(int argc, char** argv) {
     RunConfig cfg = parse_run_config(argc, argv);
+    if (cfg.tune || !cfg.sweep_file.empty()) return run_batch(cfg);
     cfg.record_log = cfg.record_log || !cfg.trace_file.empty();
     const Profile profile = load_run_profile(cfg);
     apply_profile_defaults(cfg, profile);

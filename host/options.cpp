@@ -148,11 +148,28 @@ void build_app(CLI::App& app, ParseTargets& t) {
         ->check(without_description(CLI::ExistingDirectory))
         ->type_name("DIR");
     app.add_flag("--quiet", c.quiet, "Print only errors and the final summary (default: off)");
+    app.add_option("--sweep", c.sweep_file,
+                   "Run every row of FILE, a CSV with a header row or a JSON array of objects; columns ranks, m, "
+                   "k, n (required), base_m, base_n, compute_blocks, comm_blocks, comm_mode, profile (SoC or "
+                   ".toml), chunk_tiles, timing_only (default: true: sweeps are timing-only unless a row says "
+                   "false); other flags (-v, tile, blocks, --comm-mode) are the rows' defaults")
+        ->type_name("FILE");
+    app.add_flag("--tune", c.tune,
+                 "Search chunk size, base tile and block split for the shape given (timing-only) and report "
+                 "the best configuration by pipelined time next to the default (default: off)");
+    app.add_option("--sweep-out", c.sweep_out,
+                   "Results of --sweep/--tune: PREFIX.csv and PREFIX.json (default: out/sweep, out/tune with --tune)")
+        ->type_name("PREFIX");
+    app.add_option("--jobs", c.jobs,
+                   "Configurations of --sweep/--tune run at once (default: the host's core count)")
+        ->transform(decimal_int());
 
     app.footer(
         "Examples:\n"
         "  -r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024\n"
-        "  -r sim -v Ascend910B1 -n 8 --gm 16384 --gk 4096 --gn 4096 --timing-only --json r.json");
+        "  -r sim -v Ascend910B1 -n 8 --gm 16384 --gk 4096 --gn 4096 --timing-only --json r.json\n"
+        "  --sweep rows.csv --sweep-out out/sweep --jobs 2\n"
+        "  -n 8 --gm 16384 --gk 4096 --gn 4096 --tune");
 }
 
 // Rounds `value` to the nearest positive multiple of `step` (ties go up).
@@ -343,6 +360,38 @@ void check_output_dir(const char* flag, const std::string& file) {
     }
 }
 
+// --sweep and --tune run many configurations: flags that belong to one run are refused with them.
+void check_batch_flags(const CLI::App& app, const RunConfig& c) {
+    const bool sweep = !c.sweep_file.empty();
+    if (sweep && c.tune) fail("--sweep with --tune: --tune searches one shape, --sweep runs a file's rows; use one");
+    if (!sweep && !c.tune) {
+        for (const char* flag : {"--sweep-out", "--jobs"}) {
+            if (app.count(flag) > 0) fail(fmt::format("{} applies to --sweep and --tune only", flag));
+        }
+        return;
+    }
+    const char* mode = sweep ? "--sweep" : "--tune";
+    for (const char* flag : {"--json", "--trace", "--trace-ranks", "--trace-window-us", "--write-inputs", "--input-dir"}) {
+        if (app.count(flag) > 0) {
+            fail(fmt::format("{} with {}: {} applies to a single run; the results go to --sweep-out PREFIX.csv and "
+                             "PREFIX.json",
+                             flag, mode, flag));
+        }
+    }
+    if (sweep) {
+        for (const char* flag : {"--n-ranks", "--gm", "--gk", "--gn"}) {
+            if (app.count(flag) > 0) {
+                fail(fmt::format("{} with --sweep: each row gives its shape (columns ranks, m, k, n)",
+                                 std::string_view(flag) == "--n-ranks" ? "-n" : flag));
+            }
+        }
+    }
+    if (c.jobs && (*c.jobs < 1 || *c.jobs > kMaxJobs)) {
+        fail(fmt::format("--jobs {}: must be in 1..{}; nearest valid: {}", *c.jobs, kMaxJobs,
+                         std::clamp(*c.jobs, 1, kMaxJobs)));
+    }
+}
+
 }  // namespace
 
 KernelBufferLimits buffer_limits_of(const tandem::Profile& p) {
@@ -371,6 +420,7 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
     t.cfg.comm_mode = t.comm_mode == "ring" ? CommMode::Ring : CommMode::Mesh;
     if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
     if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
+    check_batch_flags(app, t.cfg);
     return t.cfg;
 }
 

@@ -24,6 +24,7 @@ inline constexpr int kMinRanks = 2;                 // one rank is not a collect
 inline constexpr int kMaxFunctionalRanks = 32;      // functional runs keep every rank's data in host memory
 inline constexpr int kMaxTimingOnlyRanks = 384;     // the largest cluster the timing model is meant for
 inline constexpr int kMaxBlocks = 4096;             // blocks beyond the core count run in waves, as on the device
+inline constexpr int kMaxJobs = 1024;               // --jobs: configurations of a sweep run at once
 inline constexpr std::int64_t kFunctionalHostMemoryLimitBytes = std::int64_t{16} << 30;
 
 // What the kernels' tiles must fit in, taken from the profile so that no hardware number is
@@ -44,8 +45,9 @@ struct KernelBufferLimits {
 KernelBufferLimits buffer_limits_of(const tandem::Profile& profile);
 
 // Parses the command line. Throws CLI::Error (a CLI::ParseError) for --help, unknown flags and
-// malformed values: hand it to report_cli_error(). Throws tandem::SimError for `-r npu`.
-// Does not print anything and does not check shapes (see validate_run_config).
+// malformed values: hand it to report_cli_error(). Throws tandem::SimError for `-r npu` and for
+// flags that do not go together with --sweep/--tune (--json, --trace, ...; shape flags with
+// --sweep). Does not print anything and does not check shapes (see validate_run_config).
 RunConfig parse_run_config(int argc, const char* const* argv);
 
 // Fills the block counts left unset: compute blocks = AIC cores, comm blocks = AIV cores (the

@@ -32,6 +32,10 @@ struct RunConfig {
     std::string input_dir;             // --input-dir DIR: read the seed's input files instead of generating
     bool quiet = false;
     bool record_log = false;           // keep the pipelined view's event log (for --trace and tests)
+    std::string sweep_file;            // --sweep FILE: run every row of FILE (host/sweep.hpp)
+    bool tune = false;                 // --tune: search chunk size, tile and block split (host/tune.hpp)
+    std::string sweep_out;             // --sweep-out PREFIX (default: out/sweep, out/tune with --tune)
+    std::optional<int> jobs;           // --jobs N: configurations run at once (default: the host's cores)
 };
 
 inline const char* comm_mode_name(CommMode m) { return m == CommMode::Mesh ? "mesh" : "ring"; }

@@ -29,7 +29,7 @@ SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Mess
     ++arrived_;
     const std::uint64_t my_generation = generation_;
     try_advance_locked();
-    cv_.wait(lock, [&] { return failed_ || generation_ != my_generation; });
+    window_cv_.wait(lock, [&] { return failed_ || generation_ != my_generation; });
     throw_if_failed_locked();
     return window_end_;
 }
@@ -45,7 +45,7 @@ void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std:
         slots_.erase(it);
     }
     try_advance_locked();
-    cv_.notify_all();
+    state_cv_.notify_all();
 }
 
 int Coordinator::register_bound(std::optional<SimTime> initial) {
@@ -62,12 +62,12 @@ void Coordinator::update(const std::function<void()>& f) {
     std::lock_guard lock(mu_);
     f();
     try_advance_locked();
-    cv_.notify_all();
+    state_cv_.notify_all();
 }
 
 void Coordinator::wait(const std::function<bool()>& pred) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return failed_ || pred(); });
+    state_cv_.wait(lock, [&] { return failed_ || pred(); });
     throw_if_failed_locked();
 }
 
@@ -77,7 +77,8 @@ void Coordinator::fail(const std::string& message) {
         failed_ = true;
         error_ = message;
     }
-    cv_.notify_all();
+    window_cv_.notify_all();
+    state_cv_.notify_all();
 }
 
 bool Coordinator::failed() const {
@@ -134,7 +135,8 @@ void Coordinator::try_advance_locked() {
         for (const auto& line : lines) msg += "\n  " + line;
         failed_ = true;
         error_ = msg;
-        cv_.notify_all();
+        window_cv_.notify_all();
+        state_cv_.notify_all();
         return;
     }
     const SimTime new_end = lb + lookahead_;
@@ -144,7 +146,7 @@ void Coordinator::try_advance_locked() {
     for (Slot& s : slots_) s.arrived = false;
     arrived_ = 0;
     ++generation_;
-    cv_.notify_all();
+    window_cv_.notify_all();
 }
 
 }  // namespace tandem

@@ -90,7 +90,10 @@ private:
     const SimTime lookahead_;
     MessageSink& sink_;
     mutable std::mutex mu_;
-    std::condition_variable cv_;
+    // Two wait queues, so that releasing a window wakes only the logical processes, and a host or
+    // stream state change wakes only the threads waiting on such changes.
+    std::condition_variable window_cv_;
+    std::condition_variable state_cv_;
 
     struct Slot {
         Participant* p;

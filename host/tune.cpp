@@ -1,0 +1,291 @@
+// The --tune search: grid, stages, ranking, report. See tune.hpp.
+#include "host/tune.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "host/ag_program.hpp"
+#include "host/options.hpp"
+#include "kernels/allgather_gemm/ag_layout.hpp"
+#include "kernels/allgather_gemm/ready_queue.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem::host {
+namespace {
+
+// What tells two configurations of one shape apart, in tie-break order.
+using TuneKey = std::tuple<int, int, int, int, int>;  // base_m, base_n, chunk tiles, compute, comm blocks
+
+TuneKey key_of(const RunConfig& c) {
+    return {c.base_m, c.base_n, effective_chunk_tiles(c), c.compute_blocks.value_or(0), c.comm_blocks.value_or(0)};
+}
+
+bool is_valid(const RunConfig& c, const Profile& p) {
+    try {
+        validate_run_config(c, buffer_limits_of(p));
+        return true;
+    } catch (const tandem::SimError&) {
+        return false;
+    }
+}
+
+void add_unique(std::vector<int>& v, int x) {
+    if (x >= 1 && x <= kMaxBlocks && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+std::string chunk_text(const RunConfig& c) {
+    return c.chunk_tiles ? fmt::format("{}", *c.chunk_tiles) : fmt::format("{} (rule)", effective_chunk_tiles(c));
+}
+
+std::string config_text(const RunConfig& c) {
+    return fmt::format("tile {}x{}, chunk {} tiles, blocks {}/{} (compute/comm)", c.base_m, c.base_n, chunk_text(c),
+                       c.compute_blocks.value_or(0), c.comm_blocks.value_or(0));
+}
+
+std::string reproduce_flags(const RunConfig& c) {
+    const std::string profile = c.profile_file.empty() ? "-v " + c.soc : "--profile " + c.profile_file;
+    return fmt::format("{} -n {} --gm {} --gk {} --gn {} --base-m {} --base-n {} --chunk-tiles {} --compute-blocks {} "
+                       "--comm-blocks {} --comm-mode {} --timing-only",
+                       profile, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, effective_chunk_tiles(c),
+                       c.compute_blocks.value_or(0), c.comm_blocks.value_or(0), comm_mode_name(c.comm_mode));
+}
+
+}  // namespace
+
+const std::vector<int>& tune_base_m_values() {
+    static const std::vector<int> v = {64, 128, 256};
+    return v;
+}
+
+const std::vector<int>& tune_base_n_values() {
+    static const std::vector<int> v = {128, 256, 512};
+    return v;
+}
+
+const std::vector<int>& tune_chunk_tile_values() {
+    static const std::vector<int> v = {1, 2, 4, 8, 16, 32, 64};
+    return v;
+}
+
+int effective_chunk_tiles(const RunConfig& cfg) { return kernels::AgGemmTiling(shape_of(cfg)).chunk_size; }
+
+std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile) {
+    std::vector<RunConfig> out = {ref};
+    std::set<TuneKey> seen = {key_of(ref)};
+    for (int bm : tune_base_m_values()) {
+        for (int bn : tune_base_n_values()) {
+            RunConfig tile = ref;
+            tile.base_m = bm;
+            tile.base_n = bn;
+            tile.chunk_tiles.reset();
+            if (!is_valid(tile, profile)) continue;  // the shape or the buffers rule this tile out
+            const int tiles_per_source = kernels::AgGemmTiling(shape_of(tile)).tiles_per_source;
+            std::vector<RunConfig> chunks = {tile};  // the rule's chunk size first
+            for (int ct : tune_chunk_tile_values()) {
+                if (ct > tiles_per_source) break;
+                RunConfig c = tile;
+                c.chunk_tiles = ct;
+                chunks.push_back(c);
+            }
+            for (const RunConfig& c : chunks) {
+                if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const Profile& profile) {
+    const int aic = profile.chip.aic_cores;
+    const int aiv = profile.chip.aiv_cores;
+    std::vector<int> compute;
+    for (int v : {aic / 2, 3 * aic / 4, aic}) add_unique(compute, std::max(1, v));
+    add_unique(compute, ref.compute_blocks.value_or(aic));
+    std::vector<int> comm;
+    for (int v : {aic / 4, aic / 2, aic, aiv}) add_unique(comm, std::max(1, v));
+    add_unique(comm, ref.comm_blocks.value_or(aiv));
+    std::sort(compute.begin(), compute.end());
+    std::sort(comm.begin(), comm.end());
+    std::vector<std::pair<int, int>> splits;
+    for (int c : compute) {
+        for (int m : comm) splits.emplace_back(c, m);
+    }
+    return splits;
+}
+
+std::vector<RunConfig> tune_stage_b(const RunConfig& base, const RunConfig& ref, const Profile& profile,
+                                    const std::vector<RunConfig>& tried) {
+    std::set<TuneKey> seen;
+    for (const RunConfig& c : tried) seen.insert(key_of(c));
+    std::vector<RunConfig> out;
+    for (const auto& [compute, comm] : tune_block_splits(ref, profile)) {
+        RunConfig c = base;
+        c.compute_blocks = compute;
+        c.comm_blocks = comm;
+        if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+    }
+    return out;
+}
+
+std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entries) {
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (entries[i].has_results && entries[i].status == SweepStatus::Ok) idx.push_back(i);
+    }
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        const double ta = entries[a].results.times.pipelined_us;
+        const double tb = entries[b].results.times.pipelined_us;
+        if (ta != tb) return ta < tb;
+        return key_of(entries[a].job.cfg) < key_of(entries[b].job.cfg);
+    });
+    return idx;
+}
+
+TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options) {
+    RunConfig ref = ref_in;
+    ref.timing_only = true;
+    ref.quiet = true;
+    const std::vector<RunConfig> stage_a = tune_stage_a(ref, *profile);
+    const int splits = static_cast<int>(tune_block_splits(ref, *profile).size());
+
+    TuneResult result;
+    result.tiles_in_grid = static_cast<int>(tune_base_m_values().size() * tune_base_n_values().size());
+    std::set<std::pair<int, int>> tiles;
+    for (std::size_t i = 1; i < stage_a.size(); ++i) tiles.insert({stage_a[i].base_m, stage_a[i].base_n});
+    result.tiles_tried = static_cast<int>(tiles.size());
+
+    int number = 0;
+    auto jobs_of = [&](const std::vector<RunConfig>& cfgs) {
+        std::vector<SweepJob> jobs;
+        for (const RunConfig& c : cfgs) {
+            SweepJob j;
+            j.line = ++number;
+            j.origin = fmt::format("tune config {} ({})", j.line, config_text(c));
+            j.cfg = c;
+            j.profile = profile;
+            jobs.push_back(std::move(j));
+        }
+        return jobs;
+    };
+
+    SweepRunner runner(options);
+    const int top = std::min<int>(kTuneStageBTop, static_cast<int>(stage_a.size()));
+    runner.set_expected_total(static_cast<int>(stage_a.size()) + top * (splits - 1));
+    runner.run(jobs_of(stage_a));
+
+    if (!runner.interrupted()) {
+        const std::vector<SweepEntry> after_a = runner.entries();
+        const std::vector<std::size_t> ranked = rank_tune_entries(after_a);
+        std::vector<RunConfig> tried = stage_a;
+        std::vector<RunConfig> stage_b;
+        for (std::size_t r = 0; r < ranked.size() && r < static_cast<std::size_t>(kTuneStageBTop); ++r) {
+            std::vector<RunConfig> more = tune_stage_b(after_a[ranked[r]].job.cfg, ref, *profile, tried);
+            tried.insert(tried.end(), more.begin(), more.end());
+            stage_b.insert(stage_b.end(), more.begin(), more.end());
+        }
+        if (static_cast<int>(tried.size()) > kMaxTuneConfigs) {  // the grid above keeps well below it
+            throw tandem::SimError(fmt::format("--tune: {} configurations, above the bound of {}", tried.size(),
+                                               kMaxTuneConfigs));
+        }
+        runner.set_expected_total(static_cast<int>(tried.size()));
+        runner.run(jobs_of(stage_b));
+    }
+    runner.finish_progress();
+    result.entries = runner.entries();
+    result.ranking = rank_tune_entries(result.entries);
+    result.interrupted = runner.interrupted();
+    result.abandoned = runner.abandoned();
+    result.failed = runner.failed();
+    result.elapsed_s = runner.elapsed_seconds();
+    return result;
+}
+
+std::string format_tune_report(const TuneResult& r, bool brief) {
+    std::string out;
+    if (r.entries.empty()) return out;
+    const SweepEntry& ref = r.entries[r.reference];
+    const RunConfig& rc = ref.job.cfg;
+    const int ran = static_cast<int>(r.ranking.size());
+    if (!brief) {
+        out += fmt::format("[INFO] Tune: {} ranks x {}, M={} K={} N={}, comm mode {}, timing-only: {} configurations "
+                           "run in {:.1f} s ({} of the {} base tiles fit the shape and the buffers)\n",
+                           rc.ranks, ref.job.profile->name, rc.m, rc.k, rc.n, comm_mode_name(rc.comm_mode), ran,
+                           r.elapsed_s, r.tiles_tried, r.tiles_in_grid);
+    }
+    auto line = [&out](std::string_view label, const std::string& value) {
+        out += fmt::format("  {:<10}{}\n", fmt::format("{}:", label), value);
+    };
+    if (!ref.has_results) {
+        line("Default", fmt::format("{}: did not run{}", config_text(rc), ref.error.empty() ? "" : " (" + ref.error + ")"));
+    } else {
+        line("Default", fmt::format("{}: pipelined {:.3f} us", config_text(rc), ref.results.times.pipelined_us));
+    }
+    if (r.ranking.empty()) return out;
+    const SweepEntry& best = r.entries[r.ranking.front()];
+    line("Best", fmt::format("{}: pipelined {:.3f} us (config {})", config_text(best.job.cfg),
+                             best.results.times.pipelined_us, best.job.line));
+    if (ref.has_results) {
+        const double t0 = ref.results.times.pipelined_us;
+        const double t1 = best.results.times.pipelined_us;
+        line("Speedup", fmt::format("{:.3f}x vs the default (saves {:.3f} us, {:.1f}%)", t1 > 0 ? t0 / t1 : 0.0, t0 - t1,
+                                    t0 > 0 ? (t0 - t1) / t0 * 100.0 : 0.0));
+    }
+    line("Run it", reproduce_flags(best.job.cfg));
+    if (brief) return out;
+    out += "  Top 5:\n";
+    out += fmt::format("  {:>4} {:>6} {:>14} {:>8} {:>9} {:>6} {:>6} {:>6} {:>7} {:>5}\n", "rank", "config",
+                       "pipelined us", "TFLOPS", "overlap %", "base_m", "base_n", "chunk", "compute", "comm");
+    for (std::size_t i = 0; i < r.ranking.size() && i < 5; ++i) {
+        const SweepEntry& e = r.entries[r.ranking[i]];
+        const RunMetrics m = compute_metrics(e.results.id, e.results.times);
+        out += fmt::format("  {:>4} {:>6} {:>14.3f} {:>8.2f} {:>9.1f} {:>6} {:>6} {:>6} {:>7} {:>5}{}\n", i + 1,
+                           e.job.line, e.results.times.pipelined_us, m.tflops_per_rank, m.overlap_eff_pct,
+                           e.job.cfg.base_m, e.job.cfg.base_n, e.chunk_tiles, e.job.cfg.compute_blocks.value_or(0),
+                           e.job.cfg.comm_blocks.value_or(0), r.ranking[i] == r.reference ? "  (default)" : "");
+    }
+    return out;
+}
+
+CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
+                                const std::atomic<int>* interrupts, bool err_is_tty) {
+    RunConfig ref = cli;
+    ref.timing_only = true;  // tuning compares times only
+    ref.quiet = true;
+    ref.tune = false;
+    ProfileCache profiles;
+    const std::shared_ptr<const Profile> profile = profiles.of(ref);
+    apply_profile_defaults(ref, *profile);
+    validate_run_config(ref, buffer_limits_of(*profile));  // the default configuration must be valid itself
+    const std::string prefix = cli.sweep_out.empty() ? std::string("out/tune") : cli.sweep_out;
+    prepare_sweep_out(prefix);
+
+    SweepOptions opt;
+    opt.jobs = effective_jobs(cli.jobs);
+    opt.out_prefix = prefix;
+    opt.label = "tune";
+    opt.progress = cli.quiet ? nullptr : &err;
+    opt.messages = &err;
+    opt.progress_tty = err_is_tty;
+    opt.interrupts = interrupts;
+    const TuneResult r = run_tune(ref, profile, opt);
+
+    out << format_tune_report(r, cli.quiet);
+    out << fmt::format("  {:<10}{}.csv, {}.json (every configuration tried)\n", "Results:", prefix, prefix);
+    CommandOutcome outcome;
+    if (r.interrupted) {
+        err << fmt::format("tune: interrupted: {} configurations saved in {}.csv and {}.json{}\n", r.ranking.size(),
+                           prefix, prefix,
+                           r.abandoned > 0 ? fmt::format(" ({} running abandoned)", r.abandoned) : std::string());
+        outcome.exit_code = 130;
+        outcome.abandoned_runs = r.abandoned > 0;
+        return outcome;
+    }
+    outcome.exit_code = r.failed == 0 && !r.ranking.empty() ? 0 : 1;
+    return outcome;
+}
+
+}  // namespace tandem::host
