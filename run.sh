@@ -18,6 +18,8 @@ Usage:
            [--base-m 128] [--base-n 256] [--compute-blocks B] [--comm-blocks B]
            [--comm-mode mesh|ring] [--timing-only] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
+  ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
+  ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows
   ./run.sh -h | --help              this help
@@ -44,6 +46,15 @@ Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
   --write-inputs           also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin to --out-dir
   --input-dir DIR          read the seed's input files from DIR instead of generating them
   --quiet                  print only errors and the summary
+  --sweep FILE             run every row of a CSV (header row) or JSON array: ranks, m, k, n and
+                           optional base_m, base_n, compute_blocks, comm_blocks, comm_mode,
+                           profile, chunk_tiles, timing_only (default true); bad rows are
+                           reported by line and skipped; Ctrl-C keeps the finished rows
+  --tune                   search chunk size, base tile and block split for the shape given
+                           (timing-only); prints the best configuration next to the default
+  --sweep-out PREFIX       PREFIX.csv and PREFIX.json of --sweep/--tune (default out/sweep,
+                           out/tune with --tune)
+  --jobs N                 configurations run at once by --sweep/--tune (default: the cores)
 
 Each flag is described in detail by: build/allgather_gemm --help
 Seed-format inputs can also be made by: /usr/bin/python3 scripts/gen_data.py --help

@@ -166,7 +166,8 @@ AgBenchOutcome run_allgather_gemm(const Profile& profile, const RunConfig& cfg, 
                 busy[static_cast<std::size_t>(p)] += s->kernel_stats().back().busy_ps[static_cast<std::size_t>(p)];
         for (const Stream* s : {&comm, &compute})
             for (const KernelStats& k : s->kernel_stats()) out.instructions += k.instructions;
-        out.compute_twait_stall_us += to_us(compute.kernel_stats().back().twait_stall_ps);
+        // Summed in integer picoseconds: the order the rank threads finish in cannot matter.
+        out.compute_twait_stall_ps += compute.kernel_stats().back().twait_stall_ps;
     });
     out.windows = cluster.coordinator().windows();
     if (cfg.record_log) {

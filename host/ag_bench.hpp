@@ -33,7 +33,7 @@ struct AgBenchOutcome {
     std::vector<std::vector<float>> c;       // functional: every rank's C (M x N fp32)
     std::int64_t instructions = 0;           // simulated instructions over all views
     std::uint64_t windows = 0;               // coordinator windows over all views
-    double compute_twait_stall_us = 0;       // pipelined view, summed over ranks and blocks
+    SimTime compute_twait_stall_ps = 0;      // pipelined view, summed over ranks and blocks
     std::vector<InstrRecord> pipelined_log;  // when cfg.record_log: every instruction of the pipelined view
     std::vector<std::int64_t> c_base;        // each rank's C address (to tell phase-1 stores in the log)
     std::vector<std::int64_t> window_base;   // each rank's window address (to name signals)

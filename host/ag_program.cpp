@@ -80,7 +80,7 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
     r.extras["pipelined_rank_mean_us"] = out.bench.per_rank.empty() ? 0.0 : sum / static_cast<double>(out.bench.per_rank.size());
     r.extras["pipelined_rank_min_us"] = lowest;
     r.extras["simulated_instructions"] = out.bench.instructions;
-    r.extras["compute_twait_stall_us"] = out.bench.compute_twait_stall_us;
+    r.extras["compute_twait_stall_us"] = to_us(out.bench.compute_twait_stall_ps);
     if (!cfg.trace_file.empty()) write_trace(cfg, profile, out);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return out;

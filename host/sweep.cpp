@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -364,7 +365,7 @@ std::string csv_cell(const nlohmann::json& v) {
     return v.dump();
 }
 
-std::string duration_text(double s) { return fmt::format("{:.0f} s", s); }
+std::string duration_text(double s) { return s < 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.0f} s", s); }
 
 }  // namespace
 
@@ -403,8 +404,10 @@ const std::vector<std::string>& sweep_columns() {
 
 SweepPlan plan_sweep_text(const std::string& text, const fs::path& name, const RunConfig& defaults,
                           ProfileCache& profiles) {
-    return looks_like_json(text, name) ? plan_json(text, name, defaults, profiles)
-                                       : plan_csv(text, name, defaults, profiles);
+    // A UTF-8 byte order mark (spreadsheets write one) is not part of the first column's name.
+    const std::string body = text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text;
+    return looks_like_json(body, name) ? plan_json(body, name, defaults, profiles)
+                                       : plan_csv(body, name, defaults, profiles);
 }
 
 SweepPlan plan_sweep(const fs::path& file, const RunConfig& defaults, ProfileCache& profiles) {
@@ -501,6 +504,7 @@ struct SweepRunner::State {
     std::string write_error;
     std::size_t progress_width = 0;
     bool progress_open = false;
+    Clock::time_point last_draw{};
 
     int interrupt_count() const { return opt.interrupts ? opt.interrupts->load(std::memory_order_relaxed) : 0; }
 
@@ -525,6 +529,7 @@ struct SweepRunner::State {
     void show_progress() {
         if (!opt.progress) return;
         const std::string text = progress_text();
+        last_draw = Clock::now();
         if (opt.progress_tty) {
             *opt.progress << '\r' << text << std::string(progress_width > text.size() ? progress_width - text.size() : 0, ' ');
             progress_width = text.size();
@@ -667,8 +672,8 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
             s->stop = true;
             interrupted_at = Clock::now();
             if (s->running > 0) {
-                s->message(fmt::format("{}: interrupted: starting no new rows; waiting up to {:.0f} s for the {} running "
-                                       "(Ctrl-C again to abandon them)",
+                s->message(fmt::format("{}: interrupted: starting no new runs; waiting up to {:.0f} s for the {} "
+                                       "running (Ctrl-C again to abandon them)",
                                        s->opt.label, s->opt.interrupt_grace_s, s->running));
             }
         }
@@ -680,6 +685,8 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
             s->abandoned = s->running;
             break;
         }
+        // On a terminal the elapsed time ticks while long rows run.
+        if (s->opt.progress_tty && Clock::now() - s->last_draw >= std::chrono::seconds(1)) s->show_progress();
         s->cv.wait_for(lock, std::chrono::milliseconds(50));
     }
     s->write_outputs();

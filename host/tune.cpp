@@ -38,11 +38,12 @@ void add_unique(std::vector<int>& v, int x) {
 }
 
 std::string chunk_text(const RunConfig& c) {
-    return c.chunk_tiles ? fmt::format("{}", *c.chunk_tiles) : fmt::format("{} (rule)", effective_chunk_tiles(c));
+    const int tiles = effective_chunk_tiles(c);
+    return fmt::format("{} tile{}{}", tiles, tiles == 1 ? "" : "s", c.chunk_tiles ? "" : " (rule)");
 }
 
 std::string config_text(const RunConfig& c) {
-    return fmt::format("tile {}x{}, chunk {} tiles, blocks {}/{} (compute/comm)", c.base_m, c.base_n, chunk_text(c),
+    return fmt::format("tile {}x{}, chunk {}, blocks {}/{} (compute/comm)", c.base_m, c.base_n, chunk_text(c),
                        c.compute_blocks.value_or(0), c.comm_blocks.value_or(0));
 }
 
@@ -226,7 +227,7 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     }
     if (r.ranking.empty()) return out;
     const SweepEntry& best = r.entries[r.ranking.front()];
-    line("Best", fmt::format("{}: pipelined {:.3f} us (config {})", config_text(best.job.cfg),
+    line(r.interrupted ? "Best yet" : "Best", fmt::format("{}: pipelined {:.3f} us (config {})", config_text(best.job.cfg),
                              best.results.times.pipelined_us, best.job.line));
     if (ref.has_results) {
         const double t0 = ref.results.times.pipelined_us;

@@ -1,0 +1,214 @@
+// --tune (host/tune.hpp): the best configuration is no slower than the default and is what
+// running it alone gives; the grid holds only valid configurations (shape and buffers); the
+// ranking is deterministic. A small timing-only shape keeps the file to seconds.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "host/ag_program.hpp"
+#include "host/options.hpp"
+#include "host/tune.hpp"
+#include "kernels/allgather_gemm/ag_layout.hpp"
+#include "sim/sim_error.hpp"
+#include "test_support.hpp"
+
+namespace tandem::host {
+namespace {
+
+std::shared_ptr<const Profile> b1() {
+    static const auto p = std::make_shared<const Profile>(test::b1_profile());
+    return p;
+}
+
+// 2 ranks, 1024 x 512 x 512: every grid tile divides it; some overflow the buffers.
+RunConfig small_shape(const Profile& p, int base_m = 128, int base_n = 256) {
+    RunConfig c;
+    c.base_m = base_m;
+    c.base_n = base_n;
+    c.ranks = 2;
+    c.m = 1024;
+    c.k = 512;
+    c.n = 512;
+    c.timing_only = true;
+    c.quiet = true;
+    apply_profile_defaults(c, p);
+    validate_run_config(c, buffer_limits_of(p));
+    return c;
+}
+
+SweepOptions pool(int jobs) {
+    SweepOptions o;
+    o.jobs = jobs;
+    o.label = "tune";
+    return o;
+}
+
+bool valid(const RunConfig& c, const Profile& p) {
+    try {
+        validate_run_config(c, buffer_limits_of(p));
+        return true;
+    } catch (const tandem::SimError&) {
+        return false;
+    }
+}
+
+TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
+    const RunConfig ref = small_shape(*b1());
+    const TuneResult r = run_tune(ref, b1(), pool(2));
+    ASSERT_FALSE(r.interrupted);
+    EXPECT_EQ(r.failed, 0);
+    ASSERT_FALSE(r.ranking.empty());
+    ASSERT_EQ(r.reference, 0u);
+    const SweepEntry& def = r.entries[r.reference];
+    ASSERT_TRUE(def.has_results);
+    EXPECT_EQ(def.job.cfg.base_m, 128);  // the default configuration is the command line's
+    EXPECT_FALSE(def.job.cfg.chunk_tiles);
+    const SweepEntry& best = r.entries[r.ranking.front()];
+    EXPECT_LE(best.results.times.pipelined_us, def.results.times.pipelined_us);
+    for (std::size_t i = 1; i < r.ranking.size(); ++i) {
+        EXPECT_LE(r.entries[r.ranking[i - 1]].results.times.pipelined_us,
+                  r.entries[r.ranking[i]].results.times.pipelined_us);
+    }
+    // The best configuration run alone, as its reproduce flags would.
+    RunConfig alone = small_shape(*b1());
+    alone.base_m = best.job.cfg.base_m;
+    alone.base_n = best.job.cfg.base_n;
+    alone.chunk_tiles = best.chunk_tiles;
+    alone.compute_blocks = best.job.cfg.compute_blocks;
+    alone.comm_blocks = best.job.cfg.comm_blocks;
+    validate_run_config(alone, buffer_limits_of(*b1()));
+    EXPECT_EQ(run_allgather_gemm_program(alone, *b1()).results.times.pipelined_us, best.results.times.pipelined_us);
+
+    const std::string report = format_tune_report(r, false);
+    EXPECT_NE(report.find("Default:"), std::string::npos) << report;
+    EXPECT_NE(report.find("Best:"), std::string::npos) << report;
+    EXPECT_NE(report.find("x vs the default"), std::string::npos) << report;
+    EXPECT_NE(report.find("Top 5:"), std::string::npos) << report;
+}
+
+TEST(Tune, GridHoldsOnlyValidConfigsAndStaysBounded) {
+    const RunConfig ref = small_shape(*b1());
+    const TuneResult r = run_tune(ref, b1(), pool(2));
+    EXPECT_LE(r.entries.size(), static_cast<std::size_t>(kMaxTuneConfigs));
+    std::set<std::pair<int, int>> tiles;
+    std::set<std::tuple<int, int, int, int, int>> keys;
+    for (const SweepEntry& e : r.entries) {
+        EXPECT_TRUE(valid(e.job.cfg, *b1())) << e.job.origin;
+        EXPECT_TRUE(e.job.cfg.timing_only);
+        const int tiles_per_source = kernels::AgGemmTiling(shape_of(e.job.cfg)).tiles_per_source;
+        EXPECT_GE(e.chunk_tiles, 1);
+        EXPECT_LE(e.chunk_tiles, tiles_per_source) << e.job.origin;
+        tiles.insert({e.job.cfg.base_m, e.job.cfg.base_n});
+        EXPECT_TRUE(keys.insert({e.job.cfg.base_m, e.job.cfg.base_n, e.chunk_tiles, *e.job.cfg.compute_blocks,
+                                 *e.job.cfg.comm_blocks})
+                        .second)
+            << "run twice: " << e.job.origin;
+    }
+    // Exactly the grid's tiles that pass the checks for this shape and profile.
+    std::set<std::pair<int, int>> expected;
+    for (int bm : tune_base_m_values()) {
+        for (int bn : tune_base_n_values()) {
+            RunConfig c = ref;
+            c.base_m = bm;
+            c.base_n = bn;
+            if (valid(c, *b1())) expected.insert({bm, bn});
+        }
+    }
+    EXPECT_EQ(tiles, expected);
+    EXPECT_LT(expected.size(), 9u);  // some tiles of the grid overflow the 910B1's buffers
+    EXPECT_FALSE(tiles.count({256, 512}));
+}
+
+TEST(Tune, SmallerBuffersShrinkTheGrid) {
+    // A profile whose L0C holds 64 KiB: only tiles with base-m x base-n <= 16384 fit.
+    Profile p = *b1();
+    p.chip.l0c_bytes = 64 * 1024;
+    const RunConfig ref = small_shape(p, 64, 128);
+    const std::vector<RunConfig> a = tune_stage_a(ref, p);
+    ASSERT_FALSE(a.empty());
+    std::set<std::pair<int, int>> tiles;
+    for (const RunConfig& c : a) {
+        EXPECT_TRUE(valid(c, p));
+        EXPECT_LE(std::int64_t{c.base_m} * c.base_n * 4, p.chip.l0c_bytes) << c.base_m << "x" << c.base_n;
+        tiles.insert({c.base_m, c.base_n});
+    }
+    // 128x256 and up overflow the smaller L0C; base-n 512 overflows L0B (64 KiB) anyway.
+    EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{{64, 128}, {64, 256}, {128, 128}}));
+    for (const RunConfig& c : tune_stage_b(a.back(), ref, p, a)) EXPECT_TRUE(valid(c, p));
+}
+
+TEST(Tune, BlockSplitsAroundTheCoreCounts) {
+    const RunConfig ref = small_shape(*b1());
+    const auto splits = tune_block_splits(ref, *b1());
+    const int aic = b1()->chip.aic_cores;
+    const int aiv = b1()->chip.aiv_cores;
+    EXPECT_NE(std::find(splits.begin(), splits.end(), std::make_pair(aic, aiv)), splits.end());  // the default
+    EXPECT_NE(std::find(splits.begin(), splits.end(), std::make_pair(aic / 2, aic / 4)), splits.end());
+    for (const auto& [compute, comm] : splits) {
+        EXPECT_GE(compute, 1);
+        EXPECT_LE(compute, aic);
+        EXPECT_GE(comm, 1);
+        EXPECT_LE(comm, aiv);
+    }
+    EXPECT_LE(splits.size(), 20u);
+}
+
+TEST(Tune, TiesAreBrokenByTheParametersAndPoolSizeChangesNothing) {
+    std::vector<SweepEntry> entries(3);
+    const int base_m[] = {128, 64, 64};
+    const int comm[] = {48, 48, 24};
+    for (int i = 0; i < 3; ++i) {
+        entries[i].has_results = true;
+        entries[i].status = SweepStatus::Ok;
+        entries[i].results.times.pipelined_us = 100.0;
+        entries[i].job.cfg.base_m = base_m[i];
+        entries[i].job.cfg.compute_blocks = 24;
+        entries[i].job.cfg.comm_blocks = comm[i];
+    }
+    EXPECT_EQ(rank_tune_entries(entries), (std::vector<std::size_t>{2, 1, 0}));
+
+    const RunConfig ref = small_shape(*b1());
+    const TuneResult one = run_tune(ref, b1(), pool(1));
+    const TuneResult two = run_tune(ref, b1(), pool(2));
+    EXPECT_EQ(one.ranking, two.ranking);
+    EXPECT_EQ(format_tune_report(one, true).substr(0, 400), format_tune_report(two, true).substr(0, 400));
+    EXPECT_EQ(sweep_csv(one.entries), sweep_csv(two.entries));
+}
+
+TEST(Tune, CommandWritesEveryConfigTried) {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("tandem_tune_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    RunConfig cli;
+    cli.ranks = 2;
+    cli.m = 1024;
+    cli.k = 512;
+    cli.n = 512;
+    cli.tune = true;
+    cli.quiet = true;
+    cli.sweep_out = (dir / "t").string();
+    cli.jobs = 2;
+    std::ostringstream out, err;
+    const CommandOutcome r = run_tune_command(cli, out, err, nullptr, false);
+    EXPECT_EQ(r.exit_code, 0) << err.str();
+    EXPECT_NE(out.str().find("Speedup:"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("Run it:"), std::string::npos) << out.str();
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "t.json"));
+    EXPECT_GT(j.size(), 20u);
+    for (const auto& e : j) {
+        for (const std::string& key : contract_keys()) EXPECT_TRUE(e.contains(key)) << key;
+        EXPECT_EQ(e["data_mode"], "timing-only");
+    }
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tandem::host
