@@ -22,7 +22,7 @@ import tandem_trace as tt  # noqa: E402
 from tandem_trace import TraceError  # noqa: E402
 
 REQUIRED = ("ranks", "m", "k", "n", "tflops_per_rank", "overlap_eff_pct")
-DISAMBIGUATE = ("comm_mode", "base_m", "base_n", "compute_blocks", "comm_blocks", "soc", "data_mode")
+DISAMBIGUATE = ("comm_mode", "base_m", "base_n", "chunk_tiles", "compute_blocks", "comm_blocks", "soc", "data_mode")
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf"]
 
