@@ -24,6 +24,9 @@ struct Tile {
     int cols = 0;
     DType dtype = DType::F16;
     std::byte* data = nullptr;  // null in timing-only mode
+    // Functional storage order: row-major, or column-major when the data came from a DN (stored
+    // transposed) tensor, so that loading it needs no transpose. Invisible to timing and hazards.
+    bool column_major = false;
     SimTime write_end = 0;      // hazard tracking
     SimTime read_end = 0;
     const char* last_writer = "";

@@ -1,5 +1,6 @@
 #include "sim/isa/tile_copy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -9,50 +10,64 @@ namespace {
 std::size_t row_bytes(const Tile& t) { return static_cast<std::size_t>(t.cols) * static_cast<std::size_t>(dtype_bytes(t.dtype)); }
 }  // namespace
 
+namespace {
+std::size_t element_index(const Tile& t, int r, int c) {
+    return t.column_major ? static_cast<std::size_t>(c) * t.rows + r : static_cast<std::size_t>(r) * t.cols + c;
+}
+}  // namespace
+
 void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
-    const int esize = dtype_bytes(src.dtype());
-    if (src.layout() == Layout::ND) {
+    const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype()));
+    dst.column_major = src.layout() == Layout::DN;
+    if (!dst.column_major) {
         for (int r = 0; r < dst.rows; ++r) std::memcpy(dst.data + r * row_bytes(dst), src.element_ptr(r, 0), row_bytes(dst));
         return;
     }
-    // DN: column c of the logical matrix is contiguous in GM; gather it into the row-major tile.
-    if (esize == 2) {
-        auto* out = reinterpret_cast<std::uint16_t*>(dst.data);
-        for (int c = 0; c < dst.cols; ++c) {
-            const auto* col = reinterpret_cast<const std::uint16_t*>(src.element_ptr(0, c));
-            for (int r = 0; r < dst.rows; ++r) out[static_cast<std::size_t>(r) * dst.cols + c] = col[r];
-        }
-        return;
-    }
-    for (int c = 0; c < dst.cols; ++c) {
-        const std::byte* col = src.element_ptr(0, c);
-        for (int r = 0; r < dst.rows; ++r)
-            std::memcpy(dst.data + (static_cast<std::size_t>(r) * dst.cols + c) * esize, col + static_cast<std::size_t>(r) * esize, esize);
-    }
+    // DN: each logical column is contiguous in GM; keep it contiguous in the tile.
+    for (int c = 0; c < dst.cols; ++c)
+        std::memcpy(dst.data + static_cast<std::size_t>(c) * dst.rows * esize, src.element_ptr(0, c), dst.rows * esize);
 }
 
 void copy_tile_to_gm(const GmTensor& dst, const Tile& src) {
-    const int esize = dtype_bytes(dst.dtype());
-    if (dst.layout() == Layout::ND) {
+    const std::size_t esize = static_cast<std::size_t>(dtype_bytes(dst.dtype()));
+    if (dst.layout() == Layout::ND && !src.column_major) {
         for (int r = 0; r < src.rows; ++r) std::memcpy(dst.element_ptr(r, 0), src.data + r * row_bytes(src), row_bytes(src));
         return;
     }
-    for (int c = 0; c < src.cols; ++c) {
-        std::byte* col = dst.element_ptr(0, c);
-        for (int r = 0; r < src.rows; ++r)
-            std::memcpy(col + static_cast<std::size_t>(r) * esize, src.data + (static_cast<std::size_t>(r) * src.cols + c) * esize, esize);
+    if (dst.layout() == Layout::DN && src.column_major) {
+        for (int c = 0; c < src.cols; ++c)
+            std::memcpy(dst.element_ptr(0, c), src.data + static_cast<std::size_t>(c) * src.rows * esize, src.rows * esize);
+        return;
     }
+    for (int r = 0; r < src.rows; ++r)
+        for (int c = 0; c < src.cols; ++c)
+            std::memcpy(dst.element_ptr(r, c), src.data + element_index(src, r, c) * esize, esize);
 }
 
 std::vector<std::byte> pack_tile(const Tile& src) {
-    return std::vector<std::byte>(src.data, src.data + src.bytes());
+    if (!src.column_major) return std::vector<std::byte>(src.data, src.data + src.bytes());
+    const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype));
+    std::vector<std::byte> out(static_cast<std::size_t>(src.bytes()));
+    for (int r = 0; r < src.rows; ++r)
+        for (int c = 0; c < src.cols; ++c)
+            std::memcpy(out.data() + (static_cast<std::size_t>(r) * src.cols + c) * esize,
+                        src.data + element_index(src, r, c) * esize, esize);
+    return out;
 }
 
 void copy_tile_region(Tile& dst, const Tile& src, int row, int col) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype));
-    for (int r = 0; r < dst.rows; ++r) {
-        std::memcpy(dst.data + r * row_bytes(dst), src.data + ((static_cast<std::size_t>(row) + r) * src.cols + col) * esize,
-                    row_bytes(dst));
+    dst.column_major = src.column_major;
+    if (!src.column_major) {
+        for (int r = 0; r < dst.rows; ++r) {
+            std::memcpy(dst.data + r * row_bytes(dst),
+                        src.data + ((static_cast<std::size_t>(row) + r) * src.cols + col) * esize, row_bytes(dst));
+        }
+        return;
+    }
+    for (int c = 0; c < dst.cols; ++c) {
+        std::memcpy(dst.data + static_cast<std::size_t>(c) * dst.rows * esize,
+                    src.data + ((static_cast<std::size_t>(col) + c) * src.rows + row) * esize, dst.rows * esize);
     }
 }
 
