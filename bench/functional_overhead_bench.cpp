@@ -58,6 +58,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/host_measure.hpp"
 #include "host/ag_bench.hpp"
 #include "host/ag_program.hpp"
 #include "host/options.hpp"
@@ -110,21 +111,10 @@ std::map<Shape, ShapeResult>& results() {
 // Keeps the best (lowest) of repeated measurements (--benchmark_repetitions).
 void keep_min(double& slot, double v) { slot = (slot == 0) ? v : std::min(slot, v); }
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double cpu_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-long peak_rss_kib() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;  // KiB on Linux
-}
-
-int host_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+using tandem::bench::cpu_now;
+const auto now_s = tandem::bench::wall_now;
+using tandem::bench::host_cores;
+using tandem::bench::peak_rss_kib;
 
 int gemm_count(const Shape& s) { return 3 * s[0] + 1; }
 

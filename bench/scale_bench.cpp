@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/host_measure.hpp"
 #include "host/ag_bench.hpp"
 #include "host/options.hpp"
 #include "host/run_config.hpp"
@@ -71,21 +72,10 @@ std::string case_name(const Case& c) {
     return s;
 }
 
-double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double cpu_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-long peak_rss_kib() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;  // KiB on Linux
-}
-
-int host_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+using tandem::bench::cpu_now;
+using tandem::bench::wall_now;
+using tandem::bench::host_cores;
+using tandem::bench::peak_rss_kib;
 
 // The run exactly as `allgather_gemm -v SOC -n R --gm M --gk K --gn N --comm-mode MODE --timing-only`.
 Measured run_case(const Case& c) {
