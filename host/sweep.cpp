@@ -467,6 +467,20 @@ int effective_jobs(const std::optional<int>& jobs) {
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
+SweepOptions sweep_options_for(const RunConfig& cli, const std::string& prefix, const char* label, std::ostream& err,
+                               const std::atomic<int>* interrupts, bool err_is_tty) {
+    prepare_sweep_out(prefix);
+    SweepOptions opt;
+    opt.jobs = effective_jobs(cli.jobs);
+    opt.out_prefix = prefix;
+    opt.label = label;
+    opt.progress = cli.quiet ? nullptr : &err;
+    opt.messages = &err;
+    opt.progress_tty = err_is_tty;
+    opt.interrupts = interrupts;
+    return opt;
+}
+
 std::string format_sweep_table(const std::vector<SweepEntry>& entries) {
     std::string out = fmt::format("{:>6} {:>5} {:>7} {:>7} {:>7} {:>14} {:>8} {:>9}\n", "line", "ranks", "m", "k", "n",
                                   "pipelined us", "TFLOPS", "overlap %");
@@ -741,17 +755,7 @@ CommandOutcome run_sweep_command(const RunConfig& cli, std::ostream& out, std::o
     for (const SweepRowError& b : plan.bad) err << b.message << '\n';
     err.flush();
     const std::string prefix = cli.sweep_out.empty() ? std::string("out/sweep") : cli.sweep_out;
-    prepare_sweep_out(prefix);
-
-    SweepOptions opt;
-    opt.jobs = effective_jobs(cli.jobs);
-    opt.out_prefix = prefix;
-    opt.label = "sweep";
-    opt.progress = cli.quiet ? nullptr : &err;
-    opt.messages = &err;
-    opt.progress_tty = err_is_tty;
-    opt.interrupts = interrupts;
-    SweepRunner runner(opt);
+    SweepRunner runner(sweep_options_for(cli, prefix, "sweep", err, interrupts, err_is_tty));
     runner.set_bad_rows(static_cast<int>(plan.bad.size()));
     runner.set_expected_total(plan.rows());
     runner.run(plan.jobs);

@@ -165,4 +165,9 @@ void prepare_sweep_out(const std::string& prefix);
 
 int effective_jobs(const std::optional<int>& jobs);
 
+// The command-line side of a sweep or tune: output directory made, worker pool, progress and
+// messages to `err`, labelled `label` ("sweep" or "tune").
+SweepOptions sweep_options_for(const RunConfig& cli, const std::string& prefix, const char* label, std::ostream& err,
+                               const std::atomic<int>* interrupts, bool err_is_tty);
+
 }  // namespace tandem::host

@@ -262,17 +262,7 @@ CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::os
     apply_profile_defaults(ref, *profile);
     validate_run_config(ref, buffer_limits_of(*profile));  // the default configuration must be valid itself
     const std::string prefix = cli.sweep_out.empty() ? std::string("out/tune") : cli.sweep_out;
-    prepare_sweep_out(prefix);
-
-    SweepOptions opt;
-    opt.jobs = effective_jobs(cli.jobs);
-    opt.out_prefix = prefix;
-    opt.label = "tune";
-    opt.progress = cli.quiet ? nullptr : &err;
-    opt.messages = &err;
-    opt.progress_tty = err_is_tty;
-    opt.interrupts = interrupts;
-    const TuneResult r = run_tune(ref, profile, opt);
+    const TuneResult r = run_tune(ref, profile, sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty));
 
     out << format_tune_report(r, cli.quiet);
     out << fmt::format("  {:<10}{}.csv, {}.json (every configuration tried)\n", "Results:", prefix, prefix);
