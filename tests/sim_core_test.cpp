@@ -655,6 +655,44 @@ TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
     EXPECT_EQ(std::memcmp(dst.data.data(), win.data.data(), bytes), 0);
 }
 
+// A launch marked timing_only in a functional cluster is timed exactly like a data launch but
+// moves nothing (what the host program's timed-only benchmark views rely on).
+TEST(CrossRank, TimingOnlyLaunchMovesNoDataAndTakesTheSameTime) {
+    Runtime rt(profile(), opts(2));
+    constexpr int rows = 16, cols = 512;
+    constexpr std::int64_t bytes = rows * cols * 2;
+    GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
+    GmAllocation& dst = rt.host(0).malloc("dst", bytes);
+    fill_f16(win, rows * cols, [](std::int64_t i) { return float(i % 77) * 0.5f + 1.0f; });
+    const std::vector<std::byte> zeros(static_cast<std::size_t>(bytes));
+    bool untouched_after_timed = false;
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("comm");
+        KernelLaunch get{"get", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+            Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+            EXPECT_EQ(ub.data == nullptr, !b.functional());
+            co_await TGET(GmTensor(dst, 0, rows, cols, cols, DType::F16), GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+        }};
+        KernelLaunch timed = get;
+        timed.timing_only = true;
+        s.launch(timed);
+        s.synchronize();
+        untouched_after_timed = std::memcmp(dst.data.data(), zeros.data(), zeros.size()) == 0;
+        s.launch(get);
+        s.synchronize();
+    });
+    EXPECT_TRUE(untouched_after_timed);
+    EXPECT_EQ(std::memcmp(dst.data.data(), win.data.data(), bytes), 0);
+    const auto loads = of(rt.cluster().event_log(), Opcode::TLOAD);
+    const auto stores = of(rt.cluster().event_log(), Opcode::TSTORE);
+    ASSERT_EQ(loads.size(), 2u);
+    ASSERT_EQ(stores.size(), 2u);
+    EXPECT_EQ(loads[0].end - loads[0].start, loads[1].end - loads[1].start);
+    EXPECT_EQ(stores[0].end - stores[0].start, stores[1].end - stores[1].start);
+    EXPECT_EQ(stores[0].end - loads[0].start, stores[1].end - loads[1].start);
+}
+
 // Two notifies from two blocks: a TWAIT for the sum resumes after the later one only; a TWAIT
 // issued after the condition already holds costs one poll.
 TEST(CrossRank, TwaitResolvesWhenTheConditionFirstHolds) {

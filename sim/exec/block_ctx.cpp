@@ -32,7 +32,7 @@ BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, int block_idx, int block
 
 int BlockCtx::rank() const { return lp_.rank(); }
 int BlockCtx::ranks() const { return lp_.cluster().ranks(); }
-bool BlockCtx::functional() const { return lp_.cluster().functional(); }
+bool BlockCtx::functional() const { return lp_.data_effects(); }
 const CostModel& BlockCtx::cost() const { return lp_.cluster().cost(); }
 
 Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name) {

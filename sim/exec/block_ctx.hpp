@@ -31,7 +31,7 @@ public:
     int ranks() const;
     CoreType core_type() const { return core_.type; }
     SimTime now() const { return now_; }
-    bool functional() const;
+    bool functional() const;  // does this block move and compute data?
 
     // Allocate a rows x cols tile in this core's local memory `kind`; throws SimError when the
     // memory is full (naming the tile, the memory and the bytes in use).

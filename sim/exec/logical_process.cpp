@@ -30,6 +30,7 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
                                        const CompletionFn& on_complete) {
     launch_ = &launch;
+    data_effects_ = cluster_.functional() && !launch.timing_only;
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks));
     next_block_ = 0;

@@ -34,6 +34,10 @@ struct KernelLaunch {
     CoreType core_type = CoreType::AIC;
     int blocks = 1;
     KernelFn fn;
+    // In a functional cluster, run this launch for its timing only: no data moved or computed.
+    // For launches whose results nobody reads (a benchmark view that is only timed); timing never
+    // depends on data, so its times are the same either way.
+    bool timing_only = false;
 };
 
 struct KernelStats {
@@ -63,6 +67,8 @@ public:
     Cluster& cluster() { return cluster_; }
     const Cluster& cluster() const { return cluster_; }
     int source_id() const;
+    // Does the running kernel move and compute data? (functional cluster, launch not timing-only)
+    bool data_effects() const { return data_effects_; }
 
     // ---- used by instructions ----
     // May `blk` act on shared state at time t now? (t inside the window and nothing earlier left.)
@@ -105,6 +111,7 @@ private:
     bool record_log_;
 
     const KernelLaunch* launch_ = nullptr;
+    bool data_effects_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;
     int next_block_ = 0;
     int live_blocks_ = 0;
