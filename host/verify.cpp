@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/mem/fp16.hpp"
+#include "sim/mem/fp16_widen.hpp"
 
 namespace tandem::host {
 
@@ -21,7 +21,7 @@ constexpr std::size_t kWorstKept = 5;
 
 std::vector<float> widen(const std::vector<std::uint16_t>& h) {
     std::vector<float> f(h.size());
-    std::transform(h.begin(), h.end(), f.begin(), half_to_float);
+    widen_halves(h.data(), f.data(), h.size());
     return f;
 }
 }  // namespace

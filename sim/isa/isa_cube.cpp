@@ -2,10 +2,6 @@
 // multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C.
 #include <cblas.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <vector>
 
@@ -13,7 +9,7 @@
 
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
-#include "sim/mem/fp16.hpp"
+#include "sim/mem/fp16_widen.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -35,46 +31,10 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
     }
 }
 
-// Every fp16 value widened once: an immutable table, built on first use.
-const std::vector<float>& half_table() {
-    static const std::vector<float> table = [] {
-        std::vector<float> t(65536);
-        for (std::size_t i = 0; i < t.size(); ++i) t[i] = half_to_float(static_cast<std::uint16_t>(i));
-        return t;
-    }();
-    return table;
-}
-
-#if defined(__x86_64__)
-// x86's F16C converts 8 halves per instruction; chosen at run time, so the binary still runs on
-// CPUs without it. The conversion is exact either way.
-__attribute__((target("f16c,avx"))) void widen_f16c(const std::uint16_t* h, float* out, std::size_t n) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
-        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(packed));
-    }
-    for (; i < n; ++i) out[i] = half_to_float(h[i]);
-}
-
-bool has_f16c() {
-    static const bool supported = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    return supported;
-}
-#endif
-
 void widen(const Tile& t, std::vector<float>& out) {
     const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
     out.resize(n);
-    const auto* h = t.as<const std::uint16_t>();
-#if defined(__x86_64__)
-    if (has_f16c()) {
-        widen_f16c(h, out.data(), n);
-        return;
-    }
-#endif
-    const float* table = half_table().data();
-    for (std::size_t i = 0; i < n; ++i) out[i] = table[h[i]];
+    widen_halves(t.as<const std::uint16_t>(), out.data(), n);
 }
 
 void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accumulate) {
