@@ -13,12 +13,13 @@ Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink) : lookahead_(l
 SimTime Coordinator::join(Participant& p, int bound_to_clear) {
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
-    slots_.push_back(Slot{&p, false, kNever});
+    slots_.push_back(Slot{&p, false, kNever, {}, true});
     if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();
     return window_end_;
 }
 
-SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox) {
+SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
+                            std::vector<SignalAddr> watched, bool run_next) {
     std::unique_lock lock(mu_);
     throw_if_failed_locked();
     for (Message& m : outbox) pending_.push_back(std::move(m));
@@ -26,10 +27,15 @@ SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Mess
     auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
     it->arrived = true;
     it->next_event = next_event;
+    it->watched = std::move(watched);
+    it->run_next = run_next;
     ++arrived_;
-    const std::uint64_t my_generation = generation_;
     try_advance_locked();
-    window_cv_.wait(lock, [&] { return failed_ || generation_ != my_generation; });
+    p.released_cv.wait(lock, [&] {
+        if (failed_) return true;
+        auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
+        return !slot->arrived;
+    });
     throw_if_failed_locked();
     return window_end_;
 }
@@ -77,7 +83,11 @@ void Coordinator::fail(const std::string& message) {
         failed_ = true;
         error_ = message;
     }
-    window_cv_.notify_all();
+    wake_all_locked();
+}
+
+void Coordinator::wake_all_locked() {
+    for (Slot& s : slots_) s.p->released_cv.notify_all();
     state_cv_.notify_all();
 }
 
@@ -105,7 +115,10 @@ void Coordinator::deliver_locked() {
     std::sort(pending_.begin(), pending_.end(), message_order);
     for (const Message& m : pending_) {
         sink_.deliver(m, delivered_++);
-        if (m.kind == Message::Kind::Signal) future_writes_.push(m.visible_at);
+        if (m.kind == Message::Kind::Signal) {
+            future_writes_.push(m.visible_at);
+            future_signal_writes_.push_back(FutureSignalWrite{m.visible_at, m.dst_rank, m.address, m.address + 4LL * m.count});
+        }
     }
     pending_.clear();
 }
@@ -123,6 +136,13 @@ void Coordinator::try_advance_locked() {
     if (failed_ || arrived_ < slots_.size()) return;
     deliver_locked();
     if (slots_.empty()) return;  // idle: writes delivered, nobody to release
+    // Windows in which nobody has anything to do are passed at once, without waking anyone.
+    while (arrived_ == slots_.size()) {
+        if (!advance_window_locked()) return;
+    }
+}
+
+bool Coordinator::advance_window_locked() {
     const SimTime lb = lower_bound_locked();
     if (lb >= kNever) {
         std::vector<std::string> lines;
@@ -135,18 +155,35 @@ void Coordinator::try_advance_locked() {
         for (const auto& line : lines) msg += "\n  " + line;
         failed_ = true;
         error_ = msg;
-        window_cv_.notify_all();
-        state_cv_.notify_all();
-        return;
+        wake_all_locked();
+        return false;
     }
     const SimTime new_end = lb + lookahead_;
-    if (new_end <= window_end_) return;  // stalled until a host thread acts
+    if (new_end <= window_end_) return false;  // stalled until a host thread acts
     sink_.fold_before(std::min(lb, window_end_));
     window_end_ = new_end;
-    for (Slot& s : slots_) s.arrived = false;
-    arrived_ = 0;
     ++generation_;
-    window_cv_.notify_all();
+    arrived_ = 0;
+    for (Slot& s : slots_) {
+        if (must_run_locked(s, new_end)) {
+            s.arrived = false;
+            s.p->released_cv.notify_one();
+        } else {
+            ++arrived_;  // sleeps through this window: it would only arrive again
+        }
+    }
+    std::erase_if(future_signal_writes_, [&](const FutureSignalWrite& w) { return w.visible_at < new_end; });
+    return true;
+}
+
+bool Coordinator::must_run_locked(const Slot& s, SimTime window_end) const {
+    if (s.run_next || s.next_event < window_end) return true;
+    for (const FutureSignalWrite& w : future_signal_writes_) {
+        if (w.visible_at >= window_end) continue;
+        for (const SignalAddr& a : s.watched)
+            if (a.rank == w.rank && a.address >= w.first && a.address < w.end) return true;
+    }
+    return false;
 }
 
 }  // namespace tandem

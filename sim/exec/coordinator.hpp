@@ -10,6 +10,12 @@
 // participants' next events, delivered-but-future signal writes, and each running host thread's
 // clock (a host may still launch work at its current time).
 //
+// A participant with nothing to do in the next window (its next event lies beyond it, and no
+// signal write it waits on becomes visible inside it) is not woken: it stays arrived and sleeps
+// through the window. With many streams on few host cores this saves most of the thread
+// switches; it changes nothing simulated, because such a participant would only have arrived
+// again at once.
+//
 // If no participant has an event, no write is pending and no host can act, the simulated kernel
 // is deadlocked: the coordinator fails the run with every waiter's description.
 #include <condition_variable>
@@ -39,6 +45,9 @@ public:
     virtual ~Participant() = default;
     // Lines describing what is blocked (for the deadlock report). Called at a barrier only.
     virtual std::vector<std::string> describe_waiters() const = 0;
+
+    // Signalled (under the coordinator's lock) when a window this participant must run opens.
+    std::condition_variable released_cv;
 };
 
 class Coordinator {
@@ -52,9 +61,13 @@ public:
     // lower bound `bound_to_clear` in the same step (the stream's queued kernel is now running
     // and its events stand for it).
     SimTime join(Participant& p, int bound_to_clear = -1);
-    // Hand in this window's messages and the time of the next local event (kNever if none), wait
-    // for the barrier; returns the next window's end. Throws SimAborted if the run failed.
-    SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox);
+    // Hand in this window's messages, the time of the next local event (kNever if none) and the
+    // signal words its blocked TWAITs watch; wait until a window opens that this participant has
+    // to run (one holding its next event or a write to a watched word); returns that window's
+    // end. Throws SimAborted if the run failed.
+    // `run_next`: run the next window whatever happens (the participant has pending checks).
+    SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
+                   std::vector<SignalAddr> watched = {}, bool run_next = true);
     // Leave (kernel done); hands in the last messages. `on_leave` runs under the lock in the same
     // step, so whatever the departure unblocks (a host's clock) bounds the very next window.
     void leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave = {});
@@ -83,6 +96,9 @@ public:
 
 private:
     void try_advance_locked();
+    // Open the next window and wake whoever must run in it; false if it cannot open yet (a host
+    // holds it back, or the run failed).
+    bool advance_window_locked();
     void deliver_locked();
     SimTime lower_bound_locked();
     void throw_if_failed_locked() const;
@@ -90,16 +106,27 @@ private:
     const SimTime lookahead_;
     MessageSink& sink_;
     mutable std::mutex mu_;
-    // Two wait queues, so that releasing a window wakes only the logical processes, and a host or
-    // stream state change wakes only the threads waiting on such changes.
-    std::condition_variable window_cv_;
+    // Logical processes wait on their own released_cv (only those with work in a window are
+    // woken); hosts and streams waiting for a state change wait here.
     std::condition_variable state_cv_;
 
     struct Slot {
         Participant* p;
         bool arrived;
         SimTime next_event;
+        std::vector<SignalAddr> watched;
+        bool run_next;
     };
+    // A delivered signal write not yet visible at the current window's end: it wakes the
+    // participants watching its words in the window it becomes visible in.
+    struct FutureSignalWrite {
+        SimTime visible_at;
+        int rank;
+        std::int64_t first;  // words [first, end)
+        std::int64_t end;
+    };
+    bool must_run_locked(const Slot& s, SimTime window_end) const;
+    void wake_all_locked();
     std::vector<Slot> slots_;
     std::size_t arrived_ = 0;
     SimTime window_end_ = 0;
@@ -107,6 +134,7 @@ private:
     std::vector<std::optional<SimTime>> bounds_;
     std::vector<Message> pending_;
     std::priority_queue<SimTime, std::vector<SimTime>, std::greater<>> future_writes_;
+    std::vector<FutureSignalWrite> future_signal_writes_;
     std::uint64_t delivered_ = 0;
     bool failed_ = false;
     std::string error_;

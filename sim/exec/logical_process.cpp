@@ -58,7 +58,13 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
             check_waiters();
             process_until(window_end_);
             if (live_blocks_ == 0) break;
-            window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_);
+            std::vector<SignalAddr> watched;
+            watched.reserve(waiters_.size());
+            for (int b : waiters_) watched.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
+            // A TWAIT that started blocking in this window is first checked at the next window's
+            // start, so that window must run here; older ones wake on writes to their words.
+            window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, std::move(watched),
+                                       new_waiters_);
         }
     } catch (const SimAborted&) {
         coord.leave(*this, outbox_);
@@ -115,6 +121,7 @@ void LogicalProcess::park_waiting(BlockCtx& blk, std::coroutine_handle<> h) {
     blk.waiting = true;
     if (may_proceed(blk, blk.wait_since)) {
         waiters_.push_back(blk.block_idx());
+        new_waiters_ = true;
     } else {
         events_.push(Event{blk.wait_since, blk.block_idx()});  // decide at its turn
     }
@@ -137,6 +144,7 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
 }
 
 void LogicalProcess::check_waiters() {
+    new_waiters_ = false;
     std::size_t keep = 0;
     for (int b : waiters_) {
         BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
@@ -172,6 +180,7 @@ void LogicalProcess::process_until(SimTime end) {
             if (!wait_satisfied(blk, ev.t)) {
                 blk.wait_since = ev.t;
                 waiters_.push_back(ev.block);
+                new_waiters_ = true;
                 continue;
             }
             blk.waiting = false;
