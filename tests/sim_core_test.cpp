@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -737,6 +738,48 @@ TEST(CrossRank, TwaitResolvesWhenTheConditionFirstHolds) {
     EXPECT_EQ(w1[0].end, first + h.poll());
     EXPECT_GT(w1[1].start, second);
     EXPECT_EQ(w1[1].end, w1[1].start + h.issue() + h.poll());
+}
+
+// A stream whose only block waits in TWAIT is not woken for the windows in which nothing it waits
+// on changes: the coordinator releases it for the window in which the notify becomes visible (and
+// the one right after it started waiting), and the TWAIT still resolves at the exact time.
+TEST(CrossRank, WaitingStreamSleepsThroughWindowsAndStillResumesOnTime) {
+    Hand h;
+    Runtime rt(profile(), opts(2, DataMode::TimingOnly));
+    GmAllocation& flags = rt.cluster().chip(1).gm.allocate("flags", 64, true);
+    const SignalAddr flag{1, flags.base};
+    // Each load touches the GM fabric (shared state), so the busy stream advances window by window.
+    constexpr int kLoads = 200;
+    GmAllocation& src = rt.host(0).malloc("src", 16 * 256 * 2);
+    std::array<std::int64_t, 2> windows{};
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        if (host.rank() == 0) {
+            s.launch(KernelLaunch{"busy_then_notify", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, 16, 256, DType::F16, "ub");
+                for (int i = 0; i < kLoads; ++i) {
+                    co_await TLOAD(ub, GmTensor(src, 0, 16, 256, 256, DType::F16));
+                    pipe_barrier(b, PIPE_ALL);
+                }
+                TNOTIFY(b, flag, 1, NotifyOp::AtomicAdd);
+                co_return;
+            }});
+        } else {
+            s.launch(KernelLaunch{"wait", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                co_await TWAIT(b, flag, CmpOp::EQ, 1);
+            }});
+        }
+        s.synchronize();
+        windows[static_cast<std::size_t>(host.rank())] = s.kernel_stats().back().windows_run;
+    });
+    const auto log = rt.cluster().event_log();
+    const auto notes = of(log, Opcode::TNOTIFY, 0);
+    const auto waits = of(log, Opcode::TWAIT, 1);
+    ASSERT_EQ(notes.size(), 1u);
+    ASSERT_EQ(waits.size(), 1u);
+    EXPECT_EQ(waits[0].end, notes[0].visible + h.poll());
+    EXPECT_GT(windows[0], 20) << "the busy stream runs a window per load or so";
+    EXPECT_LE(windows[1], 4) << "the waiting stream was woken for windows in which nothing changed for it";
 }
 
 // A TWAIT that issues after the notify was sent (and delivered to rank 1's signal store at a

@@ -43,12 +43,13 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     for (const CoreState& c : kernel_cores)
         for (int p = 0; p < kPipeCount; ++p) busy_before[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
     Coordinator& coord = cluster_.coordinator();
+    std::int64_t windows_run = 0;
     window_end_ = coord.join(*this, start_bound);
     try {
         std::vector<CoreState>& cores = kernel_cores;
         const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
         for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
-        for (;;) {
+        for (;; ++windows_run) {
             // Nothing can start before the window's lower bound again: drop older bookings.
             const SimTime horizon = window_end_ - coord.lookahead();
             fabric_->forget_before(horizon);
@@ -75,6 +76,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
         throw SimAborted();
     }
     KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_, {}};
+    stats.windows_run = windows_run + 1;
     for (const CoreState& c : kernel_cores)
         for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
     for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before[static_cast<std::size_t>(p)];

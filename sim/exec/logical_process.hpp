@@ -46,6 +46,7 @@ struct KernelStats {
     std::int64_t instructions = 0;
     SimTime twait_stall_ps = 0; // summed over blocks
     std::array<SimTime, kPipeCount> busy_ps{};  // per pipe, summed over the kernel's cores
+    std::int64_t windows_run = 0;  // coordinator windows this stream was woken for (host cost)
 };
 
 class LogicalProcess : public Participant {
