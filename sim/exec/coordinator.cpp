@@ -19,7 +19,7 @@ SimTime Coordinator::join(Participant& p, int bound_to_clear) {
 }
 
 SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
-                            std::vector<SignalAddr> watched, bool run_next) {
+                            const std::vector<SignalAddr>& watched, bool run_next) {
     std::unique_lock lock(mu_);
     throw_if_failed_locked();
     for (Message& m : outbox) pending_.push_back(std::move(m));
@@ -27,7 +27,7 @@ SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Mess
     auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
     it->arrived = true;
     it->next_event = next_event;
-    it->watched = std::move(watched);
+    it->watched.assign(watched.begin(), watched.end());  // reuses the slot's capacity
     it->run_next = run_next;
     ++arrived_;
     try_advance_locked();

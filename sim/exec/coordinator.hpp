@@ -67,7 +67,7 @@ public:
     // end. Throws SimAborted if the run failed.
     // `run_next`: run the next window whatever happens (the participant has pending checks).
     SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
-                   std::vector<SignalAddr> watched = {}, bool run_next = true);
+                   const std::vector<SignalAddr>& watched, bool run_next);
     // Leave (kernel done); hands in the last messages. `on_leave` runs under the lock in the same
     // step, so whatever the departure unblocks (a host's clock) bounds the very next window.
     void leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave = {});

@@ -59,12 +59,11 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
             check_waiters();
             process_until(window_end_);
             if (live_blocks_ == 0) break;
-            std::vector<SignalAddr> watched;
-            watched.reserve(waiters_.size());
-            for (int b : waiters_) watched.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
+            watched_.clear();
+            for (int b : waiters_) watched_.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
             // A TWAIT that started blocking in this window is first checked at the next window's
             // start, so that window must run here; older ones wake on writes to their words.
-            window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, std::move(watched),
+            window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, watched_,
                                        new_waiters_);
         }
     } catch (const SimAborted&) {

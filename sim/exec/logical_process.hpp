@@ -119,6 +119,7 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::vector<int> waiters_;
     bool new_waiters_ = false;  // a block started waiting since the last check_waiters()
+    std::vector<SignalAddr> watched_;  // the waiters' signal words, handed in at each barrier
     std::vector<Message> outbox_;
     std::uint64_t seq_ = 0;
     SimTime window_end_ = 0;
