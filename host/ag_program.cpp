@@ -38,9 +38,7 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
     std::future<std::vector<float>> golden_job;
     if (!cfg.timing_only) {
         golden_job = std::async(std::launch::async, [&inputs, &cfg] {
-            std::vector<std::uint16_t> a_full;
-            for (const auto& s : inputs.a_slices) a_full.insert(a_full.end(), s.begin(), s.end());
-            return golden_gemm(a_full, inputs.b_transposed, cfg.m, cfg.k, cfg.n);
+            return golden_gemm(inputs.a_slices, inputs.b_transposed, cfg.m, cfg.k, cfg.n);
         });
     }
     out.bench = run_allgather_gemm(profile, cfg, cfg.timing_only ? nullptr : &inputs, fault);

@@ -2,6 +2,9 @@
 // exact definition, which scripts/gen_data.py implements too.
 #include "host/input_gen.hpp"
 
+#include <array>
+
+#include "host/parallel_bands.hpp"
 #include "sim/mem/fp16.hpp"
 
 namespace tandem::host {
@@ -11,16 +14,24 @@ constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;
 constexpr std::uint64_t kStreamA = 0x4141414141414141ULL;
 constexpr std::uint64_t kStreamB = 0x4242424242424242ULL;
 
-// An output of the generator as its value 1 + (output >> 62), in fp16 bits.
-std::uint16_t value_bits(std::uint64_t output) {
-    return tandem::float_to_half(static_cast<float>(1 + (output >> 62)));
-}
+// The four values 1 + (output >> 62) can take, in fp16 bits.
+struct ValueBits {
+    std::array<std::uint16_t, 4> bits;
+    ValueBits() {
+        for (std::size_t v = 0; v < bits.size(); ++v) bits[v] = tandem::float_to_half(static_cast<float>(1 + v));
+    }
+};
 
+// Elements are independent (counter-based), so bands of them are filled in parallel.
 std::vector<std::uint16_t> fill(std::uint64_t state, std::uint64_t first_index, std::int64_t count) {
     std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) {
-        out[static_cast<std::size_t>(i)] = value_bits(splitmix64_at(state, first_index + static_cast<std::uint64_t>(i)));
-    }
+    const ValueBits values;
+    constexpr std::int64_t kMinBand = 1 << 20;  // below this a thread costs more than it saves
+    for_each_band(count, kMinBand, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+            out[static_cast<std::size_t>(i)] = values.bits[splitmix64_at(state, first_index + static_cast<std::uint64_t>(i)) >> 62];
+        }
+    });
     return out;
 }
 

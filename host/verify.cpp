@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "host/parallel_bands.hpp"
 #include "sim/mem/fp16_widen.hpp"
 
 namespace tandem::host {
@@ -19,38 +22,28 @@ constexpr double kMaxFailureShare = 0.001;      // 0.1% of elements
 constexpr std::int64_t kMaxZeroOutputs = 1000;  // the seed's guard against untouched outputs
 constexpr std::size_t kWorstKept = 5;
 
-std::vector<float> widen(const std::vector<std::uint16_t>& h) {
-    std::vector<float> f(h.size());
-    widen_halves(h.data(), f.data(), h.size());
-    return f;
-}
-}  // namespace
+// Bands of at least this many elements (or rows x columns) are worth a thread.
+constexpr std::int64_t kMinBandElements = 1 << 20;
 
-std::vector<float> golden_gemm(const std::vector<std::uint16_t>& a_full, const std::vector<std::uint16_t>& b_transposed,
-                               int m, int k, int n) {
-    const std::vector<float> a = widen(a_full);
-    const std::vector<float> bt = widen(b_transposed);
-    std::vector<float> c(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
-    // Row bands on every host core: the program runs BLAS single-threaded (its simulated streams
-    // are the threads), so the golden spreads its own work.
-    const int workers = std::max(1, std::min<int>(static_cast<int>(std::thread::hardware_concurrency()), m));
-    const int band = (m + workers - 1) / workers;
-    std::vector<std::thread> threads;
-    for (int row0 = 0; row0 < m; row0 += band) {
-        const int rows = std::min(band, m - row0);
-        threads.emplace_back([&, row0, rows] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f, a.data() + std::size_t(row0) * k, k,
-                        bt.data(), k, 0.0f, c.data() + std::size_t(row0) * n, n);
-        });
-    }
-    for (auto& t : threads) t.join();
-    return c;
+// Largest absolute error first; equal errors by element index, so that the kept mismatches do
+// not depend on how the check was split over threads.
+bool worse(const Mismatch& x, const Mismatch& y) {
+    const float dx = std::fabs(x.actual - x.expected);
+    const float dy = std::fabs(y.actual - y.expected);
+    if (dx != dy) return dx > dy;
+    return x.index < y.index;
 }
 
-RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden) {
+void keep_worst(std::vector<Mismatch>& worst) {
+    std::sort(worst.begin(), worst.end(), worse);
+    if (worst.size() > kWorstKept) worst.resize(kWorstKept);
+}
+
+// Elements [begin, end) of one rank's C.
+RankVerification verify_band(int rank, const float* actual, const float* golden, std::int64_t begin, std::int64_t end) {
     RankVerification v;
     v.rank = rank;
-    for (std::size_t i = 0; i < golden.size(); ++i) {
+    for (std::int64_t i = begin; i < end; ++i) {
         const float e = golden[i];
         const float a = actual[i];
         const double d = std::fabs(static_cast<double>(a) - e);
@@ -59,18 +52,61 @@ RankVerification verify_rank(int rank, const float* actual, const std::vector<fl
         if (a == 0.0f && e != 0.0f) ++v.zero_where_nonzero;
         if (!fails) continue;
         ++v.failures;
-        v.worst.push_back(Mismatch{rank, static_cast<std::int64_t>(i), e, a});
-        if (v.worst.size() > kWorstKept * 4) {
-            std::partial_sort(v.worst.begin(), v.worst.begin() + kWorstKept, v.worst.end(), [](const Mismatch& x, const Mismatch& y) {
-                return std::fabs(x.actual - x.expected) > std::fabs(y.actual - y.expected);
-            });
-            v.worst.resize(kWorstKept);
-        }
+        v.worst.push_back(Mismatch{rank, i, e, a});
+        if (v.worst.size() > kWorstKept * 4) keep_worst(v.worst);
     }
-    std::sort(v.worst.begin(), v.worst.end(), [](const Mismatch& x, const Mismatch& y) {
-        return std::fabs(x.actual - x.expected) > std::fabs(y.actual - y.expected);
+    keep_worst(v.worst);
+    return v;
+}
+}  // namespace
+
+std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_slices,
+                               const std::vector<std::uint16_t>& b_transposed, int m, int k, int n) {
+    // Widened in parallel bands, straight from the slices (no concatenated fp16 copy).
+    std::vector<float> a(static_cast<std::size_t>(m) * static_cast<std::size_t>(k));
+    std::vector<float> bt(b_transposed.size());
+    std::int64_t a_filled = 0;
+    for (const auto& slice : a_slices) {
+        if (a_filled + static_cast<std::int64_t>(slice.size()) > static_cast<std::int64_t>(a.size()))
+            throw std::invalid_argument("golden_gemm: the A slices hold more than M x K elements");
+        for_each_band(static_cast<std::int64_t>(slice.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+            widen_halves(slice.data() + b, a.data() + a_filled + b, static_cast<std::size_t>(e - b));
+        });
+        a_filled += static_cast<std::int64_t>(slice.size());
+    }
+    if (a_filled != static_cast<std::int64_t>(a.size())) throw std::invalid_argument("golden_gemm: the A slices do not make M x K");
+    for_each_band(static_cast<std::int64_t>(bt.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+        widen_halves(b_transposed.data() + b, bt.data() + b, static_cast<std::size_t>(e - b));
     });
-    if (v.worst.size() > kWorstKept) v.worst.resize(kWorstKept);
+    std::vector<float> c(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
+    // Row bands on every host core: the program runs BLAS single-threaded (its simulated streams
+    // are the threads), so the golden spreads its own work. Each element of C is computed by
+    // one call whatever the banding, so the golden does not depend on the core count.
+    const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, n));
+    for_each_band(m, min_rows, [&](std::int64_t row0, std::int64_t row_end) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(row_end - row0), n, k, 1.0f,
+                    a.data() + std::size_t(row0) * k, k, bt.data(), k, 0.0f, c.data() + std::size_t(row0) * n, n);
+    });
+    return c;
+}
+
+RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden) {
+    const std::int64_t count = static_cast<std::int64_t>(golden.size());
+    std::vector<std::pair<std::int64_t, RankVerification>> bands;
+    std::mutex mu;
+    for_each_band(count, kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+        RankVerification part = verify_band(rank, actual, golden.data(), b, e);
+        std::lock_guard lock(mu);
+        bands.emplace_back(b, std::move(part));
+    });
+    RankVerification v;
+    v.rank = rank;
+    for (auto& [begin, part] : bands) {
+        v.failures += part.failures;
+        v.zero_where_nonzero += part.zero_where_nonzero;
+        v.worst.insert(v.worst.end(), part.worst.begin(), part.worst.end());
+    }
+    keep_worst(v.worst);
     v.passed = static_cast<double>(v.failures) <= kMaxFailureShare * static_cast<double>(golden.size()) &&
                v.zero_where_nonzero <= kMaxZeroOutputs;
     return v;

@@ -24,10 +24,12 @@ struct RankVerification {
     std::vector<Mismatch> worst;  // largest absolute errors, at most 5
 };
 
-// golden = A (M x K) * B (K x N), from fp16 A rows and fp16 B stored transposed (N x K).
-std::vector<float> golden_gemm(const std::vector<std::uint16_t>& a_full, const std::vector<std::uint16_t>& b_transposed,
-                               int m, int k, int n);
+// golden = A (M x K) * B (K x N), from fp16 A given as row slices in order (each rank's, or one
+// slice holding all of A) and fp16 B stored transposed (N x K). Uses every host core.
+std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_slices,
+                               const std::vector<std::uint16_t>& b_transposed, int m, int k, int n);
 
+// Uses every host core; the result does not depend on their number.
 RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden);
 
 std::string describe_failures(const std::vector<RankVerification>& results, int n_cols);

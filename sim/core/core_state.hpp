@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/core/pipe.hpp"
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -18,9 +19,8 @@ struct CoreState {
     std::array<SimTime, kPipeCount> busy_ps{};
     std::array<std::int64_t, kPipeCount> instructions{};
     std::array<std::vector<std::byte>, kMemKindCount> memory;  // sized on first use (functional)
-    // Functional cube: fp16 operands widened to fp32 for OpenBLAS, reused from product to product.
-    std::vector<float> widened_a;
-    std::vector<float> widened_b;
+    // Functional cube: buffers for evaluating deferred products on this core's thread.
+    WorkScratch scratch;
 };
 
 }  // namespace tandem

@@ -5,6 +5,7 @@
 // wait_flag) is reported as an error instead of silently giving hardware-impossible results.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "sim/core/pipe.hpp"
@@ -14,6 +15,8 @@
 namespace tandem {
 
 class BlockCtx;
+class GmPin;          // sim/mem/gm_deferred.hpp
+struct MatmulChain;  // sim/isa/deferred_cube.hpp
 
 struct Tile {
     BlockCtx* owner = nullptr;
@@ -27,6 +30,14 @@ struct Tile {
     // Functional storage order: row-major, or column-major when the data came from a DN (stored
     // transposed) tensor, so that loading it needs no transpose. Invisible to timing and hazards.
     bool column_major = false;
+    // Deferred content (functional mode; sim/isa/deferred_cube.hpp): a loaded L1 tile, or an
+    // L0A/L0B tile extracted from one, refers to the GM region it holds (at pin_row/pin_col of
+    // `pin`) instead of a copy; an L0C accumulator holds the chain of products that make its
+    // value. `data` is up to date only when both are empty (materialize() makes it so).
+    mutable std::shared_ptr<GmPin> pin;
+    mutable int pin_row = 0;
+    mutable int pin_col = 0;
+    mutable std::shared_ptr<MatmulChain> chain;
     SimTime write_end = 0;      // hazard tracking
     SimTime read_end = 0;
     const char* last_writer = "";

@@ -1,6 +1,9 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -66,10 +69,15 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
             window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, watched_,
                                        new_waiters_);
         }
+        // The kernel's results must be in GM before anyone can look (its completion releases
+        // the host): the deferred products are computed now, outside the windows' lockstep.
+        complete_deferred_writes();
     } catch (const SimAborted&) {
+        deferred_writes_.clear();
         coord.leave(*this, outbox_);
         throw;
     } catch (const SimError& e) {
+        deferred_writes_.clear();
         coord.fail(e.what());
         coord.leave(*this, outbox_);
         throw SimAborted();
@@ -94,6 +102,34 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
     return stats;
+}
+
+void LogicalProcess::complete_deferred_writes() {
+    const std::size_t n = deferred_writes_.size();
+    if (n == 0) return;
+    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
+    std::atomic<std::size_t> next{0};
+    std::mutex error_mu;
+    std::string error;
+    auto work = [&] {
+        WorkScratch scratch;
+        try {
+            for (std::size_t i; (i = next.fetch_add(1)) < n;) deferred_writes_[i]->complete(scratch);
+        } catch (const std::exception& e) {
+            std::lock_guard lock(error_mu);
+            if (error.empty()) error = e.what();
+            next.store(n);
+        }
+    };
+    std::vector<std::thread> helpers;
+    for (std::size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
+    work();
+    for (auto& t : helpers) t.join();
+    deferred_writes_.clear();
+    if (!error.empty()) {
+        throw SimError(fmt::format("rank {}, stream '{}', kernel '{}': computing its deferred results: {}", rank_,
+                                   stream_name_, launch_->name, error));
+    }
 }
 
 void LogicalProcess::start_block(int block, CoreState& core, SimTime t) {

@@ -21,6 +21,7 @@
 #include "sim/exec/coordinator.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/exec/message.hpp"
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/net/bandwidth_calendar.hpp"
 
 namespace tandem {
@@ -79,6 +80,8 @@ public:
     // Suspend `blk` on a signal condition (TWAIT).
     void park_waiting(BlockCtx& blk, std::coroutine_handle<> h);
     void send(Message m);
+    // A deferred write (sim/mem/gm_deferred.hpp) this kernel made: completed before it ends.
+    void defer(std::shared_ptr<PendingGmWrite> w) { deferred_writes_.push_back(std::move(w)); }
     void log(const InstrRecord& r) {
         if (record_log_) log_.push_back(r);
     }
@@ -104,6 +107,9 @@ private:
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
     std::string where(const BlockCtx& blk) const;
+    // Completes this kernel's deferred writes on every host core (each write by one thread, so
+    // the results do not depend on how many there are).
+    void complete_deferred_writes();
 
     Cluster& cluster_;
     int rank_;
@@ -121,6 +127,7 @@ private:
     bool new_waiters_ = false;  // a block started waiting since the last check_waiters()
     std::vector<SignalAddr> watched_;  // the waiters' signal words, handed in at each barrier
     std::vector<Message> outbox_;
+    std::vector<std::shared_ptr<PendingGmWrite>> deferred_writes_;
     std::uint64_t seq_ = 0;
     SimTime window_end_ = 0;
     SimTime kernel_end_ = 0;

@@ -1,15 +1,15 @@
 // TMATMUL / TMATMUL_ACC on the cube (PIPE_M). Functionally: fp16 operands widened to fp32 and
-// multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C.
-#include <cblas.h>
-
+// multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C; deferred as a term of the
+// accumulator's chain (sim/isa/deferred_cube.hpp).
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "sim/isa/deferred_cube.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
-#include "sim/mem/fp16_widen.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -29,12 +29,6 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
         throw SimError(fmt::format("{}: shapes do not chain: c '{}' {}x{} = a '{}' {}x{} * b '{}' {}x{}", instr, c.name,
                                    c.rows, c.cols, a.name, a.rows, a.cols, b.name, b.rows, b.cols));
     }
-}
-
-void widen(const Tile& t, std::vector<float>& out) {
-    const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
-    out.resize(n);
-    widen_halves(t.as<const std::uint16_t>(), out.data(), n);
 }
 
 void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accumulate) {
@@ -68,17 +62,19 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accum
     isa_detail::record(blk, Pipe::M, accumulate ? Opcode::TMATMUL_ACC : Opcode::TMATMUL, start, end,
                        isa_detail::RecordArgs{flops});
     if (!blk.functional()) return;
-    // Widened copies of the operands, in the core's scratch (one block at a time runs on a core).
-    std::vector<float>& wa = blk.core().widened_a;
-    std::vector<float>& wb = blk.core().widened_b;
-    widen(a, wa);
-    widen(b, wb);
     if (c.column_major) throw SimError(fmt::format("{}: accumulator '{}' must be row-major", instr, c.name));
-    // Operands keep the storage order they were loaded in; BLAS reads a column-major one as the
-    // transpose of its row-major storage.
-    cblas_sgemm(CblasRowMajor, a.column_major ? CblasTrans : CblasNoTrans, b.column_major ? CblasTrans : CblasNoTrans,
-                a.rows, b.cols, a.cols, 1.0f, wa.data(), a.column_major ? a.rows : a.cols, wb.data(),
-                b.column_major ? b.rows : b.cols, accumulate ? 1.0f : 0.0f, c.as<float>(), c.cols);
+    // Deferred (sim/isa/deferred_cube.hpp): the product is a term of the accumulator's chain.
+    MatmulTerm term{operand_of(a), operand_of(b)};
+    if (!accumulate) {
+        c.chain = std::make_shared<MatmulChain>(MatmulChain{c.rows, c.cols, nullptr, {}});
+    } else if (!c.chain) {  // accumulating onto bytes already in L0C
+        const std::size_t n = static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(c.cols);
+        auto base = std::make_shared<const std::vector<float>>(c.as<const float>(), c.as<const float>() + n);
+        c.chain = std::make_shared<MatmulChain>(MatmulChain{c.rows, c.cols, std::move(base), {}});
+    } else if (c.chain.use_count() > 1) {  // its value so far was stored: copy before appending
+        c.chain = std::make_shared<MatmulChain>(*c.chain);
+    }
+    c.chain->terms.push_back(std::move(term));
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "sim/isa/deferred_cube.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
 #include "sim/isa/tile_copy.hpp"
 #include "sim/machine/cluster.hpp"
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -118,8 +120,20 @@ void MemMove::await_resume() {
     record(blk_, pipe_, load ? Opcode::TLOAD : Opcode::TSTORE, start_, end,
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, 0});
     if (!blk_.functional()) return;
-    if (load) {
+    if (load && tile_.kind == MemKind::L1) {
+        // Deferred: the tile refers to the region (sim/isa/deferred_cube.hpp).
+        tile_.pin = pin_gm_region(gm_);
+        tile_.pin_row = tile_.pin_col = 0;
+        tile_.chain.reset();
+        tile_.column_major = gm_.layout() == Layout::DN;
+    } else if (load) {
         copy_gm_to_tile(tile_, gm_);
+    } else if (!remote && tile_.chain) {
+        // Deferred: the accumulator's products are computed when observed or when the kernel ends.
+        gm_before_write(gm_.allocation(), GmSpan::of(gm_));
+        auto store = std::make_shared<DeferredMatmulStore>(gm_, tile_.chain);
+        register_pending_write(store);
+        lp.defer(std::move(store));
     } else if (!remote) {
         copy_tile_to_gm(gm_, tile_);
     } else {
@@ -176,7 +190,16 @@ void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {
     dst.last_writer = "TEXTRACT";
     const_cast<Tile&>(src).read_end = std::max(src.read_end, end);
     isa_detail::record(blk, Pipe::MTE1, Opcode::TEXTRACT, start, end, isa_detail::RecordArgs{bytes});
-    if (blk.functional()) copy_tile_region(dst, src, row, col);
+    if (!blk.functional()) return;
+    if (src.pin) {  // deferred: a view of what the L1 tile refers to
+        dst.pin = src.pin;
+        dst.pin_row = src.pin_row + row;
+        dst.pin_col = src.pin_col + col;
+        dst.chain.reset();
+        dst.column_major = src.column_major;
+    } else {
+        copy_tile_region(dst, src, row, col);
+    }
 }
 
 }  // namespace tandem

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "sim/isa/deferred_cube.hpp"
+#include "sim/mem/gm_deferred.hpp"
+
 namespace tandem {
 
 namespace {
@@ -18,6 +21,9 @@ std::size_t element_index(const Tile& t, int r, int c) {
 
 void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype()));
+    gm_before_read(src.allocation(), GmSpan::of(src));
+    dst.pin.reset();
+    dst.chain.reset();
     dst.column_major = src.layout() == Layout::DN;
     if (!dst.column_major) {
         for (int r = 0; r < dst.rows; ++r) std::memcpy(dst.data + r * row_bytes(dst), src.element_ptr(r, 0), row_bytes(dst));
@@ -30,6 +36,8 @@ void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
 
 void copy_tile_to_gm(const GmTensor& dst, const Tile& src) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(dst.dtype()));
+    materialize(src);
+    gm_before_write(dst.allocation(), GmSpan::of(dst));
     if (dst.layout() == Layout::ND && !src.column_major) {
         for (int r = 0; r < src.rows; ++r) std::memcpy(dst.element_ptr(r, 0), src.data + r * row_bytes(src), row_bytes(src));
         return;
@@ -45,6 +53,7 @@ void copy_tile_to_gm(const GmTensor& dst, const Tile& src) {
 }
 
 std::vector<std::byte> pack_tile(const Tile& src) {
+    materialize(src);
     if (!src.column_major) return std::vector<std::byte>(src.data, src.data + src.bytes());
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype));
     std::vector<std::byte> out(static_cast<std::size_t>(src.bytes()));
@@ -57,6 +66,9 @@ std::vector<std::byte> pack_tile(const Tile& src) {
 
 void copy_tile_region(Tile& dst, const Tile& src, int row, int col) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype));
+    materialize(src);
+    dst.pin.reset();
+    dst.chain.reset();
     dst.column_major = src.column_major;
     if (!src.column_major) {
         for (int r = 0; r < dst.rows; ++r) {

@@ -1,5 +1,7 @@
 #pragma once
 // Functional data movement between GM views and tiles (row-major), handling ND and DN layouts.
+// Eager: each copy first settles deferred effects it could observe (materializes a source tile
+// with deferred content, runs the GM hooks of sim/mem/gm_deferred.hpp).
 #include <cstddef>
 #include <vector>
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -40,6 +41,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
         return;
     }
     if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;
+    gm_before_write(*m.dst_alloc, GmSpan{m.dst_offset, m.rows, m.row_bytes, m.ld_bytes});
     for (int r = 0; r < m.rows; ++r) {
         std::memcpy(m.dst_alloc->data.data() + m.dst_offset + r * m.ld_bytes, m.payload.data() + r * m.row_bytes,
                     static_cast<std::size_t>(m.row_bytes));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -32,7 +33,10 @@ GmAllocation& GlobalMemory::allocate(const std::string& name, std::int64_t bytes
     a.base = next_base_;
     a.bytes = bytes;
     a.shared = shared;
-    if (functional_) a.data.assign(static_cast<std::size_t>(bytes), std::byte{0});
+    if (functional_) {
+        a.data.assign(static_cast<std::size_t>(bytes), std::byte{0});
+        a.deferred = std::make_shared<GmDeferredState>();
+    }
     next_base_ += rounded + kAlignBytes;  // one unmapped page between allocations as a guard
     used_bytes_ += rounded;
     return a;

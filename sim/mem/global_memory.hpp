@@ -5,10 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace tandem {
+
+struct GmDeferredState;  // sim/mem/gm_deferred.hpp
 
 struct GmAllocation {
     int rank = 0;
@@ -17,6 +20,8 @@ struct GmAllocation {
     std::int64_t bytes = 0;
     bool shared = false;  // part of the rank's peer window: peers may read and write it
     std::vector<std::byte> data;  // empty in timing-only mode
+    // Deferred loads and stores on this allocation (functional mode); see gm_deferred.hpp.
+    std::shared_ptr<GmDeferredState> deferred;
 
     bool functional() const { return !data.empty() || bytes == 0; }
     std::int64_t end() const { return base + bytes; }

@@ -1,0 +1,164 @@
+#include "sim/isa/deferred_cube.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "sim/exec/block_ctx.hpp"
+#include "sim/mem/fp16_widen.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+// Where element (r, c) of an R x C matrix lives in a buffer of the given storage order.
+std::size_t storage_index(bool column_major, std::int64_t rows, std::int64_t cols, std::int64_t r, std::int64_t c) {
+    return static_cast<std::size_t>(column_major ? c * rows + r : r * cols + c);
+}
+
+// Widen one operand into the R x C run buffer `out` (storage order `column_major`) at logical
+// offset (r0, c0).
+void widen_operand(const MatmulOperand& op, float* out, bool column_major, std::int64_t rows, std::int64_t cols,
+                   std::int64_t r0, std::int64_t c0) {
+    float* at = out + storage_index(column_major, rows, cols, r0, c0);
+    const std::int64_t out_ld = column_major ? rows : cols;
+    if (op.pin) {
+        op.pin->widen(op.pin_row, op.pin_col, op.rows, op.cols, at, out_ld);
+        return;
+    }
+    const std::uint16_t* src = op.owned->data();
+    const int runs = op.column_major ? op.cols : op.rows;
+    const int len = op.column_major ? op.rows : op.cols;
+    for (int i = 0; i < runs; ++i) widen_halves(src + static_cast<std::size_t>(i) * len, at + i * out_ld, static_cast<std::size_t>(len));
+}
+
+// Does `next` continue the run that starts at `first` and spans `k` along K, in GM? (a: the
+// next columns of the same rows; b: the next rows of the same columns; both pinned, same
+// allocation, layout and leading dimension.)
+bool continues_in_gm(const MatmulOperand& first, const MatmulOperand& next, int k, bool along_cols) {
+    if (!first.pin || !next.pin) return false;
+    const GmTensor& f = first.pin->region();
+    const GmTensor& n = next.pin->region();
+    if (&f.allocation() != &n.allocation() || f.layout() != n.layout() || f.ld() != n.ld() || f.dtype() != n.dtype()) return false;
+    if (along_cols ? next.rows != first.rows : next.cols != first.cols) return false;
+    const std::int64_t expected = along_cols ? f.element_offset(first.pin_row, first.pin_col + k)
+                                             : f.element_offset(first.pin_row + k, first.pin_col);
+    return n.element_offset(next.pin_row, next.pin_col) == expected;
+}
+
+// The GM region a run of operands covers: rows x cols from the first operand's origin.
+GmTensor run_region(const MatmulOperand& first, int rows, int cols) {
+    const GmTensor& f = first.pin->region();
+    return GmTensor(f.allocation(), f.element_offset(first.pin_row, first.pin_col), rows, cols, f.ld(), f.dtype(), f.layout());
+}
+
+// Widen the operands of terms [begin, end) (one operand side) into one rows x cols buffer: straight
+// from GM as one region when they are adjacent there and unchanged, else operand by operand.
+void widen_side(const std::vector<MatmulTerm>& terms, std::size_t begin, std::size_t end, bool side_a, int rows, int cols,
+                std::vector<float>& buf) {
+    const MatmulOperand& first = side_a ? terms[begin].a : terms[begin].b;
+    const bool column_major = first.column_major;
+    buf.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+    if (end - begin > 1) {
+        std::vector<const GmPin*> pins;
+        pins.reserve(end - begin);
+        for (std::size_t i = begin; i < end; ++i) pins.push_back((side_a ? terms[i].a : terms[i].b).pin.get());
+        if (widen_gm_if_unchanged(run_region(first, rows, cols), pins, buf.data(), column_major ? rows : cols)) return;
+    }
+    std::int64_t k_at = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+        const MatmulOperand& op = side_a ? terms[i].a : terms[i].b;
+        widen_operand(op, buf.data(), column_major, rows, cols, side_a ? 0 : k_at, side_a ? k_at : 0);
+        k_at += side_a ? op.cols : op.rows;
+    }
+}
+
+std::vector<std::uint16_t> raw_halves(const Tile& t) {
+    const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
+    std::vector<std::uint16_t> v(n);
+    std::memcpy(v.data(), t.data, n * sizeof(std::uint16_t));
+    return v;
+}
+
+}  // namespace
+
+void evaluate_chain(const MatmulChain& chain, float* out, WorkScratch& scratch) {
+    const std::size_t n_out = static_cast<std::size_t>(chain.rows) * static_cast<std::size_t>(chain.cols);
+    if (chain.base) std::memcpy(out, chain.base->data(), n_out * sizeof(float));
+    else if (chain.terms.empty()) std::fill(out, out + n_out, 0.0f);
+    float beta = chain.base ? 1.0f : 0.0f;
+    const auto& terms = chain.terms;
+    for (std::size_t i = 0; i < terms.size();) {
+        // The longest run of terms adjacent along K in GM (on both sides) from term i.
+        int k = terms[i].a.cols;
+        std::size_t j = i + 1;
+        while (j < terms.size() && terms[j].a.column_major == terms[i].a.column_major &&
+               terms[j].b.column_major == terms[i].b.column_major && continues_in_gm(terms[i].a, terms[j].a, k, true) &&
+               continues_in_gm(terms[i].b, terms[j].b, k, false)) {
+            k += terms[j].a.cols;
+            ++j;
+        }
+        const MatmulOperand& a = terms[i].a;
+        const MatmulOperand& b = terms[i].b;
+        widen_side(terms, i, j, true, chain.rows, k, scratch.a);
+        widen_side(terms, i, j, false, k, chain.cols, scratch.b);
+        // Operands keep their storage order; BLAS reads a column-major one as the transpose of
+        // its row-major storage.
+        cblas_sgemm(CblasRowMajor, a.column_major ? CblasTrans : CblasNoTrans, b.column_major ? CblasTrans : CblasNoTrans,
+                    chain.rows, chain.cols, k, 1.0f, scratch.a.data(), a.column_major ? chain.rows : k, scratch.b.data(),
+                    b.column_major ? k : chain.cols, beta, out, chain.cols);
+        beta = 1.0f;
+        i = j;
+    }
+}
+
+MatmulOperand operand_of(const Tile& t) {
+    MatmulOperand op;
+    op.rows = t.rows;
+    op.cols = t.cols;
+    op.column_major = t.column_major;
+    if (t.pin) {
+        op.pin = t.pin;
+        op.pin_row = t.pin_row;
+        op.pin_col = t.pin_col;
+    } else {
+        op.owned = std::make_shared<const std::vector<std::uint16_t>>(raw_halves(t));
+    }
+    return op;
+}
+
+void materialize(const Tile& t) {
+    if (t.pin) {
+        t.pin->copy_raw(t.pin_row, t.pin_col, t.rows, t.cols, t.data);
+        t.pin.reset();
+    }
+    if (t.chain) {
+        evaluate_chain(*t.chain, t.as<float>(), t.owner->core().scratch);
+        t.chain.reset();
+    }
+}
+
+DeferredMatmulStore::DeferredMatmulStore(const GmTensor& dst, std::shared_ptr<const MatmulChain> chain)
+    : PendingGmWrite(dst), chain_(std::move(chain)) {}
+
+void DeferredMatmulStore::run(WorkScratch& scratch) {
+    const GmTensor& dst = destination();
+    if (dst.dtype() != DType::F32) throw SimError("internal: a deferred accumulator store must target fp32 GM");
+    scratch.c.resize(static_cast<std::size_t>(chain_->rows) * static_cast<std::size_t>(chain_->cols));
+    evaluate_chain(*chain_, scratch.c.data(), scratch);
+    write_destination([&] {
+        const float* v = scratch.c.data();
+        if (dst.layout() == Layout::ND) {
+            for (int r = 0; r < chain_->rows; ++r)
+                std::memcpy(dst.element_ptr(r, 0), v + static_cast<std::size_t>(r) * chain_->cols, chain_->cols * sizeof(float));
+            return;
+        }
+        for (int r = 0; r < chain_->rows; ++r)
+            for (int c = 0; c < chain_->cols; ++c)
+                std::memcpy(dst.element_ptr(r, c), v + static_cast<std::size_t>(r) * chain_->cols + c, sizeof(float));
+    });
+}
+
+}  // namespace tandem

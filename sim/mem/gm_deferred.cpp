@@ -1,0 +1,200 @@
+#include "sim/mem/gm_deferred.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "sim/mem/fp16_widen.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+GmDeferredState& state_of(const GmAllocation& alloc) {
+    if (!alloc.deferred) throw SimError("internal: GM allocation '" + alloc.name + "' has no deferred-effect state");
+    return *alloc.deferred;
+}
+
+// Pending writes overlapping `span`, taken off the list (the caller completes them unlocked:
+// completing one locks the allocations it reads and writes).
+std::vector<std::shared_ptr<PendingGmWrite>> take_overlapping(GmDeferredState& st, const GmSpan& span,
+                                                              const PendingGmWrite* except = nullptr) {
+    std::vector<std::shared_ptr<PendingGmWrite>> hit;
+    std::unique_lock lock(st.mu);
+    for (const auto& w : st.pending) {
+        if (w.get() != except && GmSpan::of(w->destination()).overlaps(span)) hit.push_back(w);
+    }
+    return hit;
+}
+
+void complete_all(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
+    if (writes.empty()) return;
+    WorkScratch scratch;
+    for (const auto& w : writes) w->complete(scratch);
+}
+
+// Widens `nr` x `nc` fp16 elements whose run i starts at `run(i)` (runs are rows for ND, columns
+// for DN) into `out`, `out_ld` floats between runs.
+template <class RunStart>
+void widen_runs(bool nd, int nr, int nc, float* out, std::int64_t out_ld, RunStart run) {
+    const int runs = nd ? nr : nc;
+    const std::size_t len = static_cast<std::size_t>(nd ? nc : nr);
+    for (int i = 0; i < runs; ++i) widen_halves(reinterpret_cast<const std::uint16_t*>(run(i)), out + i * out_ld, len);
+}
+
+}  // namespace
+
+// ---- GmSpan -----------------------------------------------------------------------------------
+
+GmSpan GmSpan::of(const GmTensor& t) {
+    const std::int64_t esize = dtype_bytes(t.dtype());
+    const bool nd = t.layout() == Layout::ND;
+    return GmSpan{t.offset_bytes(), nd ? t.rows() : t.cols(), (nd ? t.cols() : t.rows()) * esize, t.ld() * esize};
+}
+
+bool GmSpan::overlaps(const GmSpan& o) const {
+    if (outer <= 0 || o.outer <= 0 || inner_bytes <= 0 || o.inner_bytes <= 0) return false;
+    // Same stride and neither wraps past a stride: compare as rectangles (runs x bytes), so the
+    // column blocks of one matrix that share rows do not count as overlapping.
+    if (ld_bytes == o.ld_bytes && ld_bytes > 0) {
+        const std::int64_t r0 = offset / ld_bytes, c0 = offset % ld_bytes;
+        const std::int64_t r1 = o.offset / ld_bytes, c1 = o.offset % ld_bytes;
+        if (c0 + inner_bytes <= ld_bytes && c1 + o.inner_bytes <= ld_bytes) {
+            return r0 < r1 + o.outer && r1 < r0 + outer && c0 < c1 + o.inner_bytes && c1 < c0 + inner_bytes;
+        }
+    }
+    const std::int64_t end = offset + (outer - 1) * ld_bytes + inner_bytes;
+    const std::int64_t o_end = o.offset + (o.outer - 1) * o.ld_bytes + o.inner_bytes;
+    return offset < o_end && o.offset < end;
+}
+
+// ---- GmPin ------------------------------------------------------------------------------------
+
+GmPin::GmPin(const GmTensor& region, std::shared_ptr<GmDeferredState> state) : region_(region), state_(std::move(state)) {}
+
+GmPin::~GmPin() {
+    if (!registered_) return;
+    std::unique_lock lock(state_->mu);
+    auto& pins = state_->pins;
+    pins[index_] = pins.back();
+    pins[index_]->index_ = index_;
+    pins.pop_back();
+}
+
+void GmPin::take_snapshot_locked() {
+    const std::int64_t esize = dtype_bytes(region_.dtype());
+    const bool nd = region_.layout() == Layout::ND;
+    const int outer = nd ? region_.rows() : region_.cols();
+    const std::int64_t inner_bytes = (nd ? region_.cols() : region_.rows()) * esize;
+    snapshot_.resize(static_cast<std::size_t>(outer * inner_bytes));
+    for (int i = 0; i < outer; ++i) {
+        const std::byte* src = nd ? region_.element_ptr(i, 0) : region_.element_ptr(0, i);
+        std::memcpy(snapshot_.data() + i * inner_bytes, src, static_cast<std::size_t>(inner_bytes));
+    }
+    snapshotted_.store(true, std::memory_order_release);
+}
+
+const std::byte* GmPin::element_locked(int r, int c) const {
+    if (!snapshotted()) return region_.element_ptr(r, c);
+    const std::int64_t esize = dtype_bytes(region_.dtype());
+    const std::int64_t idx = region_.layout() == Layout::ND ? std::int64_t{r} * region_.cols() + c
+                                                            : std::int64_t{c} * region_.rows() + r;
+    return snapshot_.data() + idx * esize;
+}
+
+void GmPin::copy_raw(int r0, int c0, int nr, int nc, std::byte* out) const {
+    const std::size_t esize = static_cast<std::size_t>(dtype_bytes(region_.dtype()));
+    std::shared_lock lock(state_->mu);
+    if (region_.layout() == Layout::ND) {
+        for (int r = 0; r < nr; ++r) std::memcpy(out + static_cast<std::size_t>(r) * nc * esize, element_locked(r0 + r, c0), nc * esize);
+    } else {
+        for (int c = 0; c < nc; ++c) std::memcpy(out + static_cast<std::size_t>(c) * nr * esize, element_locked(r0, c0 + c), nr * esize);
+    }
+}
+
+void GmPin::widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const {
+    std::shared_lock lock(state_->mu);
+    widen_locked(r0, c0, nr, nc, out, out_ld);
+}
+
+void GmPin::widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const {
+    if (region_.dtype() != DType::F16) throw SimError("internal: widening a pinned region that is not fp16");
+    const bool nd = region_.layout() == Layout::ND;
+    widen_runs(nd, nr, nc, out, out_ld, [&](int i) { return nd ? element_locked(r0 + i, c0) : element_locked(r0, c0 + i); });
+}
+
+// ---- PendingGmWrite ---------------------------------------------------------------------------
+
+PendingGmWrite::PendingGmWrite(const GmTensor& dst) : dst_(dst) {}
+
+void PendingGmWrite::complete(WorkScratch& scratch) {
+    std::call_once(once_, [this, &scratch] { run(scratch); });
+}
+
+std::unique_lock<std::shared_mutex> PendingGmWrite::begin_write_locked() {
+    GmDeferredState& st = state_of(dst_.allocation());
+    const GmSpan span = GmSpan::of(dst_);
+    // Older pending writes to the region were completed when this one was registered, and a
+    // newer one completes this one first; so only pins need attention here.
+    std::unique_lock lock(st.mu);
+    std::erase_if(st.pending, [this](const std::shared_ptr<PendingGmWrite>& w) { return w.get() == this; });
+    for (GmPin* p : st.pins)
+        if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
+    return lock;
+}
+
+// ---- hooks ------------------------------------------------------------------------------------
+
+void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
+    GmDeferredState& st = state_of(alloc);
+    {
+        std::shared_lock lock(st.mu);
+        if (st.pending.empty()) return;
+    }
+    complete_all(take_overlapping(st, span));
+}
+
+void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
+    GmDeferredState& st = state_of(alloc);
+    bool any_pending = false;
+    {
+        std::unique_lock lock(st.mu);
+        for (GmPin* p : st.pins)
+            if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
+        any_pending = !st.pending.empty();
+    }
+    if (any_pending) complete_all(take_overlapping(st, span));
+}
+
+std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region) {
+    const GmAllocation& alloc = region.allocation();
+    gm_before_read(alloc, GmSpan::of(region));
+    auto pin = std::make_shared<GmPin>(region, alloc.deferred);
+    std::unique_lock lock(alloc.deferred->mu);
+    pin->index_ = alloc.deferred->pins.size();
+    pin->registered_ = true;
+    alloc.deferred->pins.push_back(pin.get());
+    return pin;
+}
+
+void register_pending_write(const std::shared_ptr<PendingGmWrite>& w) {
+    GmDeferredState& st = state_of(w->destination().allocation());
+    std::unique_lock lock(st.mu);
+    st.pending.push_back(w);
+}
+
+}  // namespace tandem
+
+namespace tandem {
+
+bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld) {
+    if (t.dtype() != DType::F16) throw SimError("internal: widening a GM region that is not fp16");
+    std::shared_lock lock(state_of(t.allocation()).mu);
+    for (const GmPin* p : pins)
+        if (p->snapshotted()) return false;
+    const bool nd = t.layout() == Layout::ND;
+    widen_runs(nd, t.rows(), t.cols(), out, out_ld, [&](int i) { return nd ? t.element_ptr(i, 0) : t.element_ptr(0, i); });
+    return true;
+}
+
+}  // namespace tandem

@@ -1,0 +1,139 @@
+#pragma once
+// Deferred data effects on global memory, so that the cube's arithmetic can run after the
+// simulated kernel instead of inside its lockstep windows (see sim/isa/deferred_cube.hpp).
+//
+// Two kinds of deferred effect hang on a GM allocation:
+//   * a pin: "a tile holds what this GM region held when it was loaded" (TLOAD into L1), kept as
+//     a reference instead of a copy. A write to the region while the pin lives first copies the
+//     old bytes into the pin (a snapshot), so the tile still sees what it loaded.
+//   * a pending write: "this GM region will hold the result of a computation" (TSTORE of a
+//     matmul accumulator). A read of the region first completes it; so does a newer write to
+//     it (writes land in program order). The logical process completes its own pending writes
+//     when the kernel ends, before anyone else can look.
+// Every functional GM access goes through gm_before_read / gm_before_write, so deferring never
+// changes what any instruction or the host sees. The hooks cost a check of the allocation's
+// (usually short or empty) lists; the snapshot path only runs when a kernel overwrites GM it
+// has loaded and not yet used, which correct kernels rarely do.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "sim/mem/gm_tensor.hpp"
+
+namespace tandem {
+
+// A region of an allocation in storage order: `outer` runs of `inner_bytes`, `ld_bytes` apart.
+struct GmSpan {
+    std::int64_t offset = 0;
+    std::int64_t outer = 0;
+    std::int64_t inner_bytes = 0;
+    std::int64_t ld_bytes = 0;
+
+    static GmSpan of(const GmTensor& t);
+    bool overlaps(const GmSpan& o) const;
+};
+
+class GmPin;
+class PendingGmWrite;
+
+// Reusable buffers for completing deferred writes (one set per thread doing it).
+struct WorkScratch {
+    std::vector<float> a;
+    std::vector<float> b;
+    std::vector<float> c;
+};
+
+// The deferred effects on one allocation; shared by the allocation and everything that refers
+// to it, so that a pin or a pending write can outlive a failed run's memory safely.
+struct GmDeferredState {
+    std::shared_mutex mu;  // shared: reading through pins; exclusive: changing the lists or GM
+    std::vector<GmPin*> pins;
+    std::vector<std::shared_ptr<PendingGmWrite>> pending;
+};
+
+// A tile's deferred copy of a GM region (see above). Made by pin_gm_region(); shared by the
+// tiles and matmul terms that refer to it; unregisters itself when the last reference goes.
+class GmPin {
+public:
+    GmPin(const GmTensor& region, std::shared_ptr<GmDeferredState> state);
+    ~GmPin();
+    GmPin(const GmPin&) = delete;
+    GmPin& operator=(const GmPin&) = delete;
+
+    const GmTensor& region() const { return region_; }
+    GmDeferredState& state() const { return *state_; }
+    // Has the region been overwritten since (so reads come from the snapshot)? Stable once true.
+    bool snapshotted() const { return snapshotted_.load(std::memory_order_acquire); }
+    // Copies the sub-matrix rows [r0, r0+nr) x cols [c0, c0+nc) of the pinned region in the
+    // region's storage order (row-major for ND, column-major for DN): raw, packed (`out` holds
+    // nr*nc elements), or widened from fp16 to fp32 with `out_ld` floats between the runs (rows
+    // for ND, columns for DN). Take the allocation's lock.
+    void copy_raw(int r0, int c0, int nr, int nc, std::byte* out) const;
+    void widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
+
+private:
+    friend void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
+    friend std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
+    friend class PendingGmWrite;
+    // Copy the region's current bytes aside; called with the state's lock held exclusively.
+    void take_snapshot_locked();
+    void widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
+    const std::byte* element_locked(int r, int c) const;
+
+    GmTensor region_;
+    std::shared_ptr<GmDeferredState> state_;
+    std::vector<std::byte> snapshot_;  // the region packed in storage order, once snapshotted
+    std::atomic<bool> snapshotted_{false};
+    std::size_t index_ = 0;  // position in state_->pins while registered
+    bool registered_ = false;
+};
+
+// A deferred write of a computed result into a GM region. Subclasses compute the result; the
+// base class handles ordering against other accesses. complete() runs the write once, whoever
+// calls it first (the owner at kernel end, or a reader or writer of an overlapping region).
+class PendingGmWrite : public std::enable_shared_from_this<PendingGmWrite> {
+public:
+    explicit PendingGmWrite(const GmTensor& dst);
+    virtual ~PendingGmWrite() = default;
+
+    const GmTensor& destination() const { return dst_; }
+    void complete(WorkScratch& scratch);
+
+protected:
+    // Compute the result and write it with write_destination(). Runs once.
+    virtual void run(WorkScratch& scratch) = 0;
+    // Writes into the destination: `emit()` does the actual copy, under the allocation's lock,
+    // after pins on the region are snapshotted and this write is retired from the list.
+    template <class Emit>
+    void write_destination(Emit&& emit) {
+        std::unique_lock lock(begin_write_locked());
+        emit();
+    }
+
+private:
+    std::unique_lock<std::shared_mutex> begin_write_locked();
+
+    GmTensor dst_;
+    std::once_flag once_;
+};
+
+// Before reading [span] of `alloc` (eagerly): completes pending writes overlapping it.
+void gm_before_read(const GmAllocation& alloc, const GmSpan& span);
+// Before writing [span] of `alloc` (eagerly or by registering a pending write): snapshots the
+// pins overlapping it and completes the older pending writes overlapping it.
+void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
+// Pin `region` for a deferred load (after completing pending writes that overlap it).
+std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
+// Register `w` on its destination (after gm_before_write on it).
+void register_pending_write(const std::shared_ptr<PendingGmWrite>& w);
+
+// Widens the fp16 GM region `t` straight from memory into `out` in its storage order, `out_ld`
+// floats between runs, if none of `pins` (all on t's allocation) has been snapshotted; returns
+// false (and does nothing) otherwise. Takes the allocation's lock.
+bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld);
+
+}  // namespace tandem
