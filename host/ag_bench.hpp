@@ -3,8 +3,10 @@
 // buffers, then the three benchmark views (compute-only, sequential, pipelined), each on the
 // simulated clock of the rank's host thread. Functional runs keep every rank's C for checking.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "host/run_config.hpp"
@@ -27,10 +29,18 @@ struct RankViewTimes {
     double pipelined_us = 0;
 };
 
+// A rank's C as the device left it: its GM allocation's bytes, moved out rather than copied
+// (fp32, M x N, row-major).
+struct DeviceMatrix {
+    std::vector<std::byte> bytes;
+    const float* data() const { return reinterpret_cast<const float*>(bytes.data()); }
+    std::span<const float> floats() const { return {data(), bytes.size() / sizeof(float)}; }
+};
+
 struct AgBenchOutcome {
     std::vector<RankViewTimes> per_rank;
     RankViewTimes slowest;                   // each view's time on the slowest rank
-    std::vector<std::vector<float>> c;       // functional: every rank's C (M x N fp32)
+    std::vector<DeviceMatrix> c;             // functional: every rank's C (M x N fp32)
     std::int64_t instructions = 0;           // simulated instructions over all views
     std::uint64_t windows = 0;               // coordinator windows over all views
     SimTime compute_twait_stall_ps = 0;      // pipelined view, summed over ranks and blocks

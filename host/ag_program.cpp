@@ -124,7 +124,7 @@ void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {
     if (cfg.timing_only) return;
     std::filesystem::create_directories(cfg.out_dir);
     for (int rank = 0; rank < cfg.ranks; ++rank)
-        write_fp32_file(output_path(cfg.out_dir, rank), out.bench.c[static_cast<std::size_t>(rank)], cfg.m, cfg.n);
+        write_fp32_file(output_path(cfg.out_dir, rank), out.bench.c[static_cast<std::size_t>(rank)].floats(), cfg.m, cfg.n);
 }
 
 }  // namespace tandem::host

@@ -1,12 +1,10 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "sim/isa/deferred_drain.hpp"
 #include "sim/machine/cluster.hpp"
 #include "sim/sim_error.hpp"
 
@@ -105,31 +103,15 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
 }
 
 void LogicalProcess::complete_deferred_writes() {
-    const std::size_t n = deferred_writes_.size();
-    if (n == 0) return;
-    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
-    std::atomic<std::size_t> next{0};
-    std::mutex error_mu;
-    std::string error;
-    auto work = [&] {
-        WorkScratch scratch;
-        try {
-            for (std::size_t i; (i = next.fetch_add(1)) < n;) deferred_writes_[i]->complete(scratch);
-        } catch (const std::exception& e) {
-            std::lock_guard lock(error_mu);
-            if (error.empty()) error = e.what();
-            next.store(n);
-        }
-    };
-    std::vector<std::thread> helpers;
-    for (std::size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
-    work();
-    for (auto& t : helpers) t.join();
-    deferred_writes_.clear();
-    if (!error.empty()) {
+    if (deferred_writes_.empty()) return;
+    try {
+        tandem::complete_deferred_writes(deferred_writes_);
+    } catch (const SimError& e) {
+        deferred_writes_.clear();
         throw SimError(fmt::format("rank {}, stream '{}', kernel '{}': computing its deferred results: {}", rank_,
-                                   stream_name_, launch_->name, error));
+                                   stream_name_, launch_->name, e.what()));
     }
+    deferred_writes_.clear();
 }
 
 void LogicalProcess::start_block(int block, CoreState& core, SimTime t) {

@@ -107,8 +107,7 @@ private:
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
     std::string where(const BlockCtx& blk) const;
-    // Completes this kernel's deferred writes on every host core (each write by one thread, so
-    // the results do not depend on how many there are).
+    // Completes this kernel's deferred writes (sim/isa/deferred_drain.hpp).
     void complete_deferred_writes();
 
     Cluster& cluster_;

@@ -48,11 +48,6 @@ bool continues_in_gm(const MatmulOperand& first, const MatmulOperand& next, int 
     return n.element_offset(next.pin_row, next.pin_col) == expected;
 }
 
-// The GM region a run of operands covers: rows x cols from the first operand's origin.
-GmTensor run_region(const MatmulOperand& first, int rows, int cols) {
-    const GmTensor& f = first.pin->region();
-    return GmTensor(f.allocation(), f.element_offset(first.pin_row, first.pin_col), rows, cols, f.ld(), f.dtype(), f.layout());
-}
 
 // Widen the operands of terms [begin, end) (one operand side) into one rows x cols buffer: straight
 // from GM as one region when they are adjacent there and unchanged, else operand by operand.
@@ -75,6 +70,29 @@ void widen_side(const std::vector<MatmulTerm>& terms, std::size_t begin, std::si
     }
 }
 
+}  // namespace
+
+GmTensor run_region(const MatmulOperand& first, int rows, int cols) {
+    const GmTensor& f = first.pin->region();
+    return GmTensor(f.allocation(), f.element_offset(first.pin_row, first.pin_col), rows, cols, f.ld(), f.dtype(), f.layout());
+}
+
+TermRun term_run(const std::vector<MatmulTerm>& terms, std::size_t begin) {
+    TermRun run{begin + 1, terms[begin].a.cols};
+    const MatmulTerm& first = terms[begin];
+    while (run.end < terms.size()) {
+        const MatmulTerm& t = terms[run.end];
+        if (t.a.column_major != first.a.column_major || t.b.column_major != first.b.column_major ||
+            !continues_in_gm(first.a, t.a, run.k, true) || !continues_in_gm(first.b, t.b, run.k, false))
+            break;
+        run.k += t.a.cols;
+        ++run.end;
+    }
+    return run;
+}
+
+namespace {
+
 std::vector<std::uint16_t> raw_halves(const Tile& t) {
     const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
     std::vector<std::uint16_t> v(n);
@@ -91,15 +109,9 @@ void evaluate_chain(const MatmulChain& chain, float* out, WorkScratch& scratch) 
     float beta = chain.base ? 1.0f : 0.0f;
     const auto& terms = chain.terms;
     for (std::size_t i = 0; i < terms.size();) {
-        // The longest run of terms adjacent along K in GM (on both sides) from term i.
-        int k = terms[i].a.cols;
-        std::size_t j = i + 1;
-        while (j < terms.size() && terms[j].a.column_major == terms[i].a.column_major &&
-               terms[j].b.column_major == terms[i].b.column_major && continues_in_gm(terms[i].a, terms[j].a, k, true) &&
-               continues_in_gm(terms[i].b, terms[j].b, k, false)) {
-            k += terms[j].a.cols;
-            ++j;
-        }
+        const TermRun run = term_run(terms, i);
+        const int k = run.k;
+        const std::size_t j = run.end;
         const MatmulOperand& a = terms[i].a;
         const MatmulOperand& b = terms[i].b;
         widen_side(terms, i, j, true, chain.rows, k, scratch.a);

@@ -16,6 +16,7 @@
 // count or timing. The sum is the same as the step-by-step one up to fp32 rounding association
 // (sgemm sums a merged K run in its own blocking order; the cube's own order inside one MMAD is
 // not modelled either way).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,6 +54,16 @@ struct MatmulChain {
 // The value of `chain` into `out` (rows x cols, row-major).
 void evaluate_chain(const MatmulChain& chain, float* out, WorkScratch& scratch);
 
+// The first run of terms from `begin` that are adjacent along K in GM on both sides (so one
+// product of the merged regions computes them): its end and its K extent.
+struct TermRun {
+    std::size_t end = 0;
+    int k = 0;
+};
+TermRun term_run(const std::vector<MatmulTerm>& terms, std::size_t begin);
+// The GM region a run of operands covers: rows x cols from the first operand's origin.
+GmTensor run_region(const MatmulOperand& first, int rows, int cols);
+
 // The operand a tile holds (a view of its pin, or a copy of its raw bytes).
 MatmulOperand operand_of(const Tile& t);
 
@@ -64,6 +75,7 @@ void materialize(const Tile& t);
 class DeferredMatmulStore final : public PendingGmWrite {
 public:
     DeferredMatmulStore(const GmTensor& dst, std::shared_ptr<const MatmulChain> chain);
+    const MatmulChain& chain() const { return *chain_; }
 
 private:
     void run(WorkScratch& scratch) override;

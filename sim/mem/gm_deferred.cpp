@@ -128,7 +128,49 @@ void GmPin::widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_
 PendingGmWrite::PendingGmWrite(const GmTensor& dst) : dst_(dst) {}
 
 void PendingGmWrite::complete(WorkScratch& scratch) {
-    std::call_once(once_, [this, &scratch] { run(scratch); });
+    std::unique_lock lock(state_mu_);
+    for (;;) {
+        if (state_ == State::Done) return;
+        if (state_ == State::Idle) {
+            state_ = State::Running;
+            lock.unlock();
+            run(scratch);
+            mark_done();
+            return;
+        }
+        done_cv_.wait(lock);
+    }
+}
+
+bool PendingGmWrite::claim() {
+    std::lock_guard lock(state_mu_);
+    if (state_ != State::Idle) return false;
+    state_ = State::Claimed;
+    return true;
+}
+
+void PendingGmWrite::finish_claimed() {
+    retire();
+    mark_done();
+}
+
+void PendingGmWrite::run_claimed(WorkScratch& scratch) {
+    run(scratch);
+    mark_done();
+}
+
+void PendingGmWrite::mark_done() {
+    {
+        std::lock_guard lock(state_mu_);
+        state_ = State::Done;
+    }
+    done_cv_.notify_all();
+}
+
+void PendingGmWrite::retire() {
+    GmDeferredState& st = state_of(dst_.allocation());
+    std::unique_lock lock(st.mu);
+    std::erase_if(st.pending, [this](const std::shared_ptr<PendingGmWrite>& w) { return w.get() == this; });
 }
 
 std::unique_lock<std::shared_mutex> PendingGmWrite::begin_write_locked() {
@@ -156,14 +198,20 @@ void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
 
 void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
     GmDeferredState& st = state_of(alloc);
+    snapshot_pins_over(alloc, span);
     bool any_pending = false;
     {
-        std::unique_lock lock(st.mu);
-        for (GmPin* p : st.pins)
-            if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
+        std::shared_lock lock(st.mu);
         any_pending = !st.pending.empty();
     }
     if (any_pending) complete_all(take_overlapping(st, span));
+}
+
+void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span) {
+    GmDeferredState& st = state_of(alloc);
+    std::unique_lock lock(st.mu);
+    for (GmPin* p : st.pins)
+        if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
 }
 
 std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region) {

@@ -15,6 +15,7 @@
 // (usually short or empty) lists; the snapshot path only runs when a kernel overwrites GM it
 // has loaded and not yet used, which correct kernels rarely do.
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -76,7 +77,7 @@ public:
     void widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
 
 private:
-    friend void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
+    friend void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span);
     friend std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
     friend class PendingGmWrite;
     // Copy the region's current bytes aside; called with the state's lock held exclusively.
@@ -101,7 +102,16 @@ public:
     virtual ~PendingGmWrite() = default;
 
     const GmTensor& destination() const { return dst_; }
+    // Run the write now unless it has run or is running (then wait for it to be done).
     void complete(WorkScratch& scratch);
+
+    // For a batch evaluator that computes several writes together: claim() takes this write
+    // over (false if it already ran or is running); until finish_claimed(), whoever needs it
+    // done waits. The evaluator writes the destination itself (after snapshot_pins_over() on
+    // it), or gives the write back with run_claimed().
+    bool claim();
+    void finish_claimed();
+    void run_claimed(WorkScratch& scratch);
 
 protected:
     // Compute the result and write it with write_destination(). Runs once.
@@ -117,8 +127,14 @@ protected:
 private:
     std::unique_lock<std::shared_mutex> begin_write_locked();
 
+    void retire();
+    void mark_done();
+
+    enum class State : std::uint8_t { Idle, Running, Claimed, Done };
     GmTensor dst_;
-    std::once_flag once_;
+    std::mutex state_mu_;
+    std::condition_variable done_cv_;
+    State state_ = State::Idle;
 };
 
 // Before reading [span] of `alloc` (eagerly): completes pending writes overlapping it.
@@ -126,6 +142,8 @@ void gm_before_read(const GmAllocation& alloc, const GmSpan& span);
 // Before writing [span] of `alloc` (eagerly or by registering a pending write): snapshots the
 // pins overlapping it and completes the older pending writes overlapping it.
 void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
+// Snapshot the pins overlapping [span] of `alloc` (before writing it outside the hooks).
+void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span);
 // Pin `region` for a deferred load (after completing pending writes that overlap it).
 std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
 // Register `w` on its destination (after gm_before_write on it).

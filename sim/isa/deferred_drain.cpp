@@ -1,0 +1,246 @@
+#include "sim/isa/deferred_drain.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sim/isa/deferred_cube.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+// A batch is cut into bands of whole output row blocks of at most this many rows (one sgemm
+// each): large enough to amortise OpenBLAS's packing, small enough to spread over the cores.
+constexpr int kBandRows = 512;
+
+// One store that is a single product: dst (rows x cols) = a (rows x k) * b (k x cols).
+struct Product {
+    std::shared_ptr<PendingGmWrite> write;
+    GmTensor a, b, dst;
+    std::vector<const GmPin*> a_pins, b_pins;
+};
+
+// Products stacked into one: `blocks[i]` are the products of output row block i (left to right).
+struct Batch {
+    GmTensor a, b, dst;
+    std::vector<std::vector<Product*>> blocks;
+    std::vector<int> block_rows;
+    std::vector<float> b_widened;
+    bool b_ok = true;
+};
+
+bool same_region(const GmTensor& x, const GmTensor& y) {
+    return &x.allocation() == &y.allocation() && x.offset_bytes() == y.offset_bytes() && x.rows() == y.rows() &&
+           x.cols() == y.cols() && x.ld() == y.ld() && x.layout() == y.layout() && x.dtype() == y.dtype();
+}
+
+// Does `next` (rows x cols) sit right below (`down`) or right of `cur` in the same matrix?
+bool adjacent(const GmTensor& cur, const GmTensor& next, bool down) {
+    if (&cur.allocation() != &next.allocation() || cur.ld() != next.ld() || cur.layout() != next.layout() ||
+        cur.dtype() != next.dtype())
+        return false;
+    if (down ? next.cols() != cur.cols() : next.rows() != cur.rows()) return false;
+    return next.offset_bytes() == (down ? cur.element_offset(cur.rows(), 0) : cur.element_offset(0, cur.cols()));
+}
+
+GmTensor grown(const GmTensor& t, int rows, int cols) {
+    return GmTensor(t.allocation(), t.offset_bytes(), rows, cols, t.ld(), t.dtype(), t.layout());
+}
+
+// The store as one product, if it is one (no initial accumulator, every term pinned and the
+// terms one run in GM, fp32 row-major destination).
+bool as_product(const std::shared_ptr<PendingGmWrite>& w, Product& p) {
+    const auto* store = dynamic_cast<const DeferredMatmulStore*>(w.get());
+    if (store == nullptr) return false;
+    const MatmulChain& ch = store->chain();
+    if (ch.base || ch.terms.empty() || !ch.terms.front().a.pin || !ch.terms.front().b.pin) return false;
+    const TermRun run = term_run(ch.terms, 0);
+    if (run.end != ch.terms.size()) return false;
+    const GmTensor& dst = store->destination();
+    if (dst.layout() != Layout::ND || dst.dtype() != DType::F32) return false;
+    p.write = w;
+    p.a = run_region(ch.terms.front().a, ch.rows, run.k);
+    p.b = run_region(ch.terms.front().b, run.k, ch.cols);
+    p.dst = dst;
+    for (const MatmulTerm& t : ch.terms) {
+        p.a_pins.push_back(t.a.pin.get());
+        p.b_pins.push_back(t.b.pin.get());
+    }
+    return true;
+}
+
+// Stack products into batches: first down (same B, A and dst row blocks adjacent), then across
+// (same A rows, B and dst column blocks adjacent).
+std::vector<Batch> make_batches(std::vector<Product>& products) {
+    std::vector<Product*> order;
+    for (Product& p : products) order.push_back(&p);
+    auto key = [](const GmTensor& t) { return std::make_pair(reinterpret_cast<std::uintptr_t>(&t.allocation()), t.offset_bytes()); };
+    std::stable_sort(order.begin(), order.end(), [&](const Product* x, const Product* y) {
+        if (key(x->b) != key(y->b)) return key(x->b) < key(y->b);
+        return key(x->a) < key(y->a);
+    });
+    struct Strip {
+        GmTensor a, b, dst;
+        std::vector<Product*> members;
+    };
+    std::vector<Strip> strips;
+    for (Product* p : order) {
+        if (!strips.empty()) {
+            Strip& s = strips.back();
+            if (same_region(s.b, p->b) && adjacent(s.a, p->a, true) && adjacent(s.dst, p->dst, true)) {
+                s.a = grown(s.a, s.a.rows() + p->a.rows(), s.a.cols());
+                s.dst = grown(s.dst, s.dst.rows() + p->dst.rows(), s.dst.cols());
+                s.members.push_back(p);
+                continue;
+            }
+        }
+        strips.push_back(Strip{p->a, p->b, p->dst, {p}});
+    }
+    std::stable_sort(strips.begin(), strips.end(), [&](const Strip& x, const Strip& y) {
+        if (key(x.a) != key(y.a)) return key(x.a) < key(y.a);
+        if (x.a.rows() != y.a.rows()) return x.a.rows() < y.a.rows();
+        return key(x.b) < key(y.b);
+    });
+    std::vector<Batch> batches;
+    const Strip* prev = nullptr;
+    for (const Strip& s : strips) {
+        bool joins = prev != nullptr && same_region(prev->a, s.a) && adjacent(batches.back().b, s.b, false) &&
+                     adjacent(batches.back().dst, s.dst, false) && batches.back().blocks.size() == s.members.size();
+        for (std::size_t i = 0; joins && i < s.members.size(); ++i) joins = s.members[i]->a.rows() == batches.back().block_rows[i];
+        if (joins) {
+            Batch& b = batches.back();
+            b.b = grown(b.b, b.b.rows(), b.b.cols() + s.b.cols());
+            b.dst = grown(b.dst, b.dst.rows(), b.dst.cols() + s.dst.cols());
+            for (std::size_t i = 0; i < s.members.size(); ++i) b.blocks[i].push_back(s.members[i]);
+        } else {
+            Batch b{s.a, s.b, s.dst, {}, {}, {}, true};
+            for (Product* p : s.members) {
+                b.blocks.push_back({p});
+                b.block_rows.push_back(p->a.rows());
+            }
+            batches.push_back(std::move(b));
+        }
+        prev = &s;
+    }
+    return batches;
+}
+
+// Runs the tasks on every host core; the first exception is rethrown after all have stopped.
+void run_parallel(const std::vector<std::function<void(WorkScratch&)>>& tasks) {
+    const std::size_t n = tasks.size();
+    if (n == 0) return;
+    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
+    std::atomic<std::size_t> next{0};
+    std::mutex error_mu;
+    std::string error;
+    auto work = [&] {
+        WorkScratch scratch;
+        try {
+            for (std::size_t i; (i = next.fetch_add(1)) < n;) tasks[i](scratch);
+        } catch (const std::exception& e) {
+            std::lock_guard lock(error_mu);
+            if (error.empty()) error = e.what();
+            next.store(n);
+        }
+    };
+    std::vector<std::thread> helpers;
+    for (std::size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
+    work();
+    for (auto& t : helpers) t.join();
+    if (!error.empty()) throw SimError(error);
+}
+
+std::vector<const GmPin*> pins_of(const std::vector<Product*>& row_block, bool side_a) {
+    std::vector<const GmPin*> pins;
+    for (const Product* p : row_block)
+        for (const GmPin* pin : side_a ? p->a_pins : p->b_pins) pins.push_back(pin);
+    return pins;
+}
+
+// Rows [row0, row0 + rows) of the batch, blocks [first, last): one sgemm into GM, or (if some
+// operand changed in GM since it was loaded) each store on its own.
+void compute_band(Batch& batch, std::size_t first, std::size_t last, int row0, int rows, WorkScratch& scratch) {
+    const int k = batch.a.cols();
+    const int n = batch.b.cols();
+    bool ok = batch.b_ok;
+    if (ok) {
+        std::vector<const GmPin*> pins;
+        for (std::size_t i = first; i < last; ++i) {
+            auto block_pins = pins_of(batch.blocks[i], true);
+            pins.insert(pins.end(), block_pins.begin(), block_pins.end());
+        }
+        const GmTensor a = GmTensor(batch.a.allocation(), batch.a.element_offset(row0, 0), rows, k, batch.a.ld(),
+                                    batch.a.dtype(), batch.a.layout());
+        const bool a_cm = a.layout() == Layout::DN;
+        scratch.a.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(k));
+        ok = widen_gm_if_unchanged(a, pins, scratch.a.data(), a_cm ? rows : k);
+        if (ok) {
+            const bool b_cm = batch.b.layout() == Layout::DN;
+            float* c = reinterpret_cast<float*>(batch.dst.element_ptr(row0, 0));
+            cblas_sgemm(CblasRowMajor, a_cm ? CblasTrans : CblasNoTrans, b_cm ? CblasTrans : CblasNoTrans, rows, n, k, 1.0f,
+                        scratch.a.data(), a_cm ? rows : k, batch.b_widened.data(), b_cm ? k : n, 0.0f, c,
+                        static_cast<int>(batch.dst.ld()));
+        }
+    }
+    for (std::size_t i = first; i < last; ++i) {
+        for (Product* p : batch.blocks[i]) {
+            if (ok) p->write->finish_claimed();
+            else p->write->run_claimed(scratch);
+        }
+    }
+}
+
+}  // namespace
+
+void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
+    std::vector<Product> products;
+    products.reserve(writes.size());
+    std::vector<std::function<void(WorkScratch&)>> singles;
+    for (const auto& w : writes) {
+        Product p;
+        if (as_product(w, p) && w->claim()) products.push_back(std::move(p));
+        else singles.push_back([w](WorkScratch& s) { w->complete(s); });
+    }
+    std::vector<Batch> batches = make_batches(products);
+    // Phase 1: B of every batch widened once (a batch of one store needs no sharing, but the
+    // same path keeps one way of computing); the other writes run meanwhile.
+    std::vector<std::function<void(WorkScratch&)>> tasks = std::move(singles);
+    for (Batch& b : batches) {
+        // Pins on the destination see its old bytes: it is written below outside the hooks.
+        snapshot_pins_over(b.dst.allocation(), GmSpan::of(b.dst));
+        tasks.push_back([&b](WorkScratch&) {
+            std::vector<const GmPin*> pins;
+            for (const auto& block : b.blocks) {  // every block shares the batch's B columns
+                auto block_pins = pins_of(block, false);
+                pins.insert(pins.end(), block_pins.begin(), block_pins.end());
+            }
+            b.b_widened.resize(static_cast<std::size_t>(b.b.rows()) * static_cast<std::size_t>(b.b.cols()));
+            const bool cm = b.b.layout() == Layout::DN;
+            b.b_ok = widen_gm_if_unchanged(b.b, pins, b.b_widened.data(), cm ? b.b.rows() : b.b.cols());
+        });
+    }
+    run_parallel(tasks);
+    // Phase 2: bands of whole row blocks, each one sgemm.
+    tasks.clear();
+    for (Batch& b : batches) {
+        int row0 = 0;
+        for (std::size_t first = 0; first < b.blocks.size();) {
+            std::size_t last = first;
+            int rows = 0;
+            while (last < b.blocks.size() && (rows == 0 || rows + b.block_rows[last] <= kBandRows)) rows += b.block_rows[last++];
+            tasks.push_back([&b, first, last, row0, rows](WorkScratch& s) { compute_band(b, first, last, row0, rows, s); });
+            row0 += rows;
+            first = last;
+        }
+    }
+    run_parallel(tasks);
+}
+
+}  // namespace tandem
