@@ -12,6 +12,7 @@
 #include "host/run_config.hpp"
 #include "kernels/allgather_gemm/allgather_gemm.hpp"
 #include "sim/exec/instr_record.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
@@ -32,7 +33,7 @@ struct RankViewTimes {
 // A rank's C as the device left it: its GM allocation's bytes, moved out rather than copied
 // (fp32, M x N, row-major).
 struct DeviceMatrix {
-    std::vector<std::byte> bytes;
+    ZeroedBuffer bytes;
     const float* data() const { return reinterpret_cast<const float*>(bytes.data()); }
     std::span<const float> floats() const { return {data(), bytes.size() / sizeof(float)}; }
 };

@@ -62,30 +62,38 @@ RankVerification verify_band(int rank, const float* actual, const float* golden,
 
 std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_slices,
                                const std::vector<std::uint16_t>& b_transposed, int m, int k, int n) {
-    // Widened in parallel bands, straight from the slices (no concatenated fp16 copy).
-    std::vector<float> a(static_cast<std::size_t>(m) * static_cast<std::size_t>(k));
-    std::vector<float> bt(b_transposed.size());
-    std::int64_t a_filled = 0;
+    std::int64_t a_rows = 0;
     for (const auto& slice : a_slices) {
-        if (a_filled + static_cast<std::int64_t>(slice.size()) > static_cast<std::int64_t>(a.size()))
-            throw std::invalid_argument("golden_gemm: the A slices hold more than M x K elements");
-        for_each_band(static_cast<std::int64_t>(slice.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
-            widen_halves(slice.data() + b, a.data() + a_filled + b, static_cast<std::size_t>(e - b));
-        });
-        a_filled += static_cast<std::int64_t>(slice.size());
+        if (k <= 0 || static_cast<std::int64_t>(slice.size()) % k != 0)
+            throw std::invalid_argument("golden_gemm: an A slice is not a whole number of K-long rows");
+        a_rows += static_cast<std::int64_t>(slice.size()) / k;
     }
-    if (a_filled != static_cast<std::int64_t>(a.size())) throw std::invalid_argument("golden_gemm: the A slices do not make M x K");
+    if (a_rows != m) throw std::invalid_argument("golden_gemm: the A slices do not make M x K");
+    std::vector<float> bt(b_transposed.size());
     for_each_band(static_cast<std::int64_t>(bt.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
         widen_halves(b_transposed.data() + b, bt.data() + b, static_cast<std::size_t>(e - b));
     });
+    // Row i of A, wherever its slice keeps it.
+    std::vector<const std::uint16_t*> a_row(static_cast<std::size_t>(m));
+    std::size_t row = 0;
+    for (const auto& slice : a_slices)
+        for (std::size_t r = 0; r < slice.size() / static_cast<std::size_t>(k); ++r) a_row[row++] = slice.data() + r * k;
     std::vector<float> c(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
-    // Row bands on every host core: the program runs BLAS single-threaded (its simulated streams
-    // are the threads), so the golden spreads its own work. Each element of C is computed by
-    // one call whatever the banding, so the golden does not depend on the core count.
+    // Row bands on every host core (the program runs BLAS single-threaded: its simulated streams
+    // are the threads). Each band widens its rows of A a block at a time into its own buffer
+    // and multiplies them; every element of C comes from one call over the whole K, whatever
+    // the banding, so the golden does not depend on the core count.
+    constexpr std::int64_t kRowsPerCall = 256;
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, n));
     for_each_band(m, min_rows, [&](std::int64_t row0, std::int64_t row_end) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(row_end - row0), n, k, 1.0f,
-                    a.data() + std::size_t(row0) * k, k, bt.data(), k, 0.0f, c.data() + std::size_t(row0) * n, n);
+        std::vector<float> a(static_cast<std::size_t>(std::min(kRowsPerCall, row_end - row0)) * static_cast<std::size_t>(k));
+        for (std::int64_t r0 = row0; r0 < row_end; r0 += kRowsPerCall) {
+            const std::int64_t rows = std::min(kRowsPerCall, row_end - r0);
+            for (std::int64_t r = 0; r < rows; ++r)
+                widen_halves(a_row[static_cast<std::size_t>(r0 + r)], a.data() + r * k, static_cast<std::size_t>(k));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), n, k, 1.0f, a.data(), k, bt.data(), k,
+                        0.0f, c.data() + std::size_t(r0) * n, n);
+        }
     });
     return c;
 }

@@ -8,6 +8,7 @@
 
 #include "sim/core/pipe.hpp"
 #include "sim/mem/gm_deferred.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -18,7 +19,9 @@ struct CoreState {
     std::array<SimTime, kPipeCount> free_at{};
     std::array<SimTime, kPipeCount> busy_ps{};
     std::array<std::int64_t, kPipeCount> instructions{};
-    std::array<std::vector<std::byte>, kMemKindCount> memory;  // sized on first use (functional)
+    // Sized on first use (functional); zero pages until touched, so a memory whose tiles only
+    // refer to GM (deferred loads) costs no host memory.
+    std::array<ZeroedBuffer, kMemKindCount> memory;
     // Functional cube: buffers for evaluating deferred products on this core's thread.
     WorkScratch scratch;
 };

@@ -62,7 +62,7 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
     t.dtype = dtype;
     if (functional()) {
         auto& mem = core_.memory[static_cast<std::size_t>(k)];
-        if (mem.empty()) mem.resize(static_cast<std::size_t>(capacity));
+        if (mem.empty()) mem = ZeroedBuffer(static_cast<std::size_t>(capacity));
         t.data = mem.data() + offset;
     }
     return t;

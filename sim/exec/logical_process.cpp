@@ -105,7 +105,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
 void LogicalProcess::complete_deferred_writes() {
     if (deferred_writes_.empty()) return;
     try {
-        tandem::complete_deferred_writes(deferred_writes_);
+        tandem::complete_deferred_writes(deferred_writes_, cluster_.workers());
     } catch (const SimError& e) {
         deferred_writes_.clear();
         throw SimError(fmt::format("rank {}, stream '{}', kernel '{}': computing its deferred results: {}", rank_,

@@ -3,11 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <functional>
-#include <mutex>
-#include <string>
-#include <thread>
 
 #include "sim/isa/deferred_cube.hpp"
 #include "sim/sim_error.hpp"
@@ -132,31 +128,6 @@ std::vector<Batch> make_batches(std::vector<Product>& products) {
     return batches;
 }
 
-// Runs the tasks on every host core; the first exception is rethrown after all have stopped.
-void run_parallel(const std::vector<std::function<void(WorkScratch&)>>& tasks) {
-    const std::size_t n = tasks.size();
-    if (n == 0) return;
-    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
-    std::atomic<std::size_t> next{0};
-    std::mutex error_mu;
-    std::string error;
-    auto work = [&] {
-        WorkScratch scratch;
-        try {
-            for (std::size_t i; (i = next.fetch_add(1)) < n;) tasks[i](scratch);
-        } catch (const std::exception& e) {
-            std::lock_guard lock(error_mu);
-            if (error.empty()) error = e.what();
-            next.store(n);
-        }
-    };
-    std::vector<std::thread> helpers;
-    for (std::size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
-    work();
-    for (auto& t : helpers) t.join();
-    if (!error.empty()) throw SimError(error);
-}
-
 std::vector<const GmPin*> pins_of(const std::vector<Product*>& row_block, bool side_a) {
     std::vector<const GmPin*> pins;
     for (const Product* p : row_block)
@@ -199,10 +170,10 @@ void compute_band(Batch& batch, std::size_t first, std::size_t last, int row0, i
 
 }  // namespace
 
-void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
+void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes, WorkerPool& pool) {
     std::vector<Product> products;
     products.reserve(writes.size());
-    std::vector<std::function<void(WorkScratch&)>> singles;
+    std::vector<WorkerPool::TaskFn> singles;
     for (const auto& w : writes) {
         Product p;
         if (as_product(w, p) && w->claim()) products.push_back(std::move(p));
@@ -211,7 +182,7 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
     std::vector<Batch> batches = make_batches(products);
     // Phase 1: B of every batch widened once (a batch of one store needs no sharing, but the
     // same path keeps one way of computing); the other writes run meanwhile.
-    std::vector<std::function<void(WorkScratch&)>> tasks = std::move(singles);
+    std::vector<WorkerPool::TaskFn> tasks = std::move(singles);
     for (Batch& b : batches) {
         // Pins on the destination see its old bytes: it is written below outside the hooks.
         snapshot_pins_over(b.dst.allocation(), GmSpan::of(b.dst));
@@ -226,7 +197,7 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
             b.b_ok = widen_gm_if_unchanged(b.b, pins, b.b_widened.data(), cm ? b.b.rows() : b.b.cols());
         });
     }
-    run_parallel(tasks);
+    pool.run(tasks);
     // Phase 2: bands of whole row blocks, each one sgemm.
     tasks.clear();
     for (Batch& b : batches) {
@@ -240,7 +211,7 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
             first = last;
         }
     }
-    run_parallel(tasks);
+    pool.run(tasks);
 }
 
 }  // namespace tandem

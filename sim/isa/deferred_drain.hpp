@@ -1,6 +1,6 @@
 #pragma once
-// Completing a kernel's deferred writes when it ends (sim/isa/deferred_cube.hpp), on every host
-// core.
+// Completing a kernel's deferred writes when it ends (sim/isa/deferred_cube.hpp), on the
+// cluster's worker pool (every host core).
 //
 // Accumulator stores whose chain is one product of GM regions (the K steps of an output tile,
 // adjacent in GM) are batched: stores that stack into a larger product (the row blocks of an
@@ -13,11 +13,13 @@
 #include <memory>
 #include <vector>
 
+#include "sim/exec/worker_pool.hpp"
 #include "sim/mem/gm_deferred.hpp"
 
 namespace tandem {
 
-// Completes every write in `writes` (those already done are skipped). Throws SimError if one fails.
-void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes);
+// Completes every write in `writes` (those already done are skipped) on `pool`. Throws SimError
+// if one fails.
+void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes, WorkerPool& pool);
 
 }  // namespace tandem

@@ -9,6 +9,7 @@
 
 #include "sim/core/cost_model.hpp"
 #include "sim/exec/coordinator.hpp"
+#include "sim/exec/worker_pool.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/machine/chip.hpp"
 #include "sim/net/topology.hpp"
@@ -36,6 +37,8 @@ public:
     int ranks() const { return options_.ranks; }
     Chip& chip(int rank) { return *chips_.at(static_cast<std::size_t>(rank)); }
     Coordinator& coordinator() { return coordinator_; }
+    // Host threads for work outside the simulated timeline (deferred products at kernel end).
+    WorkerPool& workers() { return workers_; }
 
     // Checks that [address, address+4) is a 4-byte-aligned word inside an allocation of `rank`.
     void check_signal_address(int rank, std::int64_t address) const;
@@ -64,6 +67,8 @@ private:
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
     std::vector<std::pair<int, std::vector<std::pair<SimTime, std::int64_t>>>> link_usage_;
+    // Last member: destroyed (its threads joined) first.
+    WorkerPool workers_;
 };
 
 }  // namespace tandem

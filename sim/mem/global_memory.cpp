@@ -34,7 +34,7 @@ GmAllocation& GlobalMemory::allocate(const std::string& name, std::int64_t bytes
     a.bytes = bytes;
     a.shared = shared;
     if (functional_) {
-        a.data.assign(static_cast<std::size_t>(bytes), std::byte{0});
+        a.data = ZeroedBuffer(static_cast<std::size_t>(bytes));
         a.deferred = std::make_shared<GmDeferredState>();
     }
     next_base_ += rounded + kAlignBytes;  // one unmapped page between allocations as a guard

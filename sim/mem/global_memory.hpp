@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/mem/zeroed_buffer.hpp"
+
 namespace tandem {
 
 struct GmDeferredState;  // sim/mem/gm_deferred.hpp
@@ -19,7 +21,7 @@ struct GmAllocation {
     std::int64_t base = 0;   // device address of the first byte
     std::int64_t bytes = 0;
     bool shared = false;  // part of the rank's peer window: peers may read and write it
-    std::vector<std::byte> data;  // empty in timing-only mode
+    ZeroedBuffer data;  // empty in timing-only mode
     // Deferred loads and stores on this allocation (functional mode); see gm_deferred.hpp.
     std::shared_ptr<GmDeferredState> deferred;
 
