@@ -4,7 +4,8 @@
 // The arithmetic of one functional run (host/ag_program.cpp, host/ag_bench.cpp), as the issue
 // defines it ("every rank's GEMM plus the golden"):
 //   * the pipelined view, in which every rank computes the full C = A*B (M x K x N) from fp16
-//     data widened to fp32 (TMATMUL -> cblas_sgemm per tile); the compute-only and sequential
+//     data widened to fp32 (TMATMUL chains, computed as batched sgemms when the kernel ends; see
+//     sim/isa/deferred_drain.hpp); the compute-only and sequential
 //     views are only timed (their C is cleared unread), so they move and compute no data,
 //   * plus the golden: one more M x K x N sgemm (host/verify.cpp golden_gemm).
 //   => G = ranks + 1 GEMMs of 2*M*K*N flops each.
@@ -34,10 +35,6 @@
 //          are identical, so the baseline is linear in their count).
 //   The same two ratios are also given in process CPU time (all threads), which another load on
 //   the machine disturbs less than wall time; and "cores busy" = CPU time / wall time.
-//
-// Also, once: TileMatmul, the functional TMATMUL_ACC of one K step of the seed's 128x256 tile
-// (widen two fp16 tiles, sgemm 128x64 * 64x256 accumulating), with and without the widening:
-// the per-tile arithmetic's own ceiling next to the big-sgemm rate.
 //
 // Shapes (ranks x M x K x N): 2x2048x2048x1024 (the default run) and 2x4096x4096x2048 by
 // default; --large adds 4x4096x4096x4096 (about 85 s more on 2 idle cores;
@@ -98,15 +95,6 @@ struct ShapeResult {
 // The functional TMATMUL_ACC of one K step of the seed's tile (sim/isa/isa_cube.cpp): widen the
 // fp16 L0A (base-m x base-n/4) and L0B (base-n/4 x base-n) tiles with the simulator's own
 // widening routine (sim/mem/fp16_widen.hpp), then sgemm accumulating into the fp32 L0C tile. GFLOP/s with and without the widening.
-struct TileResult {
-    double gflops_with_widen = 0;
-    double gflops_sgemm_only = 0;
-};
-TileResult& tile_result() {
-    static TileResult r;
-    return r;
-}
-
 std::map<Shape, ShapeResult>& results() {
     static std::map<Shape, ShapeResult> r;
     return r;
@@ -284,31 +272,6 @@ void BM_BlasMT(benchmark::State& state, Shape s) {
     state.counters["GFLOP/s"] = g * gemm_flops(s) / res.blasmt_s / 1e9;
 }
 
-void BM_TileMatmul(benchmark::State& state, bool widen) {
-    constexpr int m = 128, n = 256, k = 256 / 4;  // base-m x base-n tile, K step base-n/4
-    openblas_set_num_threads(1);
-    const std::uint16_t values[4] = {0x3C00, 0x4000, 0x4200, 0x4400};  // 1, 2, 3, 4 as in the seed's inputs
-    std::vector<std::uint16_t> ha(std::size_t(m) * k), hb(std::size_t(k) * n);
-    for (std::size_t i = 0; i < ha.size(); ++i) ha[i] = values[(i * 7) % 4];
-    for (std::size_t i = 0; i < hb.size(); ++i) hb[i] = values[(i * 5) % 4];
-    std::vector<float> wa(ha.size()), wb(hb.size()), c(std::size_t(m) * n, 0.0f);
-    widen_halves(ha.data(), wa.data(), ha.size());
-    widen_halves(hb.data(), wb.data(), hb.size());
-    const double t0 = now_s();
-    for (auto _ : state) {
-        if (widen) {
-            widen_halves(ha.data(), wa.data(), ha.size());
-            widen_halves(hb.data(), wb.data(), hb.size());
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, wa.data(), k, wb.data(), n, 1.0f, c.data(), n);
-        benchmark::ClobberMemory();
-    }
-    const double wall = now_s() - t0;
-    const double gflop = 2.0 * m * n * k * 1e-9 * static_cast<double>(state.iterations());
-    state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsRate);
-    (widen ? tile_result().gflops_with_widen : tile_result().gflops_sgemm_only) = wall > 0 ? gflop / wall : 0;
-}
-
 void register_shape(const Shape& s) {
     const std::string name = shape_name(s);
     for (auto [label, fn] : {std::pair{"Program", &BM_Program}, std::pair{"Views", &BM_Views}, std::pair{"Parts", &BM_Parts},
@@ -321,11 +284,6 @@ void register_shape(const Shape& s) {
 }
 
 void print_summary() {
-    const TileResult& t = tile_result();
-    if (t.gflops_with_widen > 0 && t.gflops_sgemm_only > 0)
-        std::printf("functional_overhead: one functional TMATMUL_ACC step (128x64 * 64x256, 1 thread): %.1f GFLOP/s with "
-                    "the fp16 widening, %.1f GFLOP/s sgemm alone\n",
-                    t.gflops_with_widen, t.gflops_sgemm_only);
     for (const auto& [s, r] : results()) {
         if (r.program_s == 0 || r.blas2t_s == 0 || r.blasmt_s == 0) continue;  // filtered out
         const int g = gemm_count(s);
@@ -376,8 +334,6 @@ int main(int argc, char** argv) {
     int rest_argc = static_cast<int>(rest.size());
     benchmark::Initialize(&rest_argc, rest.data());
     if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
-    benchmark::RegisterBenchmark("functional/TileMatmul128x64x256/widen+sgemm", BM_TileMatmul, true);
-    benchmark::RegisterBenchmark("functional/TileMatmul128x64x256/sgemm", BM_TileMatmul, false);
     for (const Shape& s : shapes) register_shape(s);
     std::printf("OpenBLAS: %s\n", openblas_get_config());
     benchmark::RunSpecifiedBenchmarks();
