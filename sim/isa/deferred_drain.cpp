@@ -13,8 +13,11 @@ namespace tandem {
 namespace {
 
 // A batch is cut into bands of whole output row blocks of at most this many rows (one sgemm
-// each): large enough to amortise OpenBLAS's packing, small enough to spread over the cores.
-constexpr int kBandRows = 512;
+// each): large enough to amortise OpenBLAS's packing, small enough to spread over the cores
+// and leave little idle time at the end.
+constexpr int kBandRows = 256;
+// B is widened in pieces of about this many elements, in parallel.
+constexpr std::int64_t kWidenPieceElements = std::int64_t{1} << 20;
 
 // One store that is a single product: dst (rows x cols) = a (rows x k) * b (k x cols).
 struct Product {
@@ -29,6 +32,8 @@ struct Batch {
     std::vector<std::vector<Product*>> blocks;
     std::vector<int> block_rows;
     std::vector<float> b_widened;
+    std::vector<const GmPin*> b_pins;  // every member's B pins
+    std::vector<char> b_piece_ok;      // per widened piece: were its regions unchanged?
     bool b_ok = true;
 };
 
@@ -116,7 +121,7 @@ std::vector<Batch> make_batches(std::vector<Product>& products) {
             b.dst = grown(b.dst, b.dst.rows(), b.dst.cols() + s.dst.cols());
             for (std::size_t i = 0; i < s.members.size(); ++i) b.blocks[i].push_back(s.members[i]);
         } else {
-            Batch b{s.a, s.b, s.dst, {}, {}, {}, true};
+            Batch b{s.a, s.b, s.dst, {}, {}, {}, {}, {}, true};
             for (Product* p : s.members) {
                 b.blocks.push_back({p});
                 b.block_rows.push_back(p->a.rows());
@@ -180,27 +185,40 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
         else singles.push_back([w](WorkScratch& s) { w->complete(s); });
     }
     std::vector<Batch> batches = make_batches(products);
-    // Phase 1: B of every batch widened once (a batch of one store needs no sharing, but the
-    // same path keeps one way of computing); the other writes run meanwhile.
+    // Phase 1: B of every batch widened once, in pieces (runs of whole columns for DN, rows for
+    // ND); the other writes run meanwhile.
     std::vector<WorkerPool::TaskFn> tasks = std::move(singles);
     for (Batch& b : batches) {
         // Pins on the destination see its old bytes: it is written below outside the hooks.
         snapshot_pins_over(b.dst.allocation(), GmSpan::of(b.dst));
-        tasks.push_back([&b](WorkScratch&) {
-            std::vector<const GmPin*> pins;
-            for (const auto& block : b.blocks) {  // every block shares the batch's B columns
-                auto block_pins = pins_of(block, false);
-                pins.insert(pins.end(), block_pins.begin(), block_pins.end());
-            }
-            b.b_widened.resize(static_cast<std::size_t>(b.b.rows()) * static_cast<std::size_t>(b.b.cols()));
-            const bool cm = b.b.layout() == Layout::DN;
-            b.b_ok = widen_gm_if_unchanged(b.b, pins, b.b_widened.data(), cm ? b.b.rows() : b.b.cols());
-        });
+        b.b_pins.clear();
+        for (const auto& block : b.blocks) {  // every block shares the batch's B columns
+            auto block_pins = pins_of(block, false);
+            b.b_pins.insert(b.b_pins.end(), block_pins.begin(), block_pins.end());
+        }
+        const bool cm = b.b.layout() == Layout::DN;
+        const int runs = cm ? b.b.cols() : b.b.rows();
+        const int run_len = cm ? b.b.rows() : b.b.cols();
+        b.b_widened.resize(static_cast<std::size_t>(runs) * static_cast<std::size_t>(run_len));
+        b.b_piece_ok.assign(0, 0);
+        const int per_piece = static_cast<int>(std::max<std::int64_t>(1, kWidenPieceElements / std::max(1, run_len)));
+        for (int first = 0; first < runs; first += per_piece) {
+            const int count = std::min(per_piece, runs - first);
+            const std::size_t piece = b.b_piece_ok.size();
+            b.b_piece_ok.push_back(0);
+            tasks.push_back([&b, first, count, cm, run_len, piece](WorkScratch&) {
+                const GmTensor part = cm ? b.b.sub(0, first, b.b.rows(), count) : b.b.sub(first, 0, count, b.b.cols());
+                const bool ok = widen_gm_if_unchanged(part, b.b_pins, b.b_widened.data() + static_cast<std::size_t>(first) * run_len,
+                                                      run_len);
+                b.b_piece_ok[piece] = ok ? 1 : 0;
+            });
+        }
     }
     pool.run(tasks);
     // Phase 2: bands of whole row blocks, each one sgemm.
     tasks.clear();
     for (Batch& b : batches) {
+        b.b_ok = std::all_of(b.b_piece_ok.begin(), b.b_piece_ok.end(), [](char ok) { return ok != 0; });
         int row0 = 0;
         for (std::size_t first = 0; first < b.blocks.size();) {
             std::size_t last = first;
