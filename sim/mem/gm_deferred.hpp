@@ -66,7 +66,6 @@ public:
     GmPin& operator=(const GmPin&) = delete;
 
     const GmTensor& region() const { return region_; }
-    GmDeferredState& state() const { return *state_; }
     // Has the region been overwritten since (so reads come from the snapshot)? Stable once true.
     bool snapshotted() const { return snapshotted_.load(std::memory_order_acquire); }
     // Copies the sub-matrix rows [r0, r0+nr) x cols [c0, c0+nc) of the pinned region in the
@@ -94,9 +93,10 @@ private:
 };
 
 // A deferred write of a computed result into a GM region. Subclasses compute the result; the
-// base class handles ordering against other accesses. complete() runs the write once, whoever
-// calls it first (the owner at kernel end, or a reader or writer of an overlapping region).
-class PendingGmWrite : public std::enable_shared_from_this<PendingGmWrite> {
+// base class handles ordering against other accesses. The write runs once, by whoever needs it
+// first (the owner at kernel end, or a reader or writer of an overlapping region); the others
+// wait for it.
+class PendingGmWrite {
 public:
     explicit PendingGmWrite(const GmTensor& dst);
     virtual ~PendingGmWrite() = default;
