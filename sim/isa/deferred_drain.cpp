@@ -15,7 +15,7 @@ namespace {
 // A batch is cut into bands of whole output row blocks of at most this many rows (one sgemm
 // each): large enough to amortise OpenBLAS's packing, small enough to spread over the cores
 // and leave little idle time at the end.
-constexpr int kBandRows = 256;
+constexpr int kBandRows = 512;
 // B is widened in pieces of about this many elements, in parallel.
 constexpr std::int64_t kWidenPieceElements = std::int64_t{1} << 20;
 
