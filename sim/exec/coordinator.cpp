@@ -10,17 +10,32 @@ Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink) : lookahead_(l
     if (lookahead_ps <= 0) throw SimError("the coordinator's lookahead must be positive (check the profile's latencies)");
 }
 
-SimTime Coordinator::join(Participant& p, int bound_to_clear) {
+Coordinator::~Coordinator() {
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+    }
+    ready_cv_.notify_all();
+    for (auto& t : pool_) t.join();
+}
+
+void Coordinator::join(Participant& p, int bound_to_clear) {
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
     slots_.push_back(Slot{&p, false, kNever, {}, true});
+    if (pool_.empty()) {
+        const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+        ready_.resize(threads);
+        for (unsigned i = 0; i < threads; ++i) pool_.emplace_back([this, i] { pool_main(i); });
+    }
+    slots_.back().home = static_cast<std::size_t>(next_home_++) % pool_.size();
     if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();
-    return window_end_;
+    queue_locked(slots_.back());
 }
 
-SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
-                            const std::vector<SignalAddr>& watched, bool run_next) {
-    std::unique_lock lock(mu_);
+void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
+                         const std::vector<SignalAddr>& watched, bool run_next) {
+    std::lock_guard lock(mu_);
     throw_if_failed_locked();
     for (Message& m : outbox) pending_.push_back(std::move(m));
     outbox.clear();
@@ -31,13 +46,33 @@ SimTime Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Mess
     it->run_next = run_next;
     ++arrived_;
     try_advance_locked();
-    p.released_cv.wait(lock, [&] {
-        if (failed_) return true;
-        auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
-        return !slot->arrived;
-    });
-    throw_if_failed_locked();
-    return window_end_;
+}
+
+void Coordinator::queue_locked(Slot& s) {
+    s.arrived = false;
+    ready_[s.home].push_back(Ready{s.p, window_end_});
+    ++queued_;
+    ready_cv_.notify_all();
+}
+
+void Coordinator::pool_main(std::size_t index) {
+    std::unique_lock lock(mu_);
+    for (;;) {
+        ready_cv_.wait(lock, [&] { return stopping_ || queued_ > 0; });
+        if (queued_ == 0) return;  // stopping
+        // Its own queue first; else the fullest other one.
+        std::size_t from = index;
+        if (ready_[index].empty()) {
+            for (std::size_t i = 0; i < ready_.size(); ++i)
+                if (ready_[i].size() > ready_[from].size()) from = i;
+        }
+        const Ready r = ready_[from].front();
+        ready_[from].pop_front();
+        --queued_;
+        lock.unlock();
+        r.p->run_window(r.window_end);
+        lock.lock();
+    }
 }
 
 void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave) {
@@ -77,24 +112,32 @@ void Coordinator::wait(const std::function<bool()>& pred) {
     throw_if_failed_locked();
 }
 
+void Coordinator::wait_even_if_failed(const std::function<bool()>& pred) {
+    std::unique_lock lock(mu_);
+    state_cv_.wait(lock, pred);
+}
+
 void Coordinator::fail(const std::string& message) {
     std::lock_guard lock(mu_);
     if (!failed_) {
         failed_ = true;
+        failed_flag_.store(true, std::memory_order_release);
         error_ = message;
     }
     wake_all_locked();
 }
 
 void Coordinator::wake_all_locked() {
-    for (Slot& s : slots_) s.p->released_cv.notify_all();
+    // Every participant sleeping through windows runs once more, sees the failure and leaves.
+    for (Slot& s : slots_) {
+        if (!s.arrived) continue;  // running, or already queued: it will see the failure
+        --arrived_;
+        queue_locked(s);
+    }
     state_cv_.notify_all();
 }
 
-bool Coordinator::failed() const {
-    std::lock_guard lock(mu_);
-    return failed_;
-}
+bool Coordinator::failed() const { return failed_flag_.load(std::memory_order_acquire); }
 
 std::string Coordinator::error() const {
     std::lock_guard lock(mu_);
@@ -154,6 +197,7 @@ bool Coordinator::advance_window_locked() {
                           "stream can change";
         for (const auto& line : lines) msg += "\n  " + line;
         failed_ = true;
+        failed_flag_.store(true, std::memory_order_release);
         error_ = msg;
         wake_all_locked();
         return false;
@@ -166,8 +210,7 @@ bool Coordinator::advance_window_locked() {
     arrived_ = 0;
     for (Slot& s : slots_) {
         if (must_run_locked(s, new_end)) {
-            s.arrived = false;
-            s.p->released_cv.notify_one();
+            queue_locked(s);
         } else {
             ++arrived_;  // sleeps through this window: it would only arrive again
         }

@@ -10,21 +10,27 @@
 // participants' next events, delivered-but-future signal writes, and each running host thread's
 // clock (a host may still launch work at its current time).
 //
-// A participant with nothing to do in the next window (its next event lies beyond it, and no
-// signal write it waits on becomes visible inside it) is not woken: it stays arrived and sleeps
-// through the window. With many streams on few host cores this saves most of the thread
-// switches; it changes nothing simulated, because such a participant would only have arrived
-// again at once.
+// Logical processes are not threads: when a window opens, the participants that must run in it
+// are queued, and a pool of host threads (one per host core) runs each one's window and hands
+// its arrival back. A participant with nothing to do in the next window (its next event lies
+// beyond it, and no signal write it waits on becomes visible inside it) is not queued: it stays
+// arrived and sleeps through the window. With many streams on few host cores this keeps the
+// cores busy with little thread switching; it changes nothing simulated, because what a
+// participant does in a window depends only on what was delivered before the window opened,
+// not on which thread runs it or when.
 //
 // If no participant has an event, no write is pending and no host can act, the simulated kernel
 // is deadlocked: the coordinator fails the run with every waiter's description.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/exec/message.hpp"
@@ -45,9 +51,11 @@ public:
     virtual ~Participant() = default;
     // Lines describing what is blocked (for the deadlock report). Called at a barrier only.
     virtual std::vector<std::string> describe_waiters() const = 0;
-
-    // Signalled (under the coordinator's lock) when a window this participant must run opens.
-    std::condition_variable released_cv;
+    // Run the window ending at `window_end` (on a pool thread), then hand in the arrival with
+    // Coordinator::arrive() or leave with leave(); touch nothing of this participant after that
+    // call (another pool thread may already be running its next window). If the run has
+    // failed, leave at once.
+    virtual void run_window(SimTime window_end) = 0;
 };
 
 class Coordinator {
@@ -56,18 +64,22 @@ public:
 
     SimTime lookahead() const { return lookahead_; }
 
+    Coordinator(const Coordinator&) = delete;
+    Coordinator& operator=(const Coordinator&) = delete;
+    ~Coordinator();
+
     // ---- logical processes ----
-    // Join the current window; returns its end (process events with time below it). Clears the
-    // lower bound `bound_to_clear` in the same step (the stream's queued kernel is now running
-    // and its events stand for it).
-    SimTime join(Participant& p, int bound_to_clear = -1);
+    // Join: the participant is queued to run the current window on the pool. Clears the lower
+    // bound `bound_to_clear` in the same step (the stream's queued kernel is now running and its
+    // events stand for it). Throws SimAborted if the run has failed.
+    void join(Participant& p, int bound_to_clear = -1);
     // Hand in this window's messages, the time of the next local event (kNever if none) and the
-    // signal words its blocked TWAITs watch; wait until a window opens that this participant has
-    // to run (one holding its next event or a write to a watched word); returns that window's
-    // end. Throws SimAborted if the run failed.
+    // signal words its blocked TWAITs watch. The participant is queued again for the next window
+    // it has to run (one holding its next event or a write to a watched word). Returns at once;
+    // throws SimAborted (without arriving) if the run failed.
     // `run_next`: run the next window whatever happens (the participant has pending checks).
-    SimTime arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
-                   const std::vector<SignalAddr>& watched, bool run_next);
+    void arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox, const std::vector<SignalAddr>& watched,
+                bool run_next);
     // Leave (kernel done); hands in the last messages. `on_leave` runs under the lock in the same
     // step, so whatever the departure unblocks (a host's clock) bounds the very next window.
     void leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave = {});
@@ -85,6 +97,8 @@ public:
     void update(const std::function<void()>& f);
     // Wait under the lock until `pred()` holds; throws SimAborted if the run fails meanwhile.
     void wait(const std::function<bool()>& pred);
+    // Wait under the lock until `pred()` holds, failed run or not (`pred` must become true).
+    void wait_even_if_failed(const std::function<bool()>& pred);
 
     // ---- errors ----
     // Stop the run: the first message is kept, every waiting thread wakes with SimAborted.
@@ -106,9 +120,22 @@ private:
     const SimTime lookahead_;
     MessageSink& sink_;
     mutable std::mutex mu_;
-    // Logical processes wait on their own released_cv (only those with work in a window are
-    // woken); hosts and streams waiting for a state change wait here.
+    // Hosts and streams waiting for a state change wait here.
     std::condition_variable state_cv_;
+    // The pool running participants' windows.
+    struct Ready {
+        Participant* p;
+        SimTime window_end;
+    };
+    // One queue per pool thread: a participant is queued on the same thread each time (its
+    // state stays in that core's cache); an idle thread takes work from the others' queues.
+    std::vector<std::deque<Ready>> ready_;
+    std::size_t queued_ = 0;  // entries in all queues
+    std::condition_variable ready_cv_;
+    std::vector<std::thread> pool_;
+    bool stopping_ = false;
+    int next_home_ = 0;
+    std::atomic<bool> failed_flag_{false};  // failed_, readable without the lock
 
     struct Slot {
         Participant* p;
@@ -116,6 +143,7 @@ private:
         SimTime next_event;
         std::vector<SignalAddr> watched;
         bool run_next;
+        std::size_t home = 0;  // the pool thread whose queue it goes on
     };
     // A delivered signal write not yet visible at the current window's end: it wakes the
     // participants watching its words in the window it becomes visible in.
@@ -127,6 +155,9 @@ private:
     };
     bool must_run_locked(const Slot& s, SimTime window_end) const;
     void wake_all_locked();
+    // Queue `s` to run the current window on the pool (starting the pool on first use).
+    void queue_locked(Slot& s);
+    void pool_main(std::size_t index);
     std::vector<Slot> slots_;
     std::size_t arrived_ = 0;
     SimTime window_end_ = 0;

@@ -31,60 +31,82 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
                                        const CompletionFn& on_complete) {
     launch_ = &launch;
+    on_complete_ = &on_complete;
     data_effects_ = cluster_.functional() && !launch.timing_only;
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks));
     next_block_ = 0;
     live_blocks_ = 0;
+    kernel_start_ = start;
     kernel_end_ = start;
     stall_ps_ = 0;
-    const std::int64_t instructions_before = instructions_;
-    std::vector<CoreState>& kernel_cores = cluster_.chip(rank_).cores(launch.core_type);
-    std::array<SimTime, kPipeCount> busy_before{};
-    for (const CoreState& c : kernel_cores)
-        for (int p = 0; p < kPipeCount; ++p) busy_before[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
+    windows_run_ = 0;
+    instructions_before_ = instructions_;
+    std::vector<CoreState>& cores = cluster_.chip(rank_).cores(launch.core_type);
+    busy_before_ = {};
+    for (const CoreState& c : cores)
+        for (int p = 0; p < kPipeCount; ++p) busy_before_[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
+    const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
+    for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
+    finished_ = false;
+    aborted_ = false;
     Coordinator& coord = cluster_.coordinator();
-    std::int64_t windows_run = 0;
-    window_end_ = coord.join(*this, start_bound);
+    // From here on the coordinator's pool runs the windows (run_window); this thread only waits.
+    coord.join(*this, start_bound);
+    coord.wait_even_if_failed([&] { return finished_; });
+    blocks_.clear();
+    links_.clear();
+    // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
+    fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
+    if (aborted_) throw SimAborted();
+    return stats_;
+}
+
+void LogicalProcess::run_window(SimTime window_end) {
+    Coordinator& coord = cluster_.coordinator();
     try {
-        std::vector<CoreState>& cores = kernel_cores;
-        const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
-        for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
-        for (;; ++windows_run) {
-            // Nothing can start before the window's lower bound again: drop older bookings.
-            const SimTime horizon = window_end_ - coord.lookahead();
-            fabric_->forget_before(horizon);
-            if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
-                for (auto& [id, link] : links_) link->forget_before(horizon);
-            }
-            check_waiters();
-            process_until(window_end_);
-            if (live_blocks_ == 0) break;
-            watched_.clear();
-            for (int b : waiters_) watched_.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
-            // A TWAIT that started blocking in this window is first checked at the next window's
-            // start, so that window must run here; older ones wake on writes to their words.
-            window_end_ = coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, watched_,
-                                       new_waiters_);
+        if (coord.failed()) throw SimAborted();
+        window_end_ = window_end;
+        ++windows_run_;
+        // Nothing can start before the window's lower bound again: drop older bookings.
+        const SimTime horizon = window_end_ - coord.lookahead();
+        fabric_->forget_before(horizon);
+        if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
+            for (auto& [id, link] : links_) link->forget_before(horizon);
         }
-        // The kernel's results must be in GM before anyone can look (its completion releases
-        // the host): the deferred products are computed now, outside the windows' lockstep.
-        complete_deferred_writes();
+        check_waiters();
+        process_until(window_end_);
+        if (live_blocks_ == 0) {
+            // The kernel's results must be in GM before anyone can look (its completion releases
+            // the host): the deferred products are computed now, outside the windows' lockstep.
+            complete_deferred_writes();
+            finish_kernel();
+            return;
+        }
+        watched_.clear();
+        for (int b : waiters_) watched_.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
+        // A TWAIT that started blocking in this window is first checked at the next window's
+        // start, so that window must run here; older ones wake on writes to their words.
+        // The last thing done here: once arrived, this process may already be running elsewhere.
+        coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, watched_, new_waiters_);
     } catch (const SimAborted&) {
-        deferred_writes_.clear();
-        coord.leave(*this, outbox_);
-        throw;
+        abort_kernel();
     } catch (const SimError& e) {
-        deferred_writes_.clear();
         coord.fail(e.what());
-        coord.leave(*this, outbox_);
-        throw SimAborted();
+        abort_kernel();
+    } catch (const std::exception& e) {
+        coord.fail(fmt::format("internal error in {}: {}", stream_label(), e.what()));
+        abort_kernel();
     }
-    KernelStats stats{start, kernel_end_, instructions_ - instructions_before, stall_ps_, {}};
-    stats.windows_run = windows_run + 1;
-    for (const CoreState& c : kernel_cores)
+}
+
+void LogicalProcess::finish_kernel() {
+    KernelStats stats{kernel_start_, kernel_end_, instructions_ - instructions_before_, stall_ps_, {}};
+    stats.windows_run = windows_run_;
+    for (const CoreState& c : cluster_.chip(rank_).cores(launch_->core_type))
         for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
-    for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before[static_cast<std::size_t>(p)];
+    for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before_[static_cast<std::size_t>(p)];
+    stats_ = stats;
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
     // whatever it reads next (the event log) must already hold this kernel's records.
     if (record_log_) {
@@ -92,14 +114,19 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
         for (auto& [id, link] : links_) cluster_.append_link_usage(id, link->steps());
     }
     log_.clear();
-    coord.leave(*this, outbox_, [&] {
-        if (on_complete) on_complete(stats);
+    cluster_.coordinator().leave(*this, outbox_, [&] {
+        if (*on_complete_) (*on_complete_)(stats_);
+        finished_ = true;
     });
-    blocks_.clear();
-    links_.clear();
-    // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
-    fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
-    return stats;
+}
+
+void LogicalProcess::abort_kernel() {
+    deferred_writes_.clear();
+    log_.clear();
+    cluster_.coordinator().leave(*this, outbox_, [&] {
+        aborted_ = true;
+        finished_ = true;
+    });
 }
 
 void LogicalProcess::complete_deferred_writes() {
@@ -108,8 +135,7 @@ void LogicalProcess::complete_deferred_writes() {
         tandem::complete_deferred_writes(deferred_writes_, cluster_.workers());
     } catch (const SimError& e) {
         deferred_writes_.clear();
-        throw SimError(fmt::format("rank {}, stream '{}', kernel '{}': computing its deferred results: {}", rank_,
-                                   stream_name_, launch_->name, e.what()));
+        throw SimError(fmt::format("{}: computing its deferred results: {}", stream_label(), e.what()));
     }
     deferred_writes_.clear();
 }
@@ -238,6 +264,10 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
         log_.push_back(r);
     }
     events_.push(Event{end, blk.block_idx()});
+}
+
+std::string LogicalProcess::stream_label() const {
+    return fmt::format("rank {}, stream '{}', kernel '{}'", rank_, stream_name_, launch_->name);
 }
 
 std::string LogicalProcess::where(const BlockCtx& blk) const {

@@ -92,6 +92,7 @@ public:
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
+    void run_window(SimTime window_end) override;
 
 private:
     struct Event {
@@ -107,6 +108,11 @@ private:
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
     std::string where(const BlockCtx& blk) const;
+    std::string stream_label() const;
+    // The kernel ends: statistics, log, leave (running the completion callback).
+    void finish_kernel();
+    // The run failed: leave without results.
+    void abort_kernel();
     // Completes this kernel's deferred writes (sim/isa/deferred_drain.hpp).
     void complete_deferred_writes();
 
@@ -117,6 +123,15 @@ private:
     bool record_log_;
 
     const KernelLaunch* launch_ = nullptr;
+    const CompletionFn* on_complete_ = nullptr;
+    // Set under the coordinator's lock when the kernel has left (normally or not).
+    bool finished_ = false;
+    bool aborted_ = false;
+    KernelStats stats_;
+    SimTime kernel_start_ = 0;
+    std::int64_t instructions_before_ = 0;
+    std::int64_t windows_run_ = 0;
+    std::array<SimTime, kPipeCount> busy_before_{};
     bool data_effects_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;
     int next_block_ = 0;

@@ -1,8 +1,9 @@
 #pragma once
 // The host side, in the spirit of ACL/HCCL: one host program per rank (a host thread, as the
-// seed runs one MPI process per rank), streams that run as host threads (asynchronous launch,
-// events, synchronize), kernel launch with a block count on AIC or AIV cores, and a host
-// barrier. Host threads keep a simulated clock; launch and synchronize cost profile time.
+// seed runs one MPI process per rank), streams with a host thread each that takes their queued
+// launches in order (asynchronous launch, events, synchronize; a running kernel's windows are
+// run by the coordinator's pool, see sim/exec/coordinator.hpp), kernel launch with a block count
+// on AIC or AIV cores, and a host barrier. Host threads keep a simulated clock; launch and synchronize cost profile time.
 #include <condition_variable>
 #include <deque>
 #include <functional>
