@@ -15,15 +15,12 @@ GmDeferredState& state_of(const GmAllocation& alloc) {
     return *alloc.deferred;
 }
 
-// Pending writes overlapping `span`, taken off the list (the caller completes them unlocked:
-// completing one locks the allocations it reads and writes).
-std::vector<std::shared_ptr<PendingGmWrite>> take_overlapping(GmDeferredState& st, const GmSpan& span,
-                                                              const PendingGmWrite* except = nullptr) {
+// Pending writes overlapping `span`, with `st.mu` held (the caller completes them unlocked:
+// completing one locks the allocations it reads and writes; each removes itself from the list).
+std::vector<std::shared_ptr<PendingGmWrite>> overlapping_pending_locked(const GmDeferredState& st, const GmSpan& span) {
     std::vector<std::shared_ptr<PendingGmWrite>> hit;
-    std::unique_lock lock(st.mu);
-    for (const auto& w : st.pending) {
-        if (w.get() != except && GmSpan::of(w->destination()).overlaps(span)) hit.push_back(w);
-    }
+    for (const auto& w : st.pending)
+        if (GmSpan::of(w->destination()).overlaps(span)) hit.push_back(w);
     return hit;
 }
 
@@ -180,8 +177,7 @@ std::unique_lock<std::shared_mutex> PendingGmWrite::begin_write_locked() {
     // newer one completes this one first; so only pins need attention here.
     std::unique_lock lock(st.mu);
     std::erase_if(st.pending, [this](const std::shared_ptr<PendingGmWrite>& w) { return w.get() == this; });
-    for (GmPin* p : st.pins)
-        if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
+    snapshot_overlapping_pins_locked(st, span);
     return lock;
 }
 
@@ -189,29 +185,35 @@ std::unique_lock<std::shared_mutex> PendingGmWrite::begin_write_locked() {
 
 void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
     GmDeferredState& st = state_of(alloc);
+    std::vector<std::shared_ptr<PendingGmWrite>> earlier;
     {
         std::shared_lock lock(st.mu);
         if (st.pending.empty()) return;
+        earlier = overlapping_pending_locked(st, span);
     }
-    complete_all(take_overlapping(st, span));
+    complete_all(earlier);
 }
 
 void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
     GmDeferredState& st = state_of(alloc);
-    snapshot_pins_over(alloc, span);
-    bool any_pending = false;
+    std::vector<std::shared_ptr<PendingGmWrite>> earlier;
     {
-        std::shared_lock lock(st.mu);
-        any_pending = !st.pending.empty();
+        std::unique_lock lock(st.mu);
+        snapshot_overlapping_pins_locked(st, span);
+        earlier = overlapping_pending_locked(st, span);
     }
-    if (any_pending) complete_all(take_overlapping(st, span));
+    complete_all(earlier);
+}
+
+void snapshot_overlapping_pins_locked(GmDeferredState& st, const GmSpan& span) {
+    for (GmPin* p : st.pins)
+        if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
 }
 
 void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span) {
     GmDeferredState& st = state_of(alloc);
     std::unique_lock lock(st.mu);
-    for (GmPin* p : st.pins)
-        if (!p->snapshotted() && GmSpan::of(p->region()).overlaps(span)) p->take_snapshot_locked();
+    snapshot_overlapping_pins_locked(st, span);
 }
 
 std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region) {

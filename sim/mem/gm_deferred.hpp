@@ -76,9 +76,8 @@ public:
     void widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
 
 private:
-    friend void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span);
     friend std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
-    friend class PendingGmWrite;
+    friend void snapshot_overlapping_pins_locked(GmDeferredState& st, const GmSpan& span);
     // Copy the region's current bytes aside; called with the state's lock held exclusively.
     void take_snapshot_locked();
     void widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
@@ -144,6 +143,8 @@ void gm_before_read(const GmAllocation& alloc, const GmSpan& span);
 void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
 // Snapshot the pins overlapping [span] of `alloc` (before writing it outside the hooks).
 void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span);
+// The same, with `st.mu` already held exclusively.
+void snapshot_overlapping_pins_locked(GmDeferredState& st, const GmSpan& span);
 // Pin `region` for a deferred load (after completing pending writes that overlap it).
 std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
 // Register `w` on its destination (after gm_before_write on it).
