@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # run.sh: the seed's interface (pto-isa kernels/manual/a2a3/allgather_gemm/run.sh), kept, running
-# on Tandem's simulated cluster. Installs missing Debian packages, builds build/allgather_gemm
-# (Release) when needed, and runs it with the given flags; `./run.sh test` runs the test suite.
+# on Tandem's simulated cluster, for every op of the family (--op). Installs missing Debian
+# packages, builds build/tandem (Release) when needed, and runs it with the given flags;
+# `./run.sh test` runs the test suite.
 # Flag parsing and every shape check live in the binary (host/options.cpp), so there is one
 # source of truth; this script only handles what must happen before the binary exists.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"  # override to build elsewhere
-BIN="$BUILD_DIR/allgather_gemm"
+BIN="$BUILD_DIR/tandem"
 DEFAULT_ARGS=(-r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024)
 
 usage() {
   cat <<'EOF'
 Usage:
-  ./run.sh [-r sim|npu] [-v SOC] [-n RANKS] [--gm M] [--gk K] [--gn N]
+  ./run.sh [--op OP] [--variant V] [--schedule S] [--dtype fp16|bf16] [--out-dtype D] [--bias none|m|n]
+           [-r sim|npu] [-v SOC] [-n RANKS] [--gm M] [--gk K] [--gn N]
            [--base-m 128] [--base-n 256] [--compute-blocks B] [--comm-blocks B]
            [--comm-mode mesh|ring] [--timing-only] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
@@ -22,9 +24,11 @@ Usage:
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows
+  ./run.sh --list-ops               the ops, their variants, knobs and constraints
   ./run.sh -h | --help              this help
 
-AllGather+GEMM (the pto-isa seed) on a simulated Ascend NPU cluster. With no flags it runs
+Fused GEMM + collective ops on a simulated Ascend NPU cluster; with no --op, AllGather+GEMM (the
+pto-isa seed). With no flags it runs
   -r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024
 Defaults: -r sim, -v Ascend910B1, -n 2, --gm 2048 --gk 2048 --gn 1024, --base-m 128,
 --base-n 256, --compute-blocks/--comm-blocks = the profile's AIC/AIV core counts (24/48 on
@@ -56,7 +60,7 @@ Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
                            out/tune with --tune)
   --jobs N                 configurations run at once by --sweep/--tune (default: the cores)
 
-Each flag is described in detail by: build/allgather_gemm --help
+Each flag is described in detail by: build/tandem --help (build/allgather_gemm is the same program)
 Seed-format inputs can also be made by: /usr/bin/python3 scripts/gen_data.py --help
 EOF
 }
@@ -114,7 +118,7 @@ main() {
     shift
     "$ROOT/scripts/install_deps.sh"
     configure
-    build allgather_gemm
+    build tandem
     exec /usr/bin/python3 "$ROOT/scripts/fidelity.py" --binary "$BIN" "$@"
   fi
   for arg in "$@"; do
@@ -125,7 +129,7 @@ main() {
 
   "$ROOT/scripts/install_deps.sh"
   configure
-  build allgather_gemm
+  build tandem
   [[ -x "$BIN" ]] || die "$BIN was not built (is host/main.cpp missing?)"
   exec "$BIN" "$@"
 }

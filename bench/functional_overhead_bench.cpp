@@ -1,24 +1,24 @@
 // Functional-mode overhead: the simulator's wall time for a functional AllGather+GEMM run divided
 // by the time OpenBLAS alone needs for the same arithmetic (issue 6, item 4; target <= 1.3x).
 //
-// The arithmetic of one functional run (host/ag_program.cpp, host/ag_bench.cpp), as the issue
+// The arithmetic of one functional run (host/program.cpp, host/op_bench.cpp), as the issue
 // defines it ("every rank's GEMM plus the golden"):
 //   * the pipelined view, in which every rank computes the full C = A*B (M x K x N) from fp16
 //     data widened to fp32 (TMATMUL chains, computed as batched sgemms when the kernel ends; see
 //     sim/isa/deferred_drain.hpp); the compute-only and sequential
 //     views are only timed (their C is cleared unread), so they move and compute no data,
-//   * plus the golden: one more M x K x N sgemm (host/verify.cpp golden_gemm).
+//   * plus the golden: one more M x K x N sgemm (host/op_inputs.cpp golden_output).
 //   => G = ranks + 1 GEMMs of 2*M*K*N flops each.
 //
 // Per shape, five measurements (each one iteration, wall clock; with --benchmark_repetitions=N the
 // summary keeps the best of N of each):
-//   Program    run_allgather_gemm_program(): input generation, the three views, the golden and
+//   Program    run_program(): input generation, the three views, the golden and
 //              verification -- the functional run as `allgather_gemm` does it (minus process
 //              start, profile load and writing out/output_rank<r>.bin). OpenBLAS is set to one
 //              thread, as host/main.cpp does (the stream threads run in parallel).
-//   Views      run_allgather_gemm() alone on pre-generated inputs: the three views only (one of
+//   Views      run_views() alone on pre-generated inputs: the three views only (one of
 //              them functional).
-//   Parts      the program's other steps one by one (make_inputs, golden_gemm at one OpenBLAS
+//   Parts      the program's other steps one by one (make_inputs, golden_output at one OpenBLAS
 //              thread, verify_rank per rank), to show where Program - Views goes.
 //   Blas2T     the OpenBLAS baseline with the host's cores busy the way the simulator keeps them:
 //              openblas_set_num_threads(1) and one std::thread per host core, each computing its
@@ -60,8 +60,8 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/ag_bench.hpp"
-#include "host/ag_program.hpp"
+#include "host/op_bench.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "host/run_config.hpp"
 #include "host/verify.hpp"
@@ -140,7 +140,7 @@ void BM_Program(benchmark::State& state, Shape s) {
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         const double t0 = now_s(), c0 = cpu_now();
-        const ProgramOutput out = run_allgather_gemm_program(cfg, profile());
+        const ProgramOutput out = run_program(cfg, profile());
         const double wall = now_s() - t0;
         keep_min(res.program_cpu_s, cpu_now() - c0);
         state.SetIterationTime(wall);
@@ -159,11 +159,11 @@ void BM_Program(benchmark::State& state, Shape s) {
 void BM_Views(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);
     const RunConfig cfg = config_of(s);
-    const AgInputs inputs = make_inputs(cfg);
+    const OpInputs inputs = make_inputs(cfg);
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         const double t0 = now_s(), c0 = cpu_now();
-        const AgBenchOutcome out = run_allgather_gemm(profile(), cfg, &inputs);
+        const BenchOutcome out = run_views(profile(), cfg, &inputs);
         const double wall = now_s() - t0;
         keep_min(res.views_cpu_s, cpu_now() - c0);
         state.SetIterationTime(wall);
@@ -174,7 +174,7 @@ void BM_Views(benchmark::State& state, Shape s) {
 }
 
 // The program's steps outside the views, timed one by one with the same functions:
-// make_inputs, golden_gemm (with OpenBLAS at one thread, as host/main.cpp leaves it) and
+// make_inputs, golden_output (with OpenBLAS at one thread, as host/main.cpp leaves it) and
 // verify_rank for every rank (checked against the golden itself: the same work).
 void BM_Parts(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);
@@ -182,10 +182,10 @@ void BM_Parts(benchmark::State& state, Shape s) {
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         double t0 = now_s();
-        const AgInputs in = make_inputs(cfg);
+        const OpInputs in = make_inputs(cfg);
         const double inputs_s = now_s() - t0;
         t0 = now_s();
-        const std::vector<float> golden = golden_gemm(in.a_slices, in.b_transposed, cfg.m, cfg.k, cfg.n);
+        const std::vector<float> golden = golden_output(op_of(cfg).sharding, op_params_of(cfg), in);
         const double golden_s = now_s() - t0;
         t0 = now_s();
         bool passed = true;
@@ -209,15 +209,15 @@ struct BlasOperands {
 
 BlasOperands widened_operands(const Shape& s) {
     const RunConfig cfg = config_of(s);
-    const AgInputs in = make_inputs(cfg);
+    const OpInputs in = make_inputs(cfg);
     BlasOperands op;
-    for (const auto& slice : in.a_slices) {
+    for (const HostMatrix& slice : in.a) {
         const std::size_t at = op.a.size();
-        op.a.resize(at + slice.size());
-        widen_halves(slice.data(), op.a.data() + at, slice.size());
+        op.a.resize(at + slice.bits.size());
+        widen_halves(slice.bits.data(), op.a.data() + at, slice.bits.size());
     }
-    op.bt.resize(in.b_transposed.size());
-    widen_halves(in.b_transposed.data(), op.bt.data(), op.bt.size());
+    op.bt.resize(in.b_t.front().bits.size());
+    widen_halves(in.b_t.front().bits.data(), op.bt.data(), op.bt.size());
     op.c.assign(static_cast<std::size_t>(s[1]) * static_cast<std::size_t>(s[3]), 0.0f);
     return op;
 }

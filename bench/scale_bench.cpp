@@ -1,7 +1,7 @@
 // Timing-only at scale (issue 6, items 3 and 4): the simulator's own speed and memory.
 //
 //   scale/calibration/...   the five calibration rows plus 8 ranks x 16384x4096x4096, each run as
-//                           `allgather_gemm --timing-only` runs it (run_allgather_gemm: cluster
+//                           `allgather_gemm --timing-only` runs it (run_views: cluster
 //                           set-up, the three views, tear-down), one after another in this
 //                           process. Target: all six in < 2 s wall on the 2-core machine, and
 //                           >= 10 M simulated instructions per second per host core.
@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/ag_bench.hpp"
+#include "host/op_bench.hpp"
 #include "host/options.hpp"
 #include "host/run_config.hpp"
 #include "sim/profile.hpp"
@@ -91,7 +91,7 @@ Measured run_case(const Case& c) {
     validate_run_config(cfg, buffer_limits_of(profile));
     Measured m;
     const double w0 = wall_now(), c0 = cpu_now();
-    const AgBenchOutcome out = run_allgather_gemm(profile, cfg, nullptr);
+    const BenchOutcome out = run_views(profile, cfg, nullptr);
     m.wall_s = wall_now() - w0;
     m.cpu_s = cpu_now() - c0;
     m.instructions = out.instructions;

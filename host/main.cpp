@@ -1,6 +1,7 @@
-// The AllGather+GEMM host program, as the seed's main.cpp: parse the run, bring up the comm
-// world on the simulated cluster, run the three views, verify, print the summary, write the
-// outputs. Every error ends here with one message and a non-zero exit.
+// The host program, as the seeds' main.cpp: parse the run, bring up the comm world on the
+// simulated cluster, run the op's three views, verify, print the summary, write the outputs.
+// With no --op it runs the seed's AllGather+GEMM. Every error ends here with one message and a
+// non-zero exit.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -13,7 +14,7 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "host/sweep.hpp"
 #include "host/tune.hpp"
@@ -58,20 +59,28 @@ Profile load_run_profile(const RunConfig& cfg) {
 
 int run(int argc, char** argv) {
     RunConfig cfg = parse_run_config(argc, argv);
+    if (cfg.list_ops) {
+        fmt::print("{}", list_ops_text());
+        return 0;
+    }
     if (cfg.tune || !cfg.sweep_file.empty()) return run_batch(cfg);
     cfg.record_log = cfg.record_log || !cfg.trace_file.empty();
     const Profile profile = load_run_profile(cfg);
     apply_profile_defaults(cfg, profile);
     validate_run_config(cfg, buffer_limits_of(profile));
     if (!cfg.quiet) {
-        fmt::print("[INFO] Tandem: AllGather+GEMM on {} x {} ({} mode), M={} K={} N={}, base {}x{}, blocks {}/{} "
+        const std::string what = cfg.op == "allgather_gemm"
+                                     ? std::string("AllGather+GEMM")
+                                     : fmt::format("{} ({} variant, {} schedule, {} -> {}, bias {})", cfg.op, cfg.variant,
+                                                   cfg.schedule, cfg.dtype, cfg.out_dtype, cfg.bias);
+        fmt::print("[INFO] Tandem: {} on {} x {} ({} mode), M={} K={} N={}, base {}x{}, blocks {}/{} "
                    "(compute/comm), comm mode {}\n",
-                   cfg.ranks, profile.name, cfg.timing_only ? "timing-only" : "functional", cfg.m, cfg.k, cfg.n,
+                   what, cfg.ranks, profile.name, cfg.timing_only ? "timing-only" : "functional", cfg.m, cfg.k, cfg.n,
                    cfg.base_m, cfg.base_n, *cfg.compute_blocks, *cfg.comm_blocks, comm_mode_name(cfg.comm_mode));
         fmt::print("[INFO] Running compute-only, sequential and pipelined views...\n");
         std::fflush(stdout);
     }
-    const ProgramOutput out = run_allgather_gemm_program(cfg, profile);
+    const ProgramOutput out = run_program(cfg, profile);
     write_program_files(cfg, out);
     if (!cfg.json_file.empty()) write_json_atomic(cfg.json_file, to_json(out.results));
     if (!cfg.quiet) {

@@ -1,6 +1,7 @@
 // Command line parsing (CLI11) and validation of a RunConfig. See options.hpp.
 #include "host/options.hpp"
 
+#include "host/op_inputs.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -15,12 +18,13 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/op_checks.hpp"
+#include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
 namespace {
 
-constexpr std::int64_t kFp16Bytes = 2;
 constexpr std::int64_t kFp32Bytes = 4;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -31,6 +35,7 @@ struct ParseTargets {
     std::string comm_mode = "mesh";
     std::string trace_ranks;
     std::string trace_window;
+    std::map<std::string, std::optional<int>> knobs;  // every registered knob's flag
 };
 
 // CLI11 converts integers with strtoll(base 0), so "0100" would silently mean 64 and "0x10"
@@ -113,9 +118,32 @@ void build_app(CLI::App& app, ParseTargets& t) {
                                "(default: the profile's AIV core count, 48 on Ascend910B1)",
                                kMaxBlocks))
         ->transform(decimal_int());
-    app.add_option("--chunk-tiles", c.chunk_tiles,
-                   "Tiles per chunk (default: the published rule, 64..128 chunks per source)")
-        ->transform(decimal_int());
+    app.add_option("--op", c.op, "The op to run (--list-ops shows them all with their variants)")
+        ->type_name("OP")
+        ->capture_default_str();
+    app.add_option("--variant", c.variant, "The op's variant (default: the op's first; --list-ops)")->type_name("NAME");
+    app.add_option("--schedule", c.schedule,
+                   "GEMM schedule of the cube blocks: data_parallel, stream_k, hybrid where the variant offers it "
+                   "(default: the variant's first)")
+        ->type_name("NAME");
+    app.add_option("--dtype", c.dtype, "Input dtype of A, B and the bias: fp16 or bf16 where the variant takes it")
+        ->type_name("DTYPE")
+        ->capture_default_str();
+    app.add_option("--out-dtype", c.out_dtype,
+                   "Output dtype: fp32 or the input dtype where the variant offers it (default: the variant's first)")
+        ->type_name("DTYPE");
+    app.add_option("--bias", c.bias, "Bias vector added once: none, m (one per row) or n (one per column)")
+        ->check(CLI::IsMember({"none", "m", "n"}))
+        ->type_name("KIND")
+        ->capture_default_str();
+    app.add_flag("--list-ops", c.list_ops, "Print the ops, their variants, knobs and constraints, and exit");
+    for (const kernels::KnobDesc& knob : kernels::all_knobs()) {
+        std::string flag = "--" + knob.name;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        std::string names = flag;
+        for (const std::string& alias : knob.aliases) names += "," + alias;
+        app.add_option(names, t.knobs[knob.name], knob.doc)->transform(decimal_int())->type_name("INT");
+    }
     app.add_option("--comm-mode", t.comm_mode,
                    "mesh: direct sends to every peer (the published kernel); ring: forwarding ring variant")
         ->check(CLI::IsMember({"mesh", "ring"}))
@@ -172,58 +200,6 @@ void build_app(CLI::App& app, ParseTargets& t) {
         "  -n 8 --gm 16384 --gk 4096 --gn 4096 --tune");
 }
 
-// Rounds `value` to the nearest positive multiple of `step` (ties go up).
-std::int64_t nearest_multiple(std::int64_t value, std::int64_t step) {
-    if (value <= step) return step;
-    const std::int64_t lo = value / step * step;
-    const std::int64_t hi = lo + step;
-    return value - lo < hi - value ? lo : hi;
-}
-
-// The first kernel buffer a base-m x base-n tile overflows, as a message; nullopt if it fits.
-// Sizes are computed in double: base-m and base-n may be anything up to INT_MAX here, and their
-// products would overflow int64; the comparison only needs to be right near real capacities.
-std::optional<std::string> buffer_overflow(double bm, double bn, const KernelBufferLimits& lim) {
-    const double bk = std::floor(bn / 4);  // the cube's K step (SEED_KERNEL.md "K loop")
-    struct Need {
-        const char* buffer;
-        const char* holds;
-        double bytes;
-        std::int64_t capacity;
-    };
-    const Need needs[] = {
-        {"L0C", "one base-m x base-n fp32 accumulator", bm * bn * kFp32Bytes, lim.l0c_bytes},
-        {"L0A", "two base-m x base-n/4 fp16 tiles", 2 * bm * bk * kFp16Bytes, lim.l0a_bytes},
-        {"L0B", "two base-n/4 x base-n fp16 tiles", 2 * bk * bn * kFp16Bytes, lim.l0b_bytes},
-        {"L1", "two base-m x base-n A panels and two base-n x base-n B panels (fp16)",
-         2 * (bm * bn + bn * bn) * kFp16Bytes, lim.l1_bytes},
-        {"UB", "the comm kernel's two base-m x base-n fp16 tiles (ping and pong, as published)",
-         2 * bm * bn * kFp16Bytes, lim.ub_bytes},
-    };
-    for (const Need& need : needs) {
-        if (need.bytes > static_cast<double>(need.capacity)) {
-            return fmt::format("{} holds {} = {:.0f} bytes, more than the {} {} bytes of profile {}", need.buffer,
-                               need.holds, need.bytes, need.buffer, need.capacity, lim.profile_name);
-        }
-    }
-    return std::nullopt;
-}
-
-// A nearby tile that fits every buffer: first a smaller base-m, then a smaller base-n. The search
-// starts no higher than the largest side the L0C accumulator allows (the other side >= f), so it
-// stays short even for absurd inputs.
-std::string fitting_tile_hint(std::int64_t bm, std::int64_t bn, const KernelBufferLimits& lim) {
-    const std::int64_t f = lim.cube_fractal;
-    const std::int64_t longest = lim.l0c_bytes / (f * kFp32Bytes) / f * f;
-    for (std::int64_t m = std::min(bm - f, longest); m >= f; m -= f) {
-        if (!buffer_overflow(m, bn, lim)) return fmt::format("--base-m {}", m);
-    }
-    for (std::int64_t n = std::min(bn - f, longest); n >= f; n -= f) {
-        if (!buffer_overflow(bm, n, lim)) return fmt::format("--base-n {}", n);
-    }
-    return fmt::format("--base-m {} --base-n {}", f, f);
-}
-
 [[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
 
 void check_ranks(const RunConfig& c) {
@@ -244,54 +220,6 @@ void check_ranks(const RunConfig& c) {
     // above already guarantees for every mode.
 }
 
-void check_tile(const RunConfig& c, const KernelBufferLimits& lim) {
-    const int f = lim.cube_fractal;
-    if (c.base_m <= 0 || c.base_m % f != 0) {
-        fail(fmt::format("--base-m {}: base-m must be a positive multiple of the cube fractal {} (the cube "
-                         "multiplies {}x{} blocks); nearest valid: {}",
-                         c.base_m, f, f, f, nearest_multiple(c.base_m, f)));
-    }
-    if (c.base_n <= 0 || c.base_n % 4 != 0) {
-        fail(fmt::format("--base-n {}: base-n must be a positive multiple of 4 (the cube's K step is base-n/4); "
-                         "nearest valid: {}",
-                         c.base_n, nearest_multiple(c.base_n, std::lcm(4, f))));
-    }
-    if (c.base_n % f != 0) {
-        fail(fmt::format("--base-n {}: base-n must be a multiple of the cube fractal {} (the cube multiplies "
-                         "{}x{} blocks); nearest valid: {}",
-                         c.base_n, f, f, f, nearest_multiple(c.base_n, std::lcm(4, f))));
-    }
-    if (const auto overflow = buffer_overflow(c.base_m, c.base_n, lim)) {
-        fail(fmt::format("--base-m {} --base-n {}: the tile does not fit the kernels' buffers: {}; nearest valid: {}",
-                         c.base_m, c.base_n, *overflow, fitting_tile_hint(c.base_m, c.base_n, lim)));
-    }
-}
-
-void check_shape(const RunConfig& c) {
-    const std::int64_t slice_rows = std::int64_t{c.ranks} * c.base_m;
-    if (c.m <= 0) {
-        fail(fmt::format("--gm {}: M must be positive; nearest valid: {} (n*base-m)", c.m, slice_rows));
-    }
-    if (c.k <= 0) fail(fmt::format("--gk {}: K must be positive; nearest valid: {} (base-n)", c.k, c.base_n));
-    if (c.n <= 0) fail(fmt::format("--gn {}: N must be positive; nearest valid: {} (base-n)", c.n, c.base_n));
-    // M % (n*base-m) == 0 implies the seed's M % base-m == 0: one check, one message.
-    if (c.m % slice_rows != 0) {
-        fail(fmt::format("--gm {}: M must be a multiple of n*base-m = {} (each rank's slice is whole {}-row "
-                         "groups); nearest valid: {}",
-                         c.m, slice_rows, c.base_m, nearest_multiple(c.m, slice_rows)));
-    }
-    if (c.k % c.base_n != 0) {
-        fail(fmt::format("--gk {}: K must be a multiple of base-n = {} (A is sent in base-m x base-n tiles); "
-                         "nearest valid: {}",
-                         c.k, c.base_n, nearest_multiple(c.k, c.base_n)));
-    }
-    if (c.n % c.base_n != 0) {
-        fail(fmt::format("--gn {}: N must be a multiple of base-n = {} (C is computed in base-m x base-n tiles); "
-                         "nearest valid: {}",
-                         c.n, c.base_n, nearest_multiple(c.n, c.base_n)));
-    }
-}
-
 void check_blocks(const char* flag, const std::optional<int>& blocks, const char* core_kind, int cores) {
     if (blocks && (*blocks < 1 || *blocks > kMaxBlocks)) {
         fail(fmt::format("{} {}: must be in 1..{} (blocks beyond the {} {} cores run in waves); nearest valid: {}",
@@ -309,12 +237,24 @@ void check_modes(const RunConfig& c) {
     }
 }
 
-// Largest M that is a multiple of n*base-m and keeps bytes(M) = per_m*M + fixed within `limit`.
-std::optional<std::int64_t> largest_m_within(double per_m, double fixed, double limit, std::int64_t step) {
-    if (limit <= fixed) return std::nullopt;
-    const double m = std::floor((limit - fixed) / per_m / static_cast<double>(step)) * static_cast<double>(step);
-    if (m < static_cast<double>(step) || m > INT_MAX) return std::nullopt;
-    return static_cast<std::int64_t>(m);
+// The largest M that is a multiple of `step`, at most `m_now`, with bytes(M) <= limit (bytes
+// grows with M); nullopt when even `step` is too large.
+std::optional<std::int64_t> largest_m_within(const RunConfig& c, const std::function<double(const RunConfig&)>& bytes,
+                                             double limit, std::int64_t step) {
+    RunConfig probe = c;
+    auto fits = [&](std::int64_t m) {
+        probe.m = static_cast<int>(m);
+        return bytes(probe) <= limit;
+    };
+    std::int64_t lo = 0;  // multiples of step: lo fits (0 = none known), hi does not
+    std::int64_t hi = std::min<std::int64_t>(c.m, INT_MAX) / step + 1;
+    if (!fits(step)) return std::nullopt;
+    lo = 1;
+    while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        (fits(mid * step) ? lo : hi) = mid;
+    }
+    return lo * step;
 }
 
 std::string shape_flags(const RunConfig& c) {
@@ -322,29 +262,22 @@ std::string shape_flags(const RunConfig& c) {
 }
 
 void check_memory(const RunConfig& c, const KernelBufferLimits& lim, std::int64_t host_limit) {
-    // Byte counts in double: M*K*ranks can exceed int64 for inputs near INT_MAX.
-    const double m = c.m, k = c.k, n = c.n, ranks = c.ranks;
-    const std::int64_t step = std::int64_t{c.ranks} * c.base_m;
-    // Per chip: the window holds the whole A (every rank's slice lands at the same offset), B, C.
-    const double chip_per_m = k * kFp16Bytes + n * kFp32Bytes;
-    const double chip_fixed = k * n * kFp16Bytes;
-    const double chip_bytes = chip_per_m * m + chip_fixed;
+    const std::int64_t step = std::int64_t{c.ranks} * c.base_m;  // a multiple of every op's M granule
+    const double chip_bytes = chip_gm_bytes(c);
     if (chip_bytes > static_cast<double>(lim.gm_bytes)) {
-        const auto m_ok = largest_m_within(chip_per_m, chip_fixed, lim.gm_bytes, step);
-        fail(fmt::format("{}: each chip's HBM would hold A (M x K fp16), B and C = {:.1f} GiB, more than the "
-                         "{:.1f} GiB of profile {}; nearest valid: {}",
+        const auto m_ok = largest_m_within(c, chip_gm_bytes, static_cast<double>(lim.gm_bytes), step);
+        fail(fmt::format("{}: each chip's HBM would hold the op's inputs, output and workspace = {:.1f} GiB, more "
+                         "than the {:.1f} GiB of profile {}; nearest valid: {}",
                          shape_flags(c), chip_bytes / kGiB, lim.gm_bytes / kGiB, lim.profile_name,
                          m_ok ? fmt::format("--gm {}", *m_ok) : std::string("smaller --gk/--gn")));
     }
     if (c.timing_only) return;
     const double host_bytes = functional_host_bytes(c);
     if (host_bytes > static_cast<double>(host_limit)) {
-        const double host_per_m = ranks * chip_per_m + n * kFp32Bytes;
-        const double host_fixed = ranks * chip_fixed;
-        const auto m_ok = largest_m_within(host_per_m, host_fixed, host_limit, step);
-        fail(fmt::format("{}: a functional run would hold {:.1f} GiB of host memory (per rank: A window, B and C; "
-                         "plus the golden), above the {:.1f} GiB limit; add --timing-only (timing model only, no "
-                         "data){}",
+        const auto m_ok = largest_m_within(c, functional_host_bytes, static_cast<double>(host_limit), step);
+        fail(fmt::format("{}: a functional run would hold {:.1f} GiB of host memory (every chip's inputs, output and "
+                         "workspace, plus the inputs and the golden), above the {:.1f} GiB limit; add --timing-only "
+                         "(timing model only, no data){}",
                          shape_flags(c), host_bytes / kGiB, host_limit / kGiB,
                          m_ok ? fmt::format(", or nearest valid: --gm {}", *m_ok) : std::string()));
     }
@@ -418,6 +351,8 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
         throw tandem::SimError("-r npu: no Ascend NPU is present on this machine; Tandem simulates one: use -r sim");
     }
     t.cfg.comm_mode = t.comm_mode == "ring" ? CommMode::Ring : CommMode::Mesh;
+    for (const auto& [name, value] : t.knobs)
+        if (value) t.cfg.knobs[name] = *value;
     if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
     if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
     check_batch_flags(app, t.cfg);
@@ -427,18 +362,18 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
 void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
     if (!cfg.compute_blocks) cfg.compute_blocks = profile.chip.aic_cores;
     if (!cfg.comm_blocks) cfg.comm_blocks = profile.chip.aiv_cores;
+    apply_op_defaults(cfg);
 }
 
-// A chunk is 1..T tiles, T = the tiles each source sends ((M/n/base-m) x (K/base-n)).
-void check_chunk_tiles(const RunConfig& cfg) {
-    if (!cfg.chunk_tiles) return;
-    const std::int64_t tiles = std::int64_t{cfg.m} / cfg.ranks / cfg.base_m * (cfg.k / cfg.base_n);
-    if (*cfg.chunk_tiles < 1 || *cfg.chunk_tiles > tiles) {
-        fail(fmt::format("--chunk-tiles {}: a chunk holds 1..{} tiles here (each source sends {} tiles of {}x{}); "
-                         "nearest valid: {}",
-                         *cfg.chunk_tiles, tiles, tiles, cfg.base_m, cfg.base_n,
-                         std::clamp<std::int64_t>(*cfg.chunk_tiles, 1, tiles)));
-    }
+void apply_op_defaults(RunConfig& cfg) {
+    const auto& ops = kernels::registered_ops();
+    const auto op = std::find_if(ops.begin(), ops.end(), [&](const kernels::OpDesc* o) { return o->name == cfg.op; });
+    if (op == ops.end()) return;  // validate_run_config names the problem
+    if (cfg.variant.empty()) cfg.variant = (*op)->variants.front().name;
+    const kernels::VariantDesc* v = (*op)->find_variant(cfg.variant);
+    if (v == nullptr) return;
+    if (cfg.schedule.empty()) cfg.schedule = v->schedules.front();
+    if (cfg.out_dtype.empty()) cfg.out_dtype = dtype_name(v->out_dtypes.front());
 }
 
 // --trace-ranks / --trace-window-us only make sense with --trace, and name existing ranks.
@@ -453,14 +388,71 @@ void check_trace_filter(const RunConfig& cfg) {
     }
 }
 
-void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits, std::int64_t host_memory_limit_bytes) {
+// The op, its variant and the choices the variant offers (schedule, dtypes, bias, comm mode,
+// knobs): each refusal names the flag, the value and what is available.
+void check_op_choices(const RunConfig& c) {
+    const kernels::OpDesc& op = kernels::find_op(c.op);
+    const kernels::VariantDesc* v = op.find_variant(c.variant);
+    if (v == nullptr) {
+        std::vector<std::string> names;
+        for (const kernels::VariantDesc& x : op.variants) names.push_back(x.name);
+        fail(fmt::format("--variant {}: op {} has no such variant (variants: {})", c.variant, op.name, fmt::join(names, ", ")));
+    }
+    auto offered = [](const std::vector<std::string>& list, const std::string& value) {
+        return std::find(list.begin(), list.end(), value) != list.end();
+    };
+    const std::string where = fmt::format("{} {}", op.name, v->name);
+    if (!offered(v->schedules, c.schedule)) {
+        fail(fmt::format("--schedule {}: {} offers {}", c.schedule, where, fmt::join(v->schedules, ", ")));
+    }
+    const DType in = parse_dtype("--dtype", c.dtype);
+    if (std::find(v->dtypes.begin(), v->dtypes.end(), in) == v->dtypes.end()) {
+        std::vector<std::string> names;
+        for (DType t : v->dtypes) names.push_back(dtype_name(t));
+        fail(fmt::format("--dtype {}: {} takes {}", c.dtype, where, fmt::join(names, ", ")));
+    }
+    const DType out = parse_dtype("--out-dtype", c.out_dtype);
+    if (std::find(v->out_dtypes.begin(), v->out_dtypes.end(), out) == v->out_dtypes.end()) {
+        std::vector<std::string> names;
+        for (DType t : v->out_dtypes) names.push_back(dtype_name(t));
+        fail(fmt::format("--out-dtype {}: {} writes {}", c.out_dtype, where, fmt::join(names, ", ")));
+    }
+    if (c.bias != "none" && !v->takes_bias) fail(fmt::format("--bias {}: {} takes no bias", c.bias, where));
+    const std::string mode = comm_mode_name(c.comm_mode);
+    if (!offered(v->comm_modes, mode)) {
+        fail(fmt::format("--comm-mode {}: {} offers {}", mode, where, fmt::join(v->comm_modes, ", ")));
+    }
+    for (const auto& [name, value] : c.knobs) {
+        const bool declared = std::any_of(v->knobs.begin(), v->knobs.end(), [&](const kernels::KnobDesc& k) { return k.name == name; });
+        if (!declared) {
+            std::string flag = "--" + name;
+            std::replace(flag.begin(), flag.end(), '_', '-');
+            std::vector<std::string> users;
+            for (const kernels::OpDesc* o : kernels::registered_ops())
+                for (const kernels::VariantDesc& x : o->variants)
+                    for (const kernels::KnobDesc& k : x.knobs)
+                        if (k.name == name) users.push_back(o->name + " " + x.name);
+            fail(fmt::format("{} {}: {} has no such knob ({} applies to {})", flag, value, where, flag, fmt::join(users, ", ")));
+        }
+    }
+    if (!c.fault.empty() && !offered(v->faults, c.fault)) {
+        fail(fmt::format("fault '{}': {} has no such deliberate bug (faults: {})", c.fault, where, fmt::join(v->faults, ", ")));
+    }
+    if (c.op != "allgather_gemm" && (c.write_inputs || !c.input_dir.empty())) {
+        fail(fmt::format("{}: the seed's input files are AllGather+GEMM's; op {} generates its inputs",
+                         c.write_inputs ? "--write-inputs" : "--input-dir", op.name));
+    }
+}
+
+void validate_run_config(const RunConfig& given, const KernelBufferLimits& limits, std::int64_t host_memory_limit_bytes) {
+    RunConfig cfg = given;
+    apply_op_defaults(cfg);
     check_ranks(cfg);
     check_modes(cfg);
-    check_tile(cfg, limits);
-    check_shape(cfg);
+    check_op_choices(cfg);
     check_blocks("--compute-blocks", cfg.compute_blocks, "AIC", limits.aic_cores);
     check_blocks("--comm-blocks", cfg.comm_blocks, "AIV", limits.aiv_cores);
-    check_chunk_tiles(cfg);
+    variant_of(cfg).validate(op_params_of(cfg), limits);
     check_memory(cfg, limits, host_memory_limit_bytes);
     if (!cfg.timing_only && std::filesystem::exists(cfg.out_dir) && !std::filesystem::is_directory(cfg.out_dir)) {
         fail(fmt::format("--out-dir {}: exists and is not a directory; choose another path", cfg.out_dir));
@@ -470,10 +462,96 @@ void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
     check_trace_filter(cfg);
 }
 
+const kernels::OpDesc& op_of(const RunConfig& cfg) { return kernels::find_op(cfg.op); }
+
+const kernels::VariantDesc& variant_of(const RunConfig& cfg) {
+    const kernels::OpDesc& op = op_of(cfg);
+    if (cfg.variant.empty()) return op.variants.front();
+    const kernels::VariantDesc* v = op.find_variant(cfg.variant);
+    if (v == nullptr) fail(fmt::format("--variant {}: op {} has no such variant", cfg.variant, op.name));
+    return *v;
+}
+
+DType parse_dtype(const std::string& flag, const std::string& name) {
+    if (name == "fp16") return DType::F16;
+    if (name == "fp32") return DType::F32;
+    if (name == "int8") {
+        fail(fmt::format("{} int8: the hardware facts Tandem's profiles are built from give no int8 cube rate, so "
+                         "int8 is not modelled; use fp16",
+                         flag));
+    }
+    fail(fmt::format("{} {}: unknown dtype (fp16, fp32)", flag, name));
+}
+
+kernels::OpParams op_params_of(const RunConfig& given) {
+    RunConfig c = given;
+    apply_op_defaults(c);
+    kernels::OpParams p;
+    p.ranks = c.ranks;
+    p.m = c.m;
+    p.k = c.k;
+    p.n = c.n;
+    p.base_m = c.base_m;
+    p.base_n = c.base_n;
+    p.compute_blocks = c.compute_blocks.value_or(0);
+    p.comm_blocks = c.comm_blocks.value_or(0);
+    p.variant = c.variant;
+    p.schedule = c.schedule;
+    p.dtype = parse_dtype("--dtype", c.dtype);
+    p.out_dtype = parse_dtype("--out-dtype", c.out_dtype);
+    p.bias = c.bias == "m" ? kernels::BiasKind::M : (c.bias == "n" ? kernels::BiasKind::N : kernels::BiasKind::None);
+    p.comm_mode = comm_mode_name(c.comm_mode);
+    p.knobs = c.knobs;
+    p.fault = c.fault;
+    return p;
+}
+
+double chip_gm_bytes(const RunConfig& c) {
+    const kernels::OpDesc& op = op_of(c);
+    const kernels::VariantDesc& v = variant_of(c);
+    const kernels::OpParams p = op_params_of(c);
+    const ShardShapes sh = shard_shapes(op.sharding_of(v), p);
+    const kernels::Padding pad = v.padding ? v.padding(p) : kernels::Padding{};
+    auto up = [](double x, int step) { return std::ceil(x / step) * step; };
+    const double in = dtype_bytes(p.dtype);
+    const double tensors = in * up(sh.a_rows, pad.m) * up(sh.a_cols, pad.k) + in * up(sh.b_rows, pad.n) * up(sh.b_cols, pad.k) +
+                           dtype_bytes(p.out_dtype) * up(sh.out_rows, pad.m) * up(sh.out_cols, pad.n) + in * sh.bias_len;
+    return tensors + v.workspace_bytes(p);
+}
+
 double functional_host_bytes(const RunConfig& c) {
-    const double m = c.m, k = c.k, n = c.n;
-    const double per_rank = m * k * kFp16Bytes + k * n * kFp16Bytes + m * n * kFp32Bytes;
-    return c.ranks * per_rank + m * n * kFp32Bytes;
+    // Every chip's memory, the host's copies of the inputs (about one chip's A and B per rank)
+    // and the golden C (fp32).
+    const kernels::OpParams p = op_params_of(c);
+    const ShardShapes sh = shard_shapes(op_of(c).sharding_of(variant_of(c)), p);
+    const double in = dtype_bytes(p.dtype);
+    const double inputs = p.ranks * (in * sh.a_rows * double(sh.a_cols) + in * sh.b_rows * double(sh.b_cols));
+    const double golden = double(p.m) * p.n * kFp32Bytes;
+    return p.ranks * chip_gm_bytes(c) + inputs + golden;
+}
+
+std::string list_ops_text() {
+    std::string out;
+    for (const kernels::OpDesc* op : kernels::registered_ops()) {
+        out += fmt::format("{}: {}\n", op->name, op->doc);
+        for (const kernels::VariantDesc& v : op->variants) {
+            std::vector<std::string> in, outs;
+            for (DType t : v.dtypes) in.push_back(dtype_name(t));
+            for (DType t : v.out_dtypes) outs.push_back(dtype_name(t));
+            out += fmt::format("  --variant {}{}: {}\n", v.name, &v == &op->variants.front() ? " (default)" : "", v.doc);
+            out += fmt::format("      schedules {}; dtype {}; out-dtype {}; bias {}; comm-mode {}\n", fmt::join(v.schedules, ", "),
+                               fmt::join(in, ", "), fmt::join(outs, ", "), v.takes_bias ? "none, m, n" : "none",
+                               fmt::join(v.comm_modes, ", "));
+            for (const kernels::KnobDesc& k : v.knobs) {
+                std::string flag = "--" + k.name;
+                std::replace(flag.begin(), flag.end(), '_', '-');
+                for (const std::string& a : k.aliases) flag += " (" + a + ")";
+                out += fmt::format("      {}: {}\n", flag, k.doc);
+            }
+            out += fmt::format("      constraints: {}\n", v.constraints);
+        }
+    }
+    return out;
 }
 
 std::string usage_text() {

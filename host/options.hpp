@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "host/run_config.hpp"
+#include "kernels/op_desc.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
@@ -28,19 +29,8 @@ inline constexpr int kMaxJobs = 1024;               // --jobs: configurations of
 inline constexpr std::int64_t kFunctionalHostMemoryLimitBytes = std::int64_t{16} << 30;
 
 // What the kernels' tiles must fit in, taken from the profile so that no hardware number is
-// written here. See SEED_KERNEL.md "Buffer use" for what each buffer holds.
-struct KernelBufferLimits {
-    std::string profile_name;   // for messages
-    int aic_cores = 0;          // for messages (blocks beyond this run in waves)
-    int aiv_cores = 0;
-    int cube_fractal = 0;       // base-m and base-n must be multiples of it
-    std::int64_t l1_bytes = 0;  // 2 A panels (base-m x base-n fp16) + 2 B panels (base-n x base-n fp16)
-    std::int64_t l0a_bytes = 0; // 2 tiles of base-m x base-n/4 fp16
-    std::int64_t l0b_bytes = 0; // 2 tiles of base-n/4 x base-n fp16
-    std::int64_t l0c_bytes = 0; // 1 accumulator of base-m x base-n fp32
-    std::int64_t ub_bytes = 0;  // 2 tiles of base-m x base-n fp16 (ping and pong, as published)
-    std::int64_t gm_bytes = 0;  // per chip: the window (whole A), B and C
-};
+// written here (each op says what its tiles need: kernels/op_desc.hpp).
+using KernelBufferLimits = kernels::BufferLimits;
 
 KernelBufferLimits buffer_limits_of(const tandem::Profile& profile);
 
@@ -50,9 +40,25 @@ KernelBufferLimits buffer_limits_of(const tandem::Profile& profile);
 // --sweep). Does not print anything and does not check shapes (see validate_run_config).
 RunConfig parse_run_config(int argc, const char* const* argv);
 
-// Fills the block counts left unset: compute blocks = AIC cores, comm blocks = AIV cores (the
-// published kernel's defaults, 24/48 on 910B1/B2 and 20/40 on 910B3/B4).
+// Fills what was left unset: compute blocks = AIC cores, comm blocks = AIV cores (the published
+// kernels' defaults, 24/48 on 910B1/B2 and 20/40 on 910B3/B4); for a known op, its default
+// variant, the variant's default schedule and output dtype.
 void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile);
+
+// The op's part of apply_profile_defaults: default variant, schedule and output dtype of a known
+// op (nothing for an unknown one: validate_run_config names the problem).
+void apply_op_defaults(RunConfig& cfg);
+
+// The op and variant a config names (an empty variant is the op's default); throw SimError if
+// unknown.
+const kernels::OpDesc& op_of(const RunConfig& cfg);
+const kernels::VariantDesc& variant_of(const RunConfig& cfg);
+
+// What the op's kernels receive (cfg validated and defaults applied).
+kernels::OpParams op_params_of(const RunConfig& cfg);
+
+// "fp16", "bf16", "fp32" <-> DType; throws SimError naming `flag` for an unknown name.
+DType parse_dtype(const std::string& flag, const std::string& name);
 
 // Checks every constraint of SPEC.md and SEED_KERNEL.md on a parsed config; throws
 // tandem::SimError with a one-line message on the first one that fails.
@@ -60,9 +66,14 @@ void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile);
 void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
                          std::int64_t host_memory_limit_bytes = kFunctionalHostMemoryLimitBytes);
 
-// Host memory a functional run holds, in bytes: per rank its window (whole A, fp16), B (fp16) and
-// C (fp32), plus the golden C (fp32). A double: the product can exceed int64 for absurd shapes.
+// Bytes of GM each chip holds for a run (the op's workspace and the host's tensors), and the host
+// memory a functional run holds (every chip's data, the inputs and the golden). Doubles: the
+// products can exceed int64 for absurd shapes. `cfg` must name a known op and variant.
+double chip_gm_bytes(const RunConfig& cfg);
 double functional_host_bytes(const RunConfig& cfg);
+
+// The --list-ops text: ops, variants, their knobs and constraints.
+std::string list_ops_text();
 
 // The full --help text.
 std::string usage_text();

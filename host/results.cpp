@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "host/atomic_file.hpp"
+#include "host/options.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -17,7 +18,6 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 constexpr double kUsPerS = 1e6;
-constexpr double kFp16Bytes = 2;
 
 // a / b, or 0 when b is not positive (a view that took no time has no rate).
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
@@ -26,7 +26,9 @@ std::string time_text(double us) { return fmt::format("{:.3f} us ({:.3f} ms)", u
 
 }  // namespace
 
-RunIdentity make_identity(const RunConfig& cfg, const std::string& soc) {
+RunIdentity make_identity(const RunConfig& given, const std::string& soc) {
+    RunConfig cfg = given;
+    apply_op_defaults(cfg);
     if (!cfg.compute_blocks || !cfg.comm_blocks) {
         throw tandem::SimError("make_identity: block counts not resolved (call apply_profile_defaults first)");
     }
@@ -42,6 +44,16 @@ RunIdentity make_identity(const RunConfig& cfg, const std::string& soc) {
     id.comm_blocks = *cfg.comm_blocks;
     id.comm_mode = comm_mode_name(cfg.comm_mode);
     id.data_mode = cfg.timing_only ? "timing-only" : "functional";
+    const kernels::OpDesc& op = op_of(cfg);
+    id.op = op.name;
+    id.title = op.title;
+    id.variant = cfg.variant;
+    id.schedule = cfg.schedule;
+    id.dtype = cfg.dtype;
+    id.out_dtype = cfg.out_dtype;
+    id.bias = cfg.bias;
+    id.comm_kind = op.comm_kind;
+    id.comm_payload_bytes = op.comm_payload_bytes(op_params_of(cfg));
     return id;
 }
 
@@ -67,7 +79,7 @@ RunMetrics compute_metrics(const RunIdentity& id, const ViewTimes& t) {
     r.exposed_comm_us = t.pipelined_us - t.compute_only_us;
     r.ideal_bound_us = std::max(t.seq_comm_us, t.compute_only_us);
     r.flops = 2.0 * id.m * id.k * id.n;
-    r.allgather_bytes = id.ranks > 0 ? double(id.m) / id.ranks * id.k * kFp16Bytes * (id.ranks - 1) : 0.0;
+    r.allgather_bytes = id.comm_payload_bytes;
     // flops / (us * 1e-6) / 1e12 = flops / us / 1e6
     r.tflops_per_rank = ratio(r.flops, t.pipelined_us) / kUsPerS;
     r.tflops_compute_only = ratio(r.flops, t.compute_only_us) / kUsPerS;
@@ -128,6 +140,14 @@ nlohmann::json to_json(const RunResults& r) {
         {"tflops_compute_only", m.tflops_compute_only},
         {"tflops_sequential", m.tflops_sequential},
         {"tflops_pipelined", m.tflops_per_rank},
+        // OPS.md
+        {"op", id.op},
+        {"variant", id.variant},
+        {"schedule", id.schedule},
+        {"dtype", id.dtype},
+        {"out_dtype", id.out_dtype},
+        {"bias", id.bias},
+        {"comm_kind", id.comm_kind},
     };
     if (!r.extras.is_null()) {
         if (!r.extras.is_object()) throw tandem::SimError("results extras must be a JSON object");
@@ -153,7 +173,8 @@ std::string format_summary(const RunResults& r) {
     if (r.verification != Verification::Skipped) {
         mode += fmt::format(", verification {}", failed ? "FAILED" : "passed");
     }
-    std::string out = fmt::format("{} AllGather GEMM (Tandem sim, {}, {} ranks, {})\n", failed ? "[FAILED]" : "[SUCCESS]",
+    const std::string what = id.op == "allgather_gemm" ? id.title : fmt::format("{} {}", id.op, id.variant);
+    std::string out = fmt::format("{} {} (Tandem sim, {}, {} ranks, {})\n", failed ? "[FAILED]" : "[SUCCESS]", what,
                                   id.soc, id.ranks, mode);
     auto line = [&out](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<29}{}\n", fmt::format("{}:", label), value);
@@ -171,7 +192,12 @@ std::string format_summary(const RunResults& r) {
     line("Ideal bound", fmt::format("{} (max(seq comm, compute-only))", time_text(m.ideal_bound_us)));
     line("TFLOPS (per rank)", fmt::format("{:.2f} pipelined, {:.2f} compute-only, {:.2f} sequential",
                                           m.tflops_per_rank, m.tflops_compute_only, m.tflops_sequential));
-    line("AllGather bandwidth", fmt::format("{:.2f} GiB/s ({:.2f} GB/s) over the pipelined time", m.allgather_gib_s,
+    if (id.op != "allgather_gemm") {
+        line("Op", fmt::format("{} variant {}, schedule {}, {} in, {} out, bias {}", id.op, id.variant, id.schedule,
+                               id.dtype, id.out_dtype, id.bias));
+    }
+    line(id.op == "allgather_gemm" ? std::string("AllGather bandwidth") : fmt::format("Comm bandwidth ({})", id.comm_kind),
+         fmt::format("{:.2f} GiB/s ({:.2f} GB/s) over the pipelined time", m.allgather_gib_s,
                                             m.allgather_gb_s));
     return out;
 }

@@ -19,8 +19,17 @@ struct ViewTimes {
     double pipelined_us = 0;     // both kernels on two streams at once
 };
 
-// What was run: the contract's identity keys.
+// What was run: the contract's identity keys, and OPS.md's.
 struct RunIdentity {
+    std::string op = "allgather_gemm";
+    std::string title = "AllGather GEMM";  // for the summary's first line
+    std::string variant;
+    std::string schedule;
+    std::string dtype;
+    std::string out_dtype;
+    std::string bias = "none";
+    std::string comm_kind = "allgather";
+    double comm_payload_bytes = 0;  // the collective's bytes per rank (OpDesc::comm_payload_bytes)
     std::string soc;
     int ranks = 0;
     int m = 0;
@@ -34,8 +43,8 @@ struct RunIdentity {
     std::string data_mode;  // "functional" | "timing-only"
 };
 
-// `soc` is the profile's name (cfg.soc may be overridden by --profile). The block counts must
-// be resolved (apply_profile_defaults); throws tandem::SimError otherwise.
+// `soc` is the profile's name (cfg.soc may be overridden by --profile). The block counts and the
+// op's defaults must be resolved (apply_profile_defaults); throws tandem::SimError otherwise.
 RunIdentity make_identity(const RunConfig& cfg, const std::string& soc);
 
 enum class Verification { Passed, Failed, Skipped };
@@ -58,11 +67,11 @@ struct RunMetrics {
     double exposed_comm_us = 0;     // pipelined - compute_only
     double ideal_bound_us = 0;      // max(seq_comm, compute_only)
     double flops = 0;               // 2*M*K*N
-    double allgather_bytes = 0;     // (M/n)*K*2*(n-1): what each rank receives
+    double allgather_bytes = 0;     // the collective's payload per rank ((M/n)*K*2*(n-1) for the seed)
     double tflops_per_rank = 0;     // flops / pipelined
     double tflops_compute_only = 0; // flops / compute_only
     double tflops_sequential = 0;   // flops / sequential
-    double allgather_gib_s = 0;     // allgather_bytes / pipelined, GiB/s (2^30 bytes)
+    double allgather_gib_s = 0;     // allgather_bytes / pipelined, GiB/s (2^30 bytes): the op's comm rate
     double allgather_gb_s = 0;      // the same in GB/s (10^9 bytes)
     double seq_comm_gib_s = 0;      // allgather_bytes / seq_comm: the comm kernel alone, GiB/s
 };

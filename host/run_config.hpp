@@ -1,5 +1,7 @@
 #pragma once
-// What one AllGather+GEMM run is asked to do: the seed's run.sh flags plus Tandem's own.
+// What one run is asked to do: the seed's run.sh flags plus Tandem's own, for any registered op
+// (OPS.md "Interfaces"; with no --op, the seed's AllGather+GEMM).
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +12,15 @@ namespace tandem::host {
 enum class CommMode { Mesh, Ring };
 
 struct RunConfig {
+    std::string op = "allgather_gemm";  // --op: a registered op (kernels/registry.hpp)
+    std::string variant;               // --variant (default: the op's first)
+    std::string schedule;              // --schedule (default: the variant's first)
+    std::string dtype = "fp16";        // --dtype: A, B and bias
+    std::string out_dtype;             // --out-dtype (default: the variant's first)
+    std::string bias = "none";         // --bias none|m|n
+    std::map<std::string, int> knobs;  // the variant's integer knobs given (--chunk-tiles, ...)
+    bool list_ops = false;             // --list-ops
+    std::string fault;                 // tests only: a sabotage the variant lists (VariantDesc::faults)
     std::string soc = "Ascend910B1";
     std::string profile_file;          // --profile FILE overrides the SoC lookup
     int ranks = 2;                     // -n
@@ -20,7 +31,6 @@ struct RunConfig {
     int base_n = 256;                  // --base-n
     std::optional<int> compute_blocks; // default: the profile's AIC count
     std::optional<int> comm_blocks;    // default: the profile's AIV count
-    std::optional<int> chunk_tiles;    // --chunk-tiles: tiles per chunk (default: the published rule)
     CommMode comm_mode = CommMode::Mesh;
     bool timing_only = false;
     std::string json_file;             // --json FILE

@@ -17,10 +17,10 @@
 
 #include <fmt/format.h>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/atomic_file.hpp"
 #include "host/options.hpp"
-#include "kernels/allgather_gemm/ag_layout.hpp"
+#include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -53,6 +53,11 @@ std::string normalize_column(const std::string& name) {
 bool known_column(const std::string& name) {
     const auto& cols = sweep_columns();
     return std::find(cols.begin(), cols.end(), name) != cols.end();
+}
+
+bool is_knob(const std::string& name) {
+    const std::vector<kernels::KnobDesc> knobs = kernels::all_knobs();
+    return std::any_of(knobs.begin(), knobs.end(), [&](const kernels::KnobDesc& k) { return k.name == name; });
 }
 
 std::string column_list() {
@@ -133,13 +138,19 @@ SweepJob build_job(const RowFields& row, int line, const fs::path& file, const R
         if (!row.count(req)) fail(fmt::format("missing {} (required: ranks, m, k, n)", req));
     }
     RunConfig c;
+    c.op = defaults.op;
+    c.variant = defaults.variant;
+    c.schedule = defaults.schedule;
+    c.dtype = defaults.dtype;
+    c.out_dtype = defaults.out_dtype;
+    c.bias = defaults.bias;
+    c.knobs = defaults.knobs;
     c.soc = defaults.soc;
     c.profile_file = defaults.profile_file;
     c.base_m = defaults.base_m;
     c.base_n = defaults.base_n;
     c.compute_blocks = defaults.compute_blocks;
     c.comm_blocks = defaults.comm_blocks;
-    c.chunk_tiles = defaults.chunk_tiles;
     c.comm_mode = defaults.comm_mode;
     c.out_dir = defaults.out_dir;
     c.timing_only = true;  // a sweep is meant to be cheap; a row asks for data with timing_only=false
@@ -153,7 +164,17 @@ SweepJob build_job(const RowFields& row, int line, const fs::path& file, const R
         else if (col == "base_n") c.base_n = parse_int(col, value);
         else if (col == "compute_blocks") c.compute_blocks = parse_int(col, value);
         else if (col == "comm_blocks") c.comm_blocks = parse_int(col, value);
-        else if (col == "chunk_tiles") c.chunk_tiles = parse_int(col, value);
+        else if (is_knob(col)) c.knobs[col] = parse_int(col, value);
+        else if (col == "op") c.op = value;
+        else if (col == "variant") c.variant = value;
+        else if (col == "schedule") c.schedule = value;
+        else if (col == "dtype") c.dtype = lower(value);
+        else if (col == "out_dtype") c.out_dtype = lower(value);
+        else if (col == "bias") {
+            const std::string b = lower(value);
+            if (b != "none" && b != "m" && b != "n") fail(fmt::format("bias: '{}' is not none, m or n", value));
+            c.bias = b;
+        }
         else if (col == "timing_only") c.timing_only = parse_bool(col, value);
         else if (col == "comm_mode") {
             const std::string mode = lower(value);
@@ -170,6 +191,14 @@ SweepJob build_job(const RowFields& row, int line, const fs::path& file, const R
                 c.profile_file.clear();
             }
         }
+    }
+    if (row.count("op") && c.op != defaults.op) {
+        if (!row.count("variant")) c.variant.clear();
+        if (!row.count("schedule")) c.schedule.clear();
+        if (!row.count("out_dtype")) c.out_dtype.clear();
+    } else if (row.count("variant") && c.variant != defaults.variant) {
+        if (!row.count("schedule")) c.schedule.clear();
+        if (!row.count("out_dtype")) c.out_dtype.clear();
     }
     std::shared_ptr<const Profile> profile;
     try {
@@ -395,10 +424,14 @@ std::shared_ptr<const Profile> ProfileCache::of(const RunConfig& cfg) {
 // ---- planning ----
 
 const std::vector<std::string>& sweep_columns() {
-    static const std::vector<std::string> cols = {"ranks",         "m",           "k",         "n",
-                                                  "base_m",        "base_n",      "compute_blocks",
-                                                  "comm_blocks",   "comm_mode",   "profile",   "chunk_tiles",
-                                                  "timing_only"};
+    static const std::vector<std::string> cols = [] {
+        std::vector<std::string> c = {"ranks",       "m",          "k",           "n",       "base_m",
+                                      "base_n",      "compute_blocks", "comm_blocks", "comm_mode", "profile",
+                                      "timing_only", "op",         "variant",     "schedule", "dtype",
+                                      "out_dtype",   "bias"};
+        for (const kernels::KnobDesc& k : kernels::all_knobs()) c.push_back(k.name);
+        return c;
+    }();
     return cols;
 }
 
@@ -424,20 +457,31 @@ SweepPlan plan_sweep(const fs::path& file, const RunConfig& defaults, ProfileCac
 nlohmann::json sweep_result_json(const SweepEntry& e) {
     nlohmann::json j = to_json(e.results);
     j["sweep_line"] = e.job.line;
-    if (!j.contains("chunk_tiles")) j["chunk_tiles"] = e.chunk_tiles;
     return j;
 }
 
-std::string sweep_csv(const std::vector<SweepEntry>& entries) {
+std::vector<std::string> sweep_csv_columns(const std::vector<SweepEntry>& entries) {
     std::vector<std::string> cols = contract_keys();
     cols.push_back("sweep_line");
-    cols.push_back("chunk_tiles");
+    for (const char* key : {"op", "variant", "schedule", "dtype", "out_dtype", "bias", "comm_kind"}) cols.push_back(key);
+    // The knobs of the ops that ran, in registry order.
+    for (const kernels::KnobDesc& k : kernels::all_knobs()) {
+        const bool used = std::any_of(entries.begin(), entries.end(), [&](const SweepEntry& e) {
+            return e.has_results && e.results.extras.contains(k.name);
+        });
+        if (used) cols.push_back(k.name);
+    }
+    return cols;
+}
+
+std::string sweep_csv(const std::vector<SweepEntry>& entries) {
+    const std::vector<std::string> cols = sweep_csv_columns(entries);
     std::string out = fmt::format("{}\n", fmt::join(cols, ","));
     for (const SweepEntry& e : entries) {
         if (!e.has_results) continue;
         const nlohmann::json j = sweep_result_json(e);
         std::vector<std::string> cells;
-        for (const auto& c : cols) cells.push_back(csv_cell(j.at(c)));
+        for (const auto& c : cols) cells.push_back(j.contains(c) ? csv_cell(j.at(c)) : std::string());
         out += fmt::format("{}\n", fmt::join(cells, ","));
     }
     return out;
@@ -594,8 +638,7 @@ SweepEntry run_job(const SweepJob& job) {
     SweepEntry e;
     e.job = job;
     try {
-        e.chunk_tiles = kernels::AgGemmTiling(shape_of(job.cfg)).chunk_size;
-        ProgramOutput out = run_allgather_gemm_program(job.cfg, *job.profile);
+        ProgramOutput out = run_program(job.cfg, *job.profile);
         e.results = std::move(out.results);
         e.has_results = true;
         if (e.results.verification == Verification::Failed) {

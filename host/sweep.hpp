@@ -87,14 +87,15 @@ struct SweepEntry {
     RunResults results;     // when Ok or Failed after running (verification failed)
     bool has_results = false;
     std::string error;      // when Failed
-    int chunk_tiles = 0;    // tiles per chunk actually used (the rule's value when not set)
 };
 
-// The SPEC.md result object of an entry with results, plus `sweep_line` and `chunk_tiles`.
+// The SPEC.md result object of an entry with results (with OPS.md's keys and the variant's
+// knobs as used), plus `sweep_line`.
 nlohmann::json sweep_result_json(const SweepEntry& e);
 
 // The output files' contents: every entry with results, in the order given.
-// CSV columns: the contract keys in SPEC.md order, then sweep_line, then chunk_tiles.
+// CSV columns: the contract keys in SPEC.md order, then sweep_line, then op, variant, schedule,
+// dtype, out_dtype, bias, comm_kind, then the knobs any entry reports (chunk_tiles, ...).
 std::string sweep_csv(const std::vector<SweepEntry>& entries);
 nlohmann::json sweep_json(const std::vector<SweepEntry>& entries);
 

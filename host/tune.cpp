@@ -8,20 +8,20 @@
 
 #include <fmt/format.h>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
-#include "kernels/allgather_gemm/ag_layout.hpp"
-#include "kernels/allgather_gemm/ready_queue.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
 namespace {
 
 // What tells two configurations of one shape apart, in tie-break order.
-using TuneKey = std::tuple<int, int, int, int, int>;  // base_m, base_n, chunk tiles, compute, comm blocks
+using TuneKey = std::tuple<std::string, std::string, int, int, std::vector<std::pair<std::string, int>>, int, int>;
 
 TuneKey key_of(const RunConfig& c) {
-    return {c.base_m, c.base_n, effective_chunk_tiles(c), c.compute_blocks.value_or(0), c.comm_blocks.value_or(0)};
+    const std::map<std::string, int> knobs = effective_knobs(c);
+    return {c.variant, c.schedule, c.base_m, c.base_n, {knobs.begin(), knobs.end()}, c.compute_blocks.value_or(0),
+            c.comm_blocks.value_or(0)};
 }
 
 bool is_valid(const RunConfig& c, const Profile& p) {
@@ -37,22 +37,58 @@ void add_unique(std::vector<int>& v, int x) {
     if (x >= 1 && x <= kMaxBlocks && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
-std::string chunk_text(const RunConfig& c) {
-    const int tiles = effective_chunk_tiles(c);
-    return fmt::format("{} tile{}{}", tiles, tiles == 1 ? "" : "s", c.chunk_tiles ? "" : " (rule)");
+std::string flag_of(const std::string& knob) {
+    std::string flag = "--" + knob;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return flag;
+}
+
+// "chunk 4 tiles (rule)" for the seed's chunk size, "k_per_flag 2" otherwise.
+std::string knobs_text(const RunConfig& c) {
+    std::string out;
+    for (const auto& [name, value] : effective_knobs(c)) {
+        const bool given = c.knobs.count(name) > 0;
+        if (name == "chunk_tiles") {
+            out += fmt::format(", chunk {} tile{}{}", value, value == 1 ? "" : "s", given ? "" : " (rule)");
+        } else {
+            out += fmt::format(", {} {}{}", name, value, given ? "" : " (default)");
+        }
+    }
+    return out;
 }
 
 std::string config_text(const RunConfig& c) {
-    return fmt::format("tile {}x{}, chunk {}, blocks {}/{} (compute/comm)", c.base_m, c.base_n, chunk_text(c),
+    const std::string variant = variant_of(c).name == op_of(c).variants.front().name && op_of(c).variants.size() == 1
+                                    ? std::string()
+                                    : fmt::format("{} {}, ", c.variant, c.schedule);
+    return fmt::format("{}tile {}x{}{}, blocks {}/{} (compute/comm)", variant, c.base_m, c.base_n, knobs_text(c),
                        c.compute_blocks.value_or(0), c.comm_blocks.value_or(0));
 }
 
 std::string reproduce_flags(const RunConfig& c) {
     const std::string profile = c.profile_file.empty() ? "-v " + c.soc : "--profile " + c.profile_file;
-    return fmt::format("{} -n {} --gm {} --gk {} --gn {} --base-m {} --base-n {} --chunk-tiles {} --compute-blocks {} "
-                       "--comm-blocks {} --comm-mode {} --timing-only",
-                       profile, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, effective_chunk_tiles(c),
-                       c.compute_blocks.value_or(0), c.comm_blocks.value_or(0), comm_mode_name(c.comm_mode));
+    std::string op;
+    if (c.op != "allgather_gemm") op = fmt::format("--op {} --variant {} --schedule {} ", c.op, c.variant, c.schedule);
+    std::string knobs;
+    for (const auto& [name, value] : effective_knobs(c)) knobs += fmt::format(" {} {}", flag_of(name), value);
+    return fmt::format("{}{} -n {} --gm {} --gk {} --gn {} --base-m {} --base-n {}{} --compute-blocks {} --comm-blocks {} "
+                       "--comm-mode {} --timing-only",
+                       op, profile, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, knobs, c.compute_blocks.value_or(0),
+                       c.comm_blocks.value_or(0), comm_mode_name(c.comm_mode));
+}
+
+// The configurations of one variant and schedule at one tile: the default knobs, then each knob
+// at each of its tune values (one knob at a time).
+std::vector<RunConfig> knob_configs(const RunConfig& tile) {
+    std::vector<RunConfig> out = {tile};
+    for (const kernels::KnobDesc& k : variant_of(tile).knobs) {
+        for (int value : k.tune_values) {
+            RunConfig c = tile;
+            c.knobs[k.name] = value;
+            out.push_back(c);
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -67,33 +103,46 @@ const std::vector<int>& tune_base_n_values() {
     return v;
 }
 
-const std::vector<int>& tune_chunk_tile_values() {
-    static const std::vector<int> v = {1, 2, 4, 8, 16, 32, 64};
-    return v;
+std::map<std::string, int> effective_knobs(const RunConfig& cfg) {
+    const kernels::VariantDesc& v = variant_of(cfg);
+    if (!v.effective_knobs) return {};
+    return v.effective_knobs(op_params_of(cfg));
 }
 
-int effective_chunk_tiles(const RunConfig& cfg) { return kernels::AgGemmTiling(shape_of(cfg)).chunk_size; }
-
-std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile) {
+std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile, bool search_variants,
+                                    bool search_schedules) {
     std::vector<RunConfig> out = {ref};
     std::set<TuneKey> seen = {key_of(ref)};
-    for (int bm : tune_base_m_values()) {
-        for (int bn : tune_base_n_values()) {
-            RunConfig tile = ref;
-            tile.base_m = bm;
-            tile.base_n = bn;
-            tile.chunk_tiles.reset();
-            if (!is_valid(tile, profile)) continue;  // the shape or the buffers rule this tile out
-            const int tiles_per_source = kernels::AgGemmTiling(shape_of(tile)).tiles_per_source;
-            std::vector<RunConfig> chunks = {tile};  // the rule's chunk size first
-            for (int ct : tune_chunk_tile_values()) {
-                if (ct > tiles_per_source) break;
-                RunConfig c = tile;
-                c.chunk_tiles = ct;
-                chunks.push_back(c);
-            }
-            for (const RunConfig& c : chunks) {
-                if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+    // The variants and schedules searched, ref's first.
+    std::vector<RunConfig> bases = {ref};
+    const kernels::OpDesc& op = op_of(ref);
+    for (const kernels::VariantDesc& v : op.variants) {
+        if (!search_variants && v.name != ref.variant) continue;
+        for (const std::string& schedule : v.schedules) {
+            if (!search_schedules && v.name == ref.variant && schedule != ref.schedule) continue;
+            if (!search_schedules && v.name != ref.variant && schedule != v.schedules.front()) continue;
+            if (v.name == ref.variant && schedule == ref.schedule) continue;
+            RunConfig b = ref;
+            b.variant = v.name;
+            b.schedule = schedule;
+            b.knobs.clear();
+            if (std::find(v.out_dtypes.begin(), v.out_dtypes.end(), parse_dtype("--out-dtype", ref.out_dtype)) ==
+                v.out_dtypes.end())
+                b.out_dtype = dtype_name(v.out_dtypes.front());
+            bases.push_back(b);
+        }
+    }
+    for (const RunConfig& base : bases) {
+        for (int bm : tune_base_m_values()) {
+            for (int bn : tune_base_n_values()) {
+                RunConfig tile = base;
+                tile.base_m = bm;
+                tile.base_n = bn;
+                tile.knobs.clear();  // the default (rule) first; ref's own values are entry 0
+                if (!is_valid(tile, profile)) continue;  // the shape or the buffers rule this tile out
+                for (const RunConfig& c : knob_configs(tile)) {
+                    if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+                }
             }
         }
     }
@@ -146,14 +195,28 @@ std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entrie
     return idx;
 }
 
-TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options) {
+TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
+                    bool search_variants, bool search_schedules) {
     RunConfig ref = ref_in;
     ref.timing_only = true;
     ref.quiet = true;
-    const std::vector<RunConfig> stage_a = tune_stage_a(ref, *profile);
+    std::vector<RunConfig> stage_a = tune_stage_a(ref, *profile, search_variants, search_schedules);
     const int splits = static_cast<int>(tune_block_splits(ref, *profile).size());
 
     TuneResult result;
+    // Many variants: keep each variant's default tile and knobs so that stage B still fits.
+    const int stage_b_max = kTuneStageBTop * (splits - 1);
+    if (static_cast<int>(stage_a.size()) + stage_b_max > kMaxTuneConfigs) {
+        std::vector<RunConfig> reduced;
+        for (const RunConfig& c : stage_a) {
+            const bool default_tile = c.base_m == ref.base_m && c.base_n == ref.base_n;
+            if (reduced.empty() || default_tile) reduced.push_back(c);
+        }
+        if (static_cast<int>(reduced.size()) + stage_b_max > kMaxTuneConfigs)
+            reduced.resize(static_cast<std::size_t>(std::max(1, kMaxTuneConfigs - stage_b_max)));
+        stage_a = std::move(reduced);
+        result.grid_reduced = true;
+    }
     result.tiles_in_grid = static_cast<int>(tune_base_m_values().size() * tune_base_n_values().size());
     std::set<std::pair<int, int>> tiles;
     for (std::size_t i = 1; i < stage_a.size(); ++i) tiles.insert({stage_a[i].base_m, stage_a[i].base_n});
@@ -212,10 +275,16 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     const RunConfig& rc = ref.job.cfg;
     const int ran = static_cast<int>(r.ranking.size());
     if (!brief) {
-        out += fmt::format("[INFO] Tune: {} ranks x {}, M={} K={} N={}, comm mode {}, timing-only: {} configurations "
+        out += fmt::format("[INFO] Tune: {}{} ranks x {}, M={} K={} N={}, comm mode {}, timing-only: {} configurations "
                            "run in {:.1f} s ({} of the {} base tiles fit the shape and the buffers)\n",
-                           rc.ranks, ref.job.profile->name, rc.m, rc.k, rc.n, comm_mode_name(rc.comm_mode), ran,
-                           r.elapsed_s, r.tiles_tried, r.tiles_in_grid);
+                           rc.op == "allgather_gemm" ? std::string() : rc.op + ", ", rc.ranks, ref.job.profile->name,
+                           rc.m, rc.k, rc.n, comm_mode_name(rc.comm_mode), ran, r.elapsed_s, r.tiles_tried,
+                           r.tiles_in_grid);
+        if (r.grid_reduced) {
+            out += fmt::format("[INFO] The full grid passes the bound of {} runs: each variant was tried at the default "
+                               "tile only\n",
+                               kMaxTuneConfigs);
+        }
     }
     auto line = [&out](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<10}{}\n", fmt::format("{}:", label), value);
@@ -238,15 +307,17 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     line("Run it", reproduce_flags(best.job.cfg));
     if (brief) return out;
     out += "  Top 5:\n";
-    out += fmt::format("  {:>4} {:>6} {:>14} {:>8} {:>9} {:>6} {:>6} {:>6} {:>7} {:>5}\n", "rank", "config",
-                       "pipelined us", "TFLOPS", "overlap %", "base_m", "base_n", "chunk", "compute", "comm");
+    out += fmt::format("  {:>4} {:>6} {:>14} {:>8} {:>9} {:>6} {:>6} {:>7} {:>5}  {}\n", "rank", "config",
+                       "pipelined us", "TFLOPS", "overlap %", "base_m", "base_n", "compute", "comm", "variant, knobs");
     for (std::size_t i = 0; i < r.ranking.size() && i < 5; ++i) {
         const SweepEntry& e = r.entries[r.ranking[i]];
         const RunMetrics m = compute_metrics(e.results.id, e.results.times);
-        out += fmt::format("  {:>4} {:>6} {:>14.3f} {:>8.2f} {:>9.1f} {:>6} {:>6} {:>6} {:>7} {:>5}{}\n", i + 1,
+        std::string knobs = fmt::format("{} {}", e.job.cfg.variant, e.job.cfg.schedule);
+        for (const auto& [name, value] : effective_knobs(e.job.cfg)) knobs += fmt::format(", {}={}", name, value);
+        out += fmt::format("  {:>4} {:>6} {:>14.3f} {:>8.2f} {:>9.1f} {:>6} {:>6} {:>7} {:>5}  {}{}\n", i + 1,
                            e.job.line, e.results.times.pipelined_us, m.tflops_per_rank, m.overlap_eff_pct,
-                           e.job.cfg.base_m, e.job.cfg.base_n, e.chunk_tiles, e.job.cfg.compute_blocks.value_or(0),
-                           e.job.cfg.comm_blocks.value_or(0), r.ranking[i] == r.reference ? "  (default)" : "");
+                           e.job.cfg.base_m, e.job.cfg.base_n, e.job.cfg.compute_blocks.value_or(0),
+                           e.job.cfg.comm_blocks.value_or(0), knobs, r.ranking[i] == r.reference ? "  (default)" : "");
     }
     return out;
 }
@@ -262,7 +333,8 @@ CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::os
     apply_profile_defaults(ref, *profile);
     validate_run_config(ref, buffer_limits_of(*profile));  // the default configuration must be valid itself
     const std::string prefix = cli.sweep_out.empty() ? std::string("out/tune") : cli.sweep_out;
-    const TuneResult r = run_tune(ref, profile, sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty));
+    const TuneResult r = run_tune(ref, profile, sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty),
+                                  cli.variant.empty(), cli.schedule.empty());
 
     out << format_tune_report(r, cli.quiet);
     out << fmt::format("  {:<10}{}.csv, {}.json (every configuration tried)\n", "Results:", prefix, prefix);

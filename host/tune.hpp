@@ -1,21 +1,26 @@
 #pragma once
-// `--tune`: for one shape, search the chunk size, the base tile and the block split, timing-only,
-// and report the best configuration by pipelined time next to the default one.
+// `--tune`: for one shape of one op, search the variant and schedule (when not given on the
+// command line), the base tile, the variant's knobs (chunk size, ...) and the block split,
+// timing-only, and report the best configuration by pipelined time next to the default one.
 //
 // The search has two stages, so that it stays bounded (at most kMaxTuneConfigs runs):
-//   A. every base tile of {64,128,256} x {128,256,512} that passes validate_run_config for the
-//      shape and the profile's buffers, times every chunk size of {rule, 1,2,4,8,16,32,64} that
-//      fits (1..tiles per source; "rule" is the published kernel's default, and a size equal
-//      to the rule's is run once), at the default block split: <= 9 x 8 = 72 runs;
+//   A. for each variant and schedule searched, every base tile of {64,128,256} x {128,256,512}
+//      that passes validate_run_config for the shape and the profile's buffers, at the default
+//      knobs and then with each knob at each of its tune values (one knob at a time; a value
+//      equal to the default's is run once), at the default block split. For AllGather+GEMM:
+//      every chunk size of {rule, 1,2,4,8,16,32,64} that fits: <= 9 x 8 = 72 runs;
 //   B. for the 3 best of A, every block split of compute {aic/2, 3*aic/4, aic} x comm
 //      {aic/4, aic/2, aic, aiv} (plus the default's own counts): <= 3 x 20 = 60 more runs.
-// The default configuration is the command line's (the seed's defaults for flags not given)
-// and is always run first. Runs use the sweep's pool (SweepRunner) and output format.
-// Ranking: pipelined time, ties broken by base_m, base_n, chunk tiles, compute blocks, comm
-// blocks (ascending), so the result does not depend on the completion order.
+// When stage A alone would pass the bound (many variants), each variant keeps the default tile
+// and its knobs; the report says so. The default configuration is the command line's (the
+// defaults for flags not given) and is always run first. Runs use the sweep's pool
+// (SweepRunner) and output format. Ranking: pipelined time, ties broken by variant, schedule,
+// base_m, base_n, knobs, compute blocks, comm blocks (ascending), so the result does not
+// depend on the completion order.
 #include <atomic>
 #include <cstddef>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,11 +38,12 @@ inline constexpr int kTuneStageBTop = 3;  // stage A configurations refined in s
 // The grid's values (before they are checked against the shape and the profile).
 const std::vector<int>& tune_base_m_values();      // 64, 128, 256
 const std::vector<int>& tune_base_n_values();      // 128, 256, 512
-const std::vector<int>& tune_chunk_tile_values();  // 1, 2, 4, ..., 64
 
-// Stage A: `ref` (validated, blocks resolved) first, then tile x chunk at ref's block split;
-// only configurations that pass validate_run_config, each once.
-std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile);
+// Stage A: `ref` (validated, defaults resolved) first, then (variant x schedule when searched)
+// x tile x knob values at ref's block split; only configurations that pass validate_run_config,
+// each once.
+std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile, bool search_variants = false,
+                                    bool search_schedules = false);
 
 // The block splits of stage B: (compute blocks, comm blocks), ascending, including ref's.
 std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const Profile& profile);
@@ -46,8 +52,8 @@ std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const P
 std::vector<RunConfig> tune_stage_b(const RunConfig& base, const RunConfig& ref, const Profile& profile,
                                     const std::vector<RunConfig>& tried);
 
-// The tiles per chunk a config uses (its chunk_tiles, or the rule's value).
-int effective_chunk_tiles(const RunConfig& cfg);
+// The knobs a config's variant uses, as used (a default computed by a rule included).
+std::map<std::string, int> effective_knobs(const RunConfig& cfg);
 
 // Indices of the entries with results (status Ok), best first.
 std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entries);
@@ -61,11 +67,13 @@ struct TuneResult {
     int failed = 0;
     int tiles_tried = 0;               // base tiles of the grid that fit the shape and the buffers
     int tiles_in_grid = 0;
+    bool grid_reduced = false;         // stage A kept each variant's default tile (the bound)
     double elapsed_s = 0;
 };
 
-// Runs the search for `ref` (validated, block counts resolved; forced timing-only).
-TuneResult run_tune(const RunConfig& ref, const std::shared_ptr<const Profile>& profile, const SweepOptions& options);
+// Runs the search for `ref` (validated, defaults resolved; forced timing-only).
+TuneResult run_tune(const RunConfig& ref, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
+                    bool search_variants = false, bool search_schedules = false);
 
 // The printed report: default, best (with the flags that reproduce it), speedup, top 5.
 std::string format_tune_report(const TuneResult& result, bool brief);

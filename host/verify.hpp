@@ -1,11 +1,19 @@
 #pragma once
-// Verification of every rank's C against an OpenBLAS golden (fp16 inputs widened to fp32), with
-// the seed's rule: an element fails when |d| > 1e-3 and |d / expected| > 1e-3 (or NaN differs);
-// a rank fails when more than 0.1% of its elements fail or more than 1000 outputs are zero where
-// the golden is not.
+// Verification of every rank's output against an OpenBLAS golden (fp16/bf16 inputs widened to
+// fp32). Two rules:
+//  * fp32 output, the seed's: an element fails when |d| > 1e-3 and |d / expected| > 1e-3 (or
+//    NaN differs); a rank fails when more than 0.1% of its elements fail or more than 1000
+//    outputs are zero where the golden is not. Integer inputs make the expected sums exact.
+//  * fp16/bf16 output, Ascend's GEMM+AllReduce example's: an element errs when
+//    |d| > 1.0 + rel * |expected|, and at most 1% may err; rel = 0.01 for fp16 (about ten units
+//    in the last place of its 11-bit significand) and 0.08 for bf16 (the same ten units of its
+//    8-bit one). The output's own rounding, and partial sums stored in the output dtype and
+//    added up, are what these margins cover.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "sim/mem/dtype.hpp"
 
 namespace tandem::host {
 
@@ -15,6 +23,18 @@ struct Mismatch {
     float expected;
     float actual;
 };
+
+struct Tolerance {
+    enum class Rule { AbsAndRel, AbsPlusRel };  // fail when (|d| > abs and |d/e| > rel) / when |d| > abs + rel |e|
+    Rule rule = Rule::AbsAndRel;
+    double abs = 1e-3;
+    double rel = 1e-3;
+    double max_failure_share = 0.001;
+    std::int64_t max_zero_outputs = 1000;  // -1: not checked
+    std::string describe() const;
+};
+// The rule for an output of dtype `out` (see above).
+Tolerance tolerance_for(DType out);
 
 struct RankVerification {
     int rank = 0;
@@ -30,7 +50,8 @@ std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_
                                const std::vector<std::uint16_t>& b_transposed, int m, int k, int n);
 
 // Uses every host core; the result does not depend on their number.
-RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden);
+RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden,
+                             const Tolerance& tol = Tolerance{});
 
 std::string describe_failures(const std::vector<RankVerification>& results, int n_cols);
 

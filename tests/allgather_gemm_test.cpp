@@ -6,7 +6,7 @@
 
 #include "sim/core/cost_model.hpp"
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "kernels/allgather_gemm/ready_queue.hpp"
 #include "tests/test_support.hpp"
@@ -24,11 +24,12 @@ RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
     return c;
 }
 
-ProgramOutput run(RunConfig cfg, kernels::ComputeFault fault = kernels::ComputeFault::None) {
+ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+    cfg.fault = fault;
     const Profile p = test::b1_profile();
     apply_profile_defaults(cfg, p);
     validate_run_config(cfg, buffer_limits_of(p));
-    return run_allgather_gemm_program(cfg, p, fault);
+    return run_program(cfg, p);
 }
 
 void expect_view_invariants(const ProgramOutput& out) {
@@ -88,7 +89,7 @@ TEST(AllGatherGemm, RingModeVerifies) {
 }
 
 TEST(AllGatherGemm, CorruptedKernelFailsVerification) {
-    const ProgramOutput out = run(config(2, 512, 512, 256), kernels::ComputeFault::SkipLastKTile);
+    const ProgramOutput out = run(config(2, 512, 512, 256), "skip_last_k_tile");
     EXPECT_EQ(out.results.verification, Verification::Failed);
     EXPECT_NE(out.failure_report.find("expected"), std::string::npos);
 }
@@ -137,7 +138,7 @@ TEST(AllGatherGemm, FirstComputeStallComesAfterTheLocalPhase) {
                                 from_us(0.5);
     for (int rank = 0; rank < cfg.ranks; ++rank) {
         const std::int64_t row_bytes = 4LL * cfg.n;
-        const std::int64_t local_begin = out.bench.c_base[static_cast<std::size_t>(rank)] + rank * (cfg.m / cfg.ranks) * row_bytes;
+        const std::int64_t local_begin = out.bench.out_base[static_cast<std::size_t>(rank)] + rank * (cfg.m / cfg.ranks) * row_bytes;
         const std::int64_t local_end = local_begin + (cfg.m / cfg.ranks) * row_bytes;
         std::map<int, SimTime> local_done;                 // per block: end of its last local store
         std::map<int, std::vector<const InstrRecord*>> cube;  // per block: its matmuls

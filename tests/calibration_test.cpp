@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "host/ag_bench.hpp"
+#include "host/op_bench.hpp"
 #include "host/options.hpp"
 #include "tests/test_support.hpp"
 
@@ -54,7 +54,7 @@ std::vector<double> predict(const Profile& p, const std::vector<Row>& rows) {
         cfg.n = r.n;
         cfg.timing_only = true;
         apply_profile_defaults(cfg, p);
-        const AgBenchOutcome o = run_allgather_gemm(p, cfg, nullptr);
+        const BenchOutcome o = run_views(p, cfg, nullptr);
         double sum = 0;
         for (const RankViewTimes& t : o.per_rank) sum += t.pipelined_us;
         out.push_back(sum / static_cast<double>(o.per_rank.size()));

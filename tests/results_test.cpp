@@ -29,6 +29,7 @@ RunIdentity seed_identity() {
     id.comm_blocks = 48;
     id.comm_mode = "mesh";
     id.data_mode = "timing-only";
+    id.comm_payload_bytes = 1024.0 * 2048 * 2;  // what allgather_gemm's description gives (see below)
     return id;
 }
 
@@ -64,11 +65,15 @@ TEST(Results, MetricsFollowSpecFormulas) {
 }
 
 TEST(Results, AllGatherBytesScaleWithPeers) {
-    RunIdentity id = seed_identity();
-    id.ranks = 8;
-    id.m = 16384;
-    id.k = 4096;
+    RunConfig cfg;
+    cfg.compute_blocks = 24;
+    cfg.comm_blocks = 48;
+    EXPECT_DOUBLE_EQ(make_identity(cfg, "Ascend910B1").comm_payload_bytes, 1024.0 * 2048 * 2);  // the seed's default
+    cfg.ranks = 8;
+    cfg.m = 16384;
+    cfg.k = 4096;
     // (16384/8) * 4096 * 2 * 7
+    const RunIdentity id = make_identity(cfg, "Ascend910B1");
     EXPECT_DOUBLE_EQ(compute_metrics(id, sample_times()).allgather_bytes, 2048.0 * 4096 * 2 * 7);
 }
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "host/sweep.hpp"
 #include "sim/sim_error.hpp"
@@ -122,7 +122,7 @@ TEST(Sweep, ResultsInInputOrderEqualToRunningEachRowAlone) {
         const Profile& p = *e.job.profile;
         apply_profile_defaults(alone, p);
         validate_run_config(alone, buffer_limits_of(p));
-        const ProgramOutput out = run_allgather_gemm_program(alone, p);
+        const ProgramOutput out = run_program(alone, p);
         EXPECT_EQ(e.results.times.pipelined_us, out.results.times.pipelined_us) << "line " << e.job.line;
         EXPECT_EQ(e.results.times.seq_comm_us, out.results.times.seq_comm_us);
         EXPECT_EQ(e.results.id.m, alone.m);
@@ -158,7 +158,7 @@ TEST(Sweep, OutputFilesHaveEveryContractKey) {
     std::getline(csv, header);
     std::string expected_header;
     for (const std::string& key : contract_keys()) expected_header += key + ",";
-    expected_header += "sweep_line,chunk_tiles";
+    expected_header += "sweep_line,op,variant,schedule,dtype,out_dtype,bias,comm_kind,chunk_tiles";
     EXPECT_EQ(header, expected_header);  // contract keys in SPEC.md order, then ours
     std::vector<std::string> rows;
     for (std::string line; std::getline(csv, line);) rows.push_back(line);

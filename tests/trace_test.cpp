@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "tests/test_support.hpp"
 
@@ -46,7 +46,7 @@ TraceRun traced_run(int ranks, const std::vector<int>& keep_ranks = {},
     apply_profile_defaults(cfg, p);
     validate_run_config(cfg, buffer_limits_of(p));
     TraceRun run;
-    run.out = run_allgather_gemm_program(cfg, p);
+    run.out = run_program(cfg, p);
     std::ifstream f(cfg.trace_file);
     std::stringstream ss;
     ss << f.rdbuf();

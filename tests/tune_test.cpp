@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 #include "host/options.hpp"
 #include "host/tune.hpp"
 #include "kernels/allgather_gemm/ag_layout.hpp"
@@ -70,7 +70,7 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     const SweepEntry& def = r.entries[r.reference];
     ASSERT_TRUE(def.has_results);
     EXPECT_EQ(def.job.cfg.base_m, 128);  // the default configuration is the command line's
-    EXPECT_FALSE(def.job.cfg.chunk_tiles);
+    EXPECT_TRUE(def.job.cfg.knobs.empty());
     const SweepEntry& best = r.entries[r.ranking.front()];
     EXPECT_LE(best.results.times.pipelined_us, def.results.times.pipelined_us);
     for (std::size_t i = 1; i < r.ranking.size(); ++i) {
@@ -81,11 +81,11 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     RunConfig alone = small_shape(*b1());
     alone.base_m = best.job.cfg.base_m;
     alone.base_n = best.job.cfg.base_n;
-    alone.chunk_tiles = best.chunk_tiles;
+    alone.knobs["chunk_tiles"] = effective_knobs(best.job.cfg).at("chunk_tiles");
     alone.compute_blocks = best.job.cfg.compute_blocks;
     alone.comm_blocks = best.job.cfg.comm_blocks;
     validate_run_config(alone, buffer_limits_of(*b1()));
-    EXPECT_EQ(run_allgather_gemm_program(alone, *b1()).results.times.pipelined_us, best.results.times.pipelined_us);
+    EXPECT_EQ(run_program(alone, *b1()).results.times.pipelined_us, best.results.times.pipelined_us);
 
     const std::string report = format_tune_report(r, false);
     EXPECT_NE(report.find("Default:"), std::string::npos) << report;
@@ -103,11 +103,12 @@ TEST(Tune, GridHoldsOnlyValidConfigsAndStaysBounded) {
     for (const SweepEntry& e : r.entries) {
         EXPECT_TRUE(valid(e.job.cfg, *b1())) << e.job.origin;
         EXPECT_TRUE(e.job.cfg.timing_only);
-        const int tiles_per_source = kernels::AgGemmTiling(shape_of(e.job.cfg)).tiles_per_source;
-        EXPECT_GE(e.chunk_tiles, 1);
-        EXPECT_LE(e.chunk_tiles, tiles_per_source) << e.job.origin;
+        const int tiles_per_source = e.job.cfg.m / e.job.cfg.ranks / e.job.cfg.base_m * (e.job.cfg.k / e.job.cfg.base_n);
+        const int chunk_tiles = effective_knobs(e.job.cfg).at("chunk_tiles");
+        EXPECT_GE(chunk_tiles, 1);
+        EXPECT_LE(chunk_tiles, tiles_per_source) << e.job.origin;
         tiles.insert({e.job.cfg.base_m, e.job.cfg.base_n});
-        EXPECT_TRUE(keys.insert({e.job.cfg.base_m, e.job.cfg.base_n, e.chunk_tiles, *e.job.cfg.compute_blocks,
+        EXPECT_TRUE(keys.insert({e.job.cfg.base_m, e.job.cfg.base_n, chunk_tiles, *e.job.cfg.compute_blocks,
                                  *e.job.cfg.comm_blocks})
                         .second)
             << "run twice: " << e.job.origin;

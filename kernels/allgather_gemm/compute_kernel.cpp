@@ -5,11 +5,24 @@
 // of each chunk whose flag is set, so the K order of accumulation follows arrival order.
 #include <vector>
 
-#include "kernels/allgather_gemm/gemm_tile_pipeline.hpp"
+#include "kernels/allgather_gemm/allgather_gemm.hpp"
+#include "kernels/common/gemm_tile_pipeline.hpp"
 
 namespace tandem::kernels {
 
 namespace {
+
+// One K tile (base_m x base_n of A, base_n x base_n of B) of the output tile (row0, ni).
+Task accumulate_k_tile(GemmTilePipeline& pipe, const AgGemmArgs& a, int row0, int kt, int ni) {
+    const AgGemmShape& s = a.tiling.shape;
+    return pipe.accumulate(a.a_in_window(a.my_rank).sub(row0, kt * s.base_n, s.base_m, s.base_n),
+                           a.b_matrix().sub(kt * s.base_n, ni * s.base_n, s.base_n, s.base_n));
+}
+
+Task store_tile(GemmTilePipeline& pipe, const AgGemmArgs& a, int row0, int ni) {
+    const AgGemmShape& s = a.tiling.shape;
+    return pipe.store(a.c_matrix().sub(row0, ni * s.base_n, s.base_m, s.base_n));
+}
 
 // Phase 1: a local row group, every K tile in order.
 Task compute_local_tile(GemmTilePipeline& pipe, const AgGemmArgs& a, int mi, int ni) {
@@ -18,8 +31,8 @@ Task compute_local_tile(GemmTilePipeline& pipe, const AgGemmArgs& a, int mi, int
     int kEnd = t.k_tiles;
     if (a.fault == ComputeFault::SkipLastKTile) --kEnd;
     pipe.begin_tile();
-    for (int kt = 0; kt < kEnd; ++kt) co_await pipe.accumulate_k_tile(row0, kt, ni);
-    co_await pipe.store_tile(row0, ni);
+    for (int kt = 0; kt < kEnd; ++kt) co_await accumulate_k_tile(pipe, a, row0, kt, ni);
+    co_await store_tile(pipe, a, row0, ni);
 }
 
 // Phase 2: a remote row group of source `src`, consuming chunks as their flags are set.
@@ -51,18 +64,18 @@ Task compute_remote_tile(BlockCtx& blk, GemmTilePipeline& pipe, const AgGemmArgs
             const int to = std::min(t.chunk_end_tile(c), tileEnd);
             for (int tile = from; tile < to; ++tile) {
                 if (a.fault == ComputeFault::SkipLastKTile && tile == tileEnd - 1) continue;
-                co_await pipe.accumulate_k_tile(row0, tile - tileBegin, ni);
+                co_await accumulate_k_tile(pipe, a, row0, tile - tileBegin, ni);
             }
             done[static_cast<std::size_t>(i)] = true;
             ++processed;
         }
     }
-    co_await pipe.store_tile(row0, ni);
+    co_await store_tile(pipe, a, row0, ni);
 }
 
 Task compute_streaming(BlockCtx& blk, AgGemmArgs a) {
     const AgGemmTiling& t = a.tiling;
-    GemmTilePipeline pipe(blk, a);
+    GemmTilePipeline pipe(blk, t.shape.base_m, t.shape.base_n);
     const int core = blk.block_idx();
     const int blocks = blk.block_num();
     const int localStart = a.my_rank * t.local_row_groups;

@@ -1,9 +1,11 @@
 #include "sim/runtime/runtime.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -149,6 +151,37 @@ Stream& HostContext::create_stream(const std::string& name) {
 
 GmAllocation& HostContext::malloc(const std::string& name, std::int64_t bytes) {
     return cluster().chip(rank_).gm.allocate(name, bytes);
+}
+
+namespace {
+void check_host_copy_target(const char* what, int rank, const GmTensor& t) {
+    if (!t.valid() || t.rank() != rank || t.layout() != Layout::ND) {
+        throw SimError(fmt::format("rank {}: host {} needs an ND tensor of this rank{}", rank, what,
+                                   t.valid() ? ", not " + t.describe() + " of rank " + std::to_string(t.rank()) : ""));
+    }
+}
+}  // namespace
+
+void HostContext::copy_device(const GmTensor& dst, const GmTensor& src) {
+    check_host_copy_target("copy", rank_, dst);
+    check_host_copy_target("copy", rank_, src);
+    if (dst.rows() != src.rows() || dst.cols() != src.cols() || dst.dtype() != src.dtype()) {
+        throw SimError(fmt::format("rank {}: host copy from {} into {}: shapes or dtypes differ", rank_, src.describe(),
+                                   dst.describe()));
+    }
+    if (!cluster().functional()) return;
+    gm_before_read(src.allocation(), GmSpan::of(src));
+    gm_before_write(dst.allocation(), GmSpan::of(dst));
+    const std::size_t row_bytes = static_cast<std::size_t>(src.cols()) * static_cast<std::size_t>(dtype_bytes(src.dtype()));
+    for (int r = 0; r < src.rows(); ++r) std::memmove(dst.element_ptr(r, 0), src.element_ptr(r, 0), row_bytes);
+}
+
+void HostContext::zero_device(const GmTensor& dst) {
+    check_host_copy_target("clear", rank_, dst);
+    if (!cluster().functional()) return;
+    gm_before_write(dst.allocation(), GmSpan::of(dst));
+    const std::size_t row_bytes = static_cast<std::size_t>(dst.cols()) * static_cast<std::size_t>(dtype_bytes(dst.dtype()));
+    for (int r = 0; r < dst.rows(); ++r) std::memset(dst.element_ptr(r, 0), 0, row_bytes);
 }
 
 void HostContext::write_signals(std::int64_t address, int count, std::int32_t value) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/exec/logical_process.hpp"
+#include "sim/mem/gm_tensor.hpp"
 #include "sim/machine/cluster.hpp"
 
 namespace tandem {
@@ -95,6 +96,12 @@ public:
     Stream& create_stream(const std::string& name);
     // aclrtMalloc: memory in this rank's GM (capacity-checked).
     GmAllocation& malloc(const std::string& name, std::int64_t bytes);
+    // aclrtMemcpy / aclrtMemset between views, outside any timed region: host-side copies of
+    // device memory that cost no simulated time (the seeds' hosts re-copy inputs and clear
+    // outputs between iterations). Both tensors on this rank, same shape and dtype, ND. No-ops
+    // in timing-only mode. Must not run while a kernel of this rank may touch the memory.
+    void copy_device(const GmTensor& dst, const GmTensor& src);
+    void zero_device(const GmTensor& dst);
     // Host write of `count` consecutive signal words on this rank (all set to `value`), visible
     // after the host-write latency.
     void write_signals(std::int64_t address, int count, std::int32_t value);

@@ -1,4 +1,4 @@
-#include "host/ag_program.hpp"
+#include "host/program.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,42 +6,53 @@
 #include <future>
 
 #include "host/data_files.hpp"
-#include "host/input_gen.hpp"
+#include "host/options.hpp"
 #include "sim/machine/cluster.hpp"
+#include "sim/mem/fp16.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
 namespace tandem::host {
 
-AgInputs make_inputs(const RunConfig& cfg) {
-    AgInputs in;
+namespace {
+
+const kernels::Sharding& sharding_of(const RunConfig& cfg) { return op_of(cfg).sharding_of(variant_of(cfg)); }
+
+// A rank's output back in its dtype's bits, for the output file.
+std::vector<std::uint16_t> narrowed(DType t, std::span<const float> values) {
+    std::vector<std::uint16_t> bits(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) bits[i] = float_to_bits(t, values[i]);
+    return bits;
+}
+
+}  // namespace
+
+OpInputs make_inputs(const RunConfig& cfg) { return make_op_inputs(sharding_of(cfg), op_params_of(cfg)); }
+
+OpInputs read_inputs(const RunConfig& cfg) {
+    OpInputs in;
     const int rows = cfg.m / cfg.ranks;
-    for (int r = 0; r < cfg.ranks; ++r) in.a_slices.push_back(make_a_slice(r, rows, cfg.k));
-    in.b_transposed = make_b_transposed(cfg.n, cfg.k);
+    for (int r = 0; r < cfg.ranks; ++r)
+        in.a.push_back(HostMatrix{rows, cfg.k, read_fp16_file(a_slice_path(cfg.input_dir, r), rows, cfg.k)});
+    in.b_t.push_back(HostMatrix{cfg.n, cfg.k, read_fp16_file(b_transposed_path(cfg.input_dir, 0), cfg.n, cfg.k)});
     return in;
 }
 
-AgInputs read_inputs(const RunConfig& cfg) {
-    AgInputs in;
-    const int rows = cfg.m / cfg.ranks;
-    for (int r = 0; r < cfg.ranks; ++r) in.a_slices.push_back(read_fp16_file(a_slice_path(cfg.input_dir, r), rows, cfg.k));
-    in.b_transposed = read_fp16_file(b_transposed_path(cfg.input_dir, 0), cfg.n, cfg.k);
-    return in;
-}
-
-ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& profile, kernels::ComputeFault fault) {
+ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
     const auto wall_start = std::chrono::steady_clock::now();
+    const kernels::OpDesc& op = op_of(cfg);
+    const kernels::VariantDesc& variant = variant_of(cfg);
+    const kernels::OpParams params = op_params_of(cfg);
+    const kernels::Sharding& sharding = op.sharding_of(variant);
     ProgramOutput out;
-    AgInputs inputs;
+    OpInputs inputs;
     if (!cfg.timing_only) inputs = cfg.input_dir.empty() ? make_inputs(cfg) : read_inputs(cfg);
     // The golden depends on the inputs only: it is computed while the simulation runs, on the
     // host time the simulated streams leave idle (they wait for each other at window barriers).
     std::future<std::vector<float>> golden_job;
     if (!cfg.timing_only) {
-        golden_job = std::async(std::launch::async, [&inputs, &cfg] {
-            return golden_gemm(inputs.a_slices, inputs.b_transposed, cfg.m, cfg.k, cfg.n);
-        });
+        golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs); });
     }
-    out.bench = run_allgather_gemm(profile, cfg, cfg.timing_only ? nullptr : &inputs, fault);
+    out.bench = run_op_views(profile, cfg, op, variant, params, cfg.timing_only ? nullptr : &inputs);
 
     RunResults& r = out.results;
     r.id = make_identity(cfg, profile.name);
@@ -50,20 +61,27 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
     r.verification = Verification::Skipped;
     if (!cfg.timing_only) {
         const std::vector<float> golden = golden_job.get();
+        const Tolerance tol = tolerance_for(params.out_dtype);
         bool passed = true;
         for (int rank = 0; rank < cfg.ranks; ++rank) {
-            out.verification.push_back(verify_rank(rank, out.bench.c[static_cast<std::size_t>(rank)].data(), golden));
+            const std::vector<float> expected = expected_for_rank(sharding, params, golden, rank);
+            out.verification.push_back(verify_rank(rank, out.bench.out[static_cast<std::size_t>(rank)].data(),
+                                                   sharding.out == kernels::Split::Replicated ? golden : expected, tol));
             passed = passed && out.verification.back().passed;
         }
         r.verification = passed ? Verification::Passed : Verification::Failed;
-        if (!passed) out.failure_report = describe_failures(out.verification, cfg.n);
+        if (!passed) {
+            out.failure_report = describe_failures(out.verification, shard_shapes(sharding, params).out_cols);
+            if (tol.rule != Tolerance::Rule::AbsAndRel) out.failure_report += "  (rule: " + tol.describe() + ")\n";
+        }
         if (cfg.write_inputs) {
             std::filesystem::create_directories(cfg.out_dir);
             write_fp32_file(golden_path(cfg.out_dir), golden, cfg.m, cfg.n);
             for (int rank = 0; rank < cfg.ranks; ++rank) {
-                write_fp16_file(a_slice_path(cfg.out_dir, rank), inputs.a_slices[static_cast<std::size_t>(rank)],
-                                cfg.m / cfg.ranks, cfg.k);
-                write_fp16_file(b_transposed_path(cfg.out_dir, rank), inputs.b_transposed, cfg.n, cfg.k);
+                const HostMatrix& a = inputs.a[static_cast<std::size_t>(rank)];
+                const HostMatrix& b = inputs.b_of(rank);
+                write_fp16_file(a_slice_path(cfg.out_dir, rank), a.bits, a.rows, a.cols);
+                write_fp16_file(b_transposed_path(cfg.out_dir, rank), b.bits, b.rows, b.cols);
             }
         }
     }
@@ -88,6 +106,9 @@ ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& pr
     r.extras["pipelined_rank_min_us"] = lowest;
     r.extras["simulated_instructions"] = out.bench.instructions;
     r.extras["compute_twait_stall_us"] = to_us(out.bench.compute_twait_stall_ps);
+    if (variant.effective_knobs) {
+        for (const auto& [name, value] : variant.effective_knobs(params)) r.extras[name] = value;
+    }
     if (!cfg.trace_file.empty()) write_trace(cfg, profile, out);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return out;
@@ -100,11 +121,9 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     options.ranks = cfg.ranks;
     options.data_mode = DataMode::TimingOnly;
     const Cluster cluster(profile, options);
-    const kernels::AgGemmTiling tiling(shape_of(cfg));
-    const kernels::WindowLayout layout(tiling);
     TraceInput in;
     in.log = &out.bench.pipelined_log;
-    in.stream_names = {"comm", "compute"};
+    in.stream_names = out.bench.stream_names;
     in.view_start = out.bench.pipelined_start;
     in.view_end = out.bench.pipelined_end;
     in.busy_ps = out.bench.pipelined_busy_ps;
@@ -113,18 +132,23 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     in.metadata["profile_file"] = profile.file.string();
     in.metadata["aic_cores"] = profile.chip.aic_cores;
     in.metadata["aiv_cores"] = profile.chip.aiv_cores;
-    const std::vector<std::int64_t> bases = out.bench.window_base;
-    in.signal_name = [bases, layout](int rank, std::int64_t address) {
-        return layout.flags.name_of(address - bases.at(static_cast<std::size_t>(rank)));
-    };
+    in.signal_name = out.bench.signal_name;
     write_chrome_trace(cfg.trace_file, cluster, in, TraceFilter{cfg.trace_ranks, cfg.trace_window_us});
 }
 
 void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {
     if (cfg.timing_only) return;
     std::filesystem::create_directories(cfg.out_dir);
-    for (int rank = 0; rank < cfg.ranks; ++rank)
-        write_fp32_file(output_path(cfg.out_dir, rank), out.bench.c[static_cast<std::size_t>(rank)].floats(), cfg.m, cfg.n);
+    const DType t = parse_dtype("--out-dtype", cfg.out_dtype);
+    const ShardShapes sh = shard_shapes(sharding_of(cfg), op_params_of(cfg));
+    for (int rank = 0; rank < cfg.ranks; ++rank) {
+        const std::span<const float> values = out.bench.out[static_cast<std::size_t>(rank)].floats();
+        if (t == DType::F32) {
+            write_fp32_file(output_path(cfg.out_dir, rank), values, sh.out_rows, sh.out_cols);
+        } else {
+            write_fp16_file(output_path(cfg.out_dir, rank), narrowed(t, values), sh.out_rows, sh.out_cols);
+        }
+    }
 }
 
 }  // namespace tandem::host

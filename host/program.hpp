@@ -1,11 +1,11 @@
 #pragma once
-// One AllGather+GEMM run end to end, as the seed's main.cpp does it: inputs (generated like
-// gen_data.py, or read from the seed's files), the three views on the simulated machine,
+// One run of any op end to end, as the seeds' main.cpp do it: inputs (generated from the op's
+// sharding, or read from the seed's files), the three views on the simulated machine,
 // verification of every rank against the OpenBLAS golden, and the results.
 #include <string>
 #include <vector>
 
-#include "host/ag_bench.hpp"
+#include "host/op_bench.hpp"
 #include "host/results.hpp"
 #include "host/run_config.hpp"
 #include "host/verify.hpp"
@@ -15,23 +15,23 @@ namespace tandem::host {
 
 struct ProgramOutput {
     RunResults results;
-    AgBenchOutcome bench;
+    BenchOutcome bench;
     std::vector<RankVerification> verification;  // empty in timing-only mode
     std::string failure_report;                  // worst elements when verification failed
     double wall_seconds = 0;
 };
 
-// `cfg` must be validated and have its block counts resolved.
-ProgramOutput run_allgather_gemm_program(const RunConfig& cfg, const Profile& profile,
-                                         kernels::ComputeFault fault = kernels::ComputeFault::None);
+// `cfg` must be validated and have its defaults resolved (apply_profile_defaults).
+ProgramOutput run_program(const RunConfig& cfg, const Profile& profile);
 
-// Writes out/output_rank<r>.bin (functional runs).
+// Writes out/output_rank<r>.bin (functional runs; raw, row-major, in the output dtype).
 void write_program_files(const RunConfig& cfg, const ProgramOutput& out);
 
 // Writes cfg.trace_file: the pipelined view's trace (the run must have kept its log).
 void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out);
 
-AgInputs make_inputs(const RunConfig& cfg);
-AgInputs read_inputs(const RunConfig& cfg);
+// The run's functional inputs: generated (every op), or the seed's files (--input-dir).
+OpInputs make_inputs(const RunConfig& cfg);
+OpInputs read_inputs(const RunConfig& cfg);
 
 }  // namespace tandem::host

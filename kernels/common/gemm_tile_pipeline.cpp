@@ -1,4 +1,4 @@
-#include "kernels/allgather_gemm/gemm_tile_pipeline.hpp"
+#include "kernels/common/gemm_tile_pipeline.hpp"
 
 #include <fmt/format.h>
 
@@ -7,20 +7,19 @@ namespace tandem::kernels {
 namespace {
 // Event ids: buffers 0/1 use ids 0/1 on each pipe pair; the accumulator uses id 0 of FIX<->M.
 constexpr int kAccEvent = 0;
-constexpr int kStepsPerPanel = 4;  // base_k = base_n / 4
+constexpr int kStepsPerPanel = 4;  // the cube's K step is panel_k / 4
 }  // namespace
 
-GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, const AgGemmArgs& args)
-    : blk_(blk), args_(args), aGlobal_(args.a_in_window(args.my_rank)), bGlobal_(args.b_matrix()), cGlobal_(args.c_matrix()) {
-    const AgGemmShape& s = args.tiling.shape;
-    const int baseK = args.tiling.base_k;
+GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, int base_m, int base_n, DType dtype)
+    : blk_(blk), base_m_(base_m), base_n_(base_n) {
+    const int baseK = base_n / kStepsPerPanel;
     for (int i = 0; i < 2; ++i) {
-        aMatTile_[i] = &blk.alloc_tile(MemKind::L1, s.base_m, s.base_n, DType::F16, fmt::format("aMatTile[{}]", i));
-        bMatTile_[i] = &blk.alloc_tile(MemKind::L1, s.base_n, s.base_n, DType::F16, fmt::format("bMatTile[{}]", i));
-        aTile_[i] = &blk.alloc_tile(MemKind::L0A, s.base_m, baseK, DType::F16, fmt::format("aTile[{}]", i));
-        bTile_[i] = &blk.alloc_tile(MemKind::L0B, baseK, s.base_n, DType::F16, fmt::format("bTile[{}]", i));
+        aMatTile_[i] = &blk.alloc_tile(MemKind::L1, base_m, base_n, dtype, fmt::format("aMatTile[{}]", i));
+        bMatTile_[i] = &blk.alloc_tile(MemKind::L1, base_n, base_n, dtype, fmt::format("bMatTile[{}]", i));
+        aTile_[i] = &blk.alloc_tile(MemKind::L0A, base_m, baseK, dtype, fmt::format("aTile[{}]", i));
+        bTile_[i] = &blk.alloc_tile(MemKind::L0B, baseK, base_n, dtype, fmt::format("bTile[{}]", i));
     }
-    cTile_ = &blk.alloc_tile(MemKind::L0C, s.base_m, s.base_n, DType::F32, "cTile");
+    cTile_ = &blk.alloc_tile(MemKind::L0C, base_m, base_n, DType::F32, "cTile");
     // Every buffer starts free.
     for (int i = 0; i < 2; ++i) {
         set_flag(blk, PIPE_MTE1, PIPE_MTE2, i);
@@ -29,14 +28,13 @@ GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, const AgGemmArgs& args)
     set_flag(blk, PIPE_FIX, PIPE_M, kAccEvent);
 }
 
-Task GemmTilePipeline::accumulate_k_tile(int row0, int kt, int ni) {
-    const AgGemmShape& s = args_.tiling.shape;
-    const int baseK = args_.tiling.base_k;
+Task GemmTilePipeline::accumulate(GmTensor aPanel, GmTensor bPanel) {
+    const int baseK = base_n_ / kStepsPerPanel;
     const int l1 = l1Buf_;
     l1Buf_ ^= 1;
     wait_flag(blk_, PIPE_MTE1, PIPE_MTE2, l1);  // L1 buffer no longer read by TEXTRACT
-    co_await TLOAD(*aMatTile_[l1], aGlobal_.sub(row0, kt * s.base_n, s.base_m, s.base_n));
-    co_await TLOAD(*bMatTile_[l1], bGlobal_.sub(kt * s.base_n, ni * s.base_n, s.base_n, s.base_n));
+    co_await TLOAD(*aMatTile_[l1], aPanel);
+    co_await TLOAD(*bMatTile_[l1], bPanel);
     set_flag(blk_, PIPE_MTE2, PIPE_MTE1, l1);
     wait_flag(blk_, PIPE_MTE2, PIPE_MTE1, l1);
     for (int step = 0; step < kStepsPerPanel; ++step) {
@@ -59,11 +57,10 @@ Task GemmTilePipeline::accumulate_k_tile(int row0, int kt, int ni) {
     set_flag(blk_, PIPE_MTE1, PIPE_MTE2, l1);
 }
 
-Task GemmTilePipeline::store_tile(int row0, int ni) {
-    const AgGemmShape& s = args_.tiling.shape;
+Task GemmTilePipeline::store(GmTensor cTile) {
     set_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
     wait_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
-    co_await TSTORE(cGlobal_.sub(row0, ni * s.base_n, s.base_m, s.base_n), *cTile_);
+    co_await TSTORE(cTile, *cTile_);
     set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
 }
 

@@ -1,0 +1,224 @@
+#include "host/op_bench.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "host/options.hpp"
+#include "sim/runtime/runtime.hpp"
+
+namespace tandem::host {
+
+namespace {
+
+using kernels::OpParams;
+using kernels::PhaseRole;
+using kernels::RankTensors;
+using kernels::ViewKind;
+using kernels::ViewPlan;
+
+int round_up(int v, int step) { return step <= 1 ? v : (v + step - 1) / step * step; }
+
+// The host's tensors of one rank, padded as the variant asks: B (stored transposed), the
+// output, A and the bias, allocated after the op's workspace in that order.
+RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kernels::Padding& pad, const OpParams& p) {
+    const int esize = dtype_bytes(p.dtype);
+    const int k = round_up(sh.b_cols, pad.k);
+    const int n_b = round_up(sh.b_rows, pad.n);
+    const int out_rows = round_up(sh.out_rows, pad.m);
+    const int out_cols = round_up(sh.out_cols, pad.n);
+    const int a_rows = round_up(sh.a_rows, pad.m);
+    const int a_cols = round_up(sh.a_cols, pad.k);
+    RankTensors t;
+    const GmAllocation& b = gm.allocate("B", std::int64_t{esize} * k * n_b);
+    t.b = GmTensor(b, 0, k, n_b, k, p.dtype, Layout::DN);
+    const GmAllocation& c = gm.allocate("C", std::int64_t{dtype_bytes(p.out_dtype)} * out_rows * out_cols);
+    t.out = GmTensor(c, 0, out_rows, out_cols, out_cols, p.out_dtype, Layout::ND);
+    const GmAllocation& a = gm.allocate("A", std::int64_t{esize} * a_rows * a_cols);
+    t.a = GmTensor(a, 0, a_rows, a_cols, a_cols, p.dtype, Layout::ND);
+    if (sh.bias_len > 0) {
+        const int len = round_up(sh.bias_len, p.bias == kernels::BiasKind::M ? pad.m : pad.n);
+        const GmAllocation& bias = gm.allocate("bias", std::int64_t{esize} * len);
+        t.bias = GmTensor(bias, 0, 1, len, len, p.dtype, Layout::ND);
+    }
+    return t;
+}
+
+// Host bits into the top-left rows x cols of a tensor stored row by row (ND rows, or DN columns
+// for B: B_r^T's rows are B's columns).
+void write_rows(const GmTensor& t, const HostMatrix& m) {
+    const std::size_t row_bytes = static_cast<std::size_t>(m.cols) * sizeof(std::uint16_t);
+    for (int r = 0; r < m.rows; ++r) {
+        std::byte* dst = t.layout() == Layout::ND ? t.element_ptr(r, 0) : t.element_ptr(0, r);
+        std::memcpy(dst, m.bits.data() + static_cast<std::size_t>(r) * m.cols, row_bytes);
+    }
+}
+
+void write_inputs(const RankTensors& t, const OpInputs& in, int rank) {
+    write_rows(t.a, in.a[static_cast<std::size_t>(rank)]);
+    write_rows(t.b, in.b_of(rank));
+    if (!in.bias.empty()) {
+        HostMatrix bias{1, static_cast<int>(in.bias.size()), in.bias};
+        write_rows(t.bias, bias);
+    }
+}
+
+// The logical rows x cols of a rank's output as fp32. A whole, unpadded fp32 output is handed
+// over without a copy (the cluster is discarded on return).
+DeviceMatrix read_output(const GmTensor& out, int rows, int cols) {
+    GmAllocation& alloc = const_cast<GmAllocation&>(out.allocation());
+    if (out.dtype() == DType::F32 && out.rows() == rows && out.cols() == cols && out.offset_bytes() == 0 &&
+        alloc.bytes == out.bytes()) {
+        return DeviceMatrix{std::move(alloc.data)};
+    }
+    DeviceMatrix m{ZeroedBuffer(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(float))};
+    float* dst = reinterpret_cast<float*>(m.bytes.data());
+    for (int r = 0; r < rows; ++r) {
+        const std::byte* src = out.element_ptr(r, 0);
+        float* row = dst + static_cast<std::size_t>(r) * cols;
+        if (out.dtype() == DType::F32) {
+            std::memcpy(row, src, static_cast<std::size_t>(cols) * sizeof(float));
+        } else {
+            widen_bits(out.dtype(), reinterpret_cast<const std::uint16_t*>(src), row, static_cast<std::size_t>(cols));
+        }
+    }
+    return m;
+}
+
+double elapsed_us(SimTime from, SimTime to) { return to_us(to - from); }
+
+// One view on one rank: reset, barrier, the timed phases. Returns the phases' times by role.
+struct ViewRun {
+    double comm_us = 0;
+    double compute_us = 0;
+    double total_us = 0;
+    SimTime start = 0;
+    SimTime end = 0;
+};
+
+ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPlan plan, bool timed_only,
+                 const std::function<void()>& before_start) {
+    if (plan.reset) plan.reset(host);
+    host.barrier();
+    if (before_start) before_start();
+    ViewRun run;
+    run.start = host.now();
+    for (kernels::ViewPhase& phase : plan.phases) {
+        const SimTime t0 = host.now();
+        if (phase.timed_setup) phase.timed_setup(host);
+        std::vector<Stream*> used;
+        for (kernels::StreamLaunch& l : phase.launches) {
+            Stream* s = streams.at(static_cast<std::size_t>(l.stream));
+            l.kernel.timing_only = l.kernel.timing_only || timed_only;
+            s->launch(std::move(l.kernel));
+            if (std::find(used.begin(), used.end(), s) == used.end()) used.push_back(s);
+        }
+        for (Stream* s : used) s->synchronize();
+        const double us = elapsed_us(t0, host.now());
+        if (phase.role == PhaseRole::Comm) run.comm_us += us;
+        if (phase.role == PhaseRole::Compute) run.compute_us += us;
+    }
+    run.end = host.now();
+    run.total_us = elapsed_us(run.start, run.end);
+    return run;
+}
+
+}  // namespace
+
+BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                          const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs) {
+    const bool functional = inputs != nullptr;
+    ClusterOptions options;
+    options.ranks = params.ranks;
+    options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
+    options.record_log = cfg.record_log;
+    Runtime rt(profile, options);
+    Cluster& cluster = rt.cluster();
+
+    // Comm world init: the op's workspace on every chip, then the host's tensors.
+    std::shared_ptr<kernels::OpInstance> instance = variant.make(params);
+    for (int r = 0; r < params.ranks; ++r) instance->allocate_workspace(r, cluster.chip(r).gm);
+    const ShardShapes shapes = shard_shapes(op.sharding_of(variant), params);
+    const kernels::Padding pad = variant.padding ? variant.padding(params) : kernels::Padding{};
+    std::vector<RankTensors> tensors;
+    for (int r = 0; r < params.ranks; ++r) tensors.push_back(allocate_tensors(cluster.chip(r).gm, shapes, pad, params));
+    for (int r = 0; r < params.ranks; ++r) {
+        instance->bind(r, tensors[static_cast<std::size_t>(r)]);
+        if (functional) write_inputs(tensors[static_cast<std::size_t>(r)], *inputs, r);
+    }
+
+    BenchOutcome out;
+    out.stream_names = instance->streams();
+    out.per_rank.resize(static_cast<std::size_t>(params.ranks));
+    out.pipelined_start = kNever;
+    std::mutex stats_mu;
+    rt.run_hosts([&](HostContext& host) {
+        const int r = host.rank();
+        RankViewTimes& times = out.per_rank[static_cast<std::size_t>(r)];
+        std::vector<Stream*> streams;
+        for (const std::string& name : out.stream_names) streams.push_back(&host.create_stream(name));
+
+        // The first two views are only timed (see op_bench.hpp).
+        const ViewRun compute_only = run_view(host, streams, instance->view(ViewKind::ComputeOnly, r), true, {});
+        times.compute_only_us = compute_only.total_us;
+        const ViewRun sequential = run_view(host, streams, instance->view(ViewKind::Sequential, r), true, {});
+        times.seq_comm_us = sequential.comm_us;
+        times.seq_compute_us = sequential.compute_us;
+
+        // The pipelined view: its kernels' statistics start at these indices on each stream.
+        std::vector<std::size_t> first_stat;
+        for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
+        ViewPlan plan = instance->view(ViewKind::Pipelined, r);
+        std::vector<std::vector<CoreType>> launched(streams.size());  // per stream, in launch order
+        for (const kernels::ViewPhase& phase : plan.phases)
+            for (const kernels::StreamLaunch& l : phase.launches)
+                launched[static_cast<std::size_t>(l.stream)].push_back(l.kernel.core_type);
+        if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
+        const ViewRun pipelined = run_view(host, streams, std::move(plan), false, [&] {
+            if (cfg.record_log) {  // keep only the pipelined view's log
+                if (r == 0) cluster.clear_log();
+                host.barrier();
+            }
+        });
+        times.pipelined_us = pipelined.total_us;
+        host.barrier();
+
+        std::lock_guard lock(stats_mu);
+        out.pipelined_start = std::min(out.pipelined_start, pipelined.start);
+        out.pipelined_end = std::max(out.pipelined_end, pipelined.end);
+        auto& busy = out.pipelined_busy_ps[r];
+        for (std::size_t s = 0; s < streams.size(); ++s) {
+            const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
+            for (const KernelStats& k : stats) out.instructions += k.instructions;
+            for (std::size_t i = first_stat[s]; i < stats.size(); ++i) {
+                for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[i].busy_ps[static_cast<std::size_t>(p)];
+                // Summed in integer picoseconds: the order the rank threads finish in cannot matter.
+                if (launched[s][i - first_stat[s]] == CoreType::AIC) out.compute_twait_stall_ps += stats[i].twait_stall_ps;
+            }
+        }
+    });
+    out.windows = cluster.coordinator().windows();
+    if (cfg.record_log) {
+        out.pipelined_log = cluster.event_log();
+        out.pipelined_link_usage = cluster.link_usage();
+    }
+    for (const RankViewTimes& t : out.per_rank) {
+        out.slowest.compute_only_us = std::max(out.slowest.compute_only_us, t.compute_only_us);
+        out.slowest.seq_comm_us = std::max(out.slowest.seq_comm_us, t.seq_comm_us);
+        out.slowest.seq_compute_us = std::max(out.slowest.seq_compute_us, t.seq_compute_us);
+        out.slowest.pipelined_us = std::max(out.slowest.pipelined_us, t.pipelined_us);
+    }
+    if (functional) {
+        for (int r = 0; r < params.ranks; ++r)
+            out.out.push_back(read_output(tensors[static_cast<std::size_t>(r)].out, shapes.out_rows, shapes.out_cols));
+    }
+    for (const RankTensors& t : tensors) out.out_base.push_back(t.out.address());
+    out.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
+    return out;
+}
+
+BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs) {
+    return run_op_views(profile, cfg, op_of(cfg), variant_of(cfg), op_params_of(cfg), inputs);
+}
+
+}  // namespace tandem::host

@@ -1,0 +1,67 @@
+#pragma once
+// The three views of any op on the simulated machine, as the seeds' host programs time them:
+// per rank (one host thread each), the op's workspace and the host's tensors in GM, then
+// compute-only, sequential and pipelined, each started from a host barrier and timed on the
+// rank's simulated host clock (launch and synchronize included). Only the pipelined view moves
+// and computes data in a functional run (the others are timed only: timing never depends on
+// data), so a functional run costs one op, not three.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "host/op_inputs.hpp"
+#include "host/run_config.hpp"
+#include "kernels/op_desc.hpp"
+#include "sim/exec/instr_record.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
+#include "sim/profile.hpp"
+
+namespace tandem::host {
+
+struct RankViewTimes {
+    double compute_only_us = 0;
+    double seq_comm_us = 0;
+    double seq_compute_us = 0;
+    double pipelined_us = 0;
+};
+
+// A rank's output as fp32, out_rows x out_cols, row-major (the device's bytes handed over when
+// they already are that, converted otherwise).
+struct DeviceMatrix {
+    ZeroedBuffer bytes;
+    const float* data() const { return reinterpret_cast<const float*>(bytes.data()); }
+    std::span<const float> floats() const { return {data(), bytes.size() / sizeof(float)}; }
+};
+
+struct BenchOutcome {
+    std::vector<RankViewTimes> per_rank;
+    RankViewTimes slowest;                   // each view's time on the slowest rank
+    std::vector<DeviceMatrix> out;           // functional: every rank's output
+    std::int64_t instructions = 0;           // simulated instructions over all views
+    std::uint64_t windows = 0;               // coordinator windows over all views
+    SimTime compute_twait_stall_ps = 0;      // pipelined view, cube kernels, summed over ranks and blocks
+    std::vector<std::string> stream_names;   // by stream id
+    std::vector<InstrRecord> pipelined_log;  // when cfg.record_log: every instruction of the pipelined view
+    SimTime pipelined_start = 0;             // earliest host clock at the pipelined view's start
+    SimTime pipelined_end = 0;               // latest host clock at its end
+    std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, every kernel of the view
+    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> pipelined_link_usage;  // when logged
+    std::function<std::string(int, std::int64_t)> signal_name;  // the op's names for signal words
+    std::vector<std::int64_t> out_base;      // each rank's output address (to tell its stores in the log)
+};
+
+// Runs the views of `variant` of `op` with `params` (validated). `inputs` is null in
+// timing-only mode.
+BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                          const kernels::VariantDesc& variant, const kernels::OpParams& params, const OpInputs* inputs);
+
+// The same for the op `cfg` names (validated, defaults resolved).
+BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs);
+
+}  // namespace tandem::host

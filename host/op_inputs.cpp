@@ -1,0 +1,197 @@
+#include "host/op_inputs.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "host/input_gen.hpp"
+#include "host/parallel_bands.hpp"
+#include "sim/mem/fp16.hpp"
+#include "sim/mem/fp16_widen.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem::host {
+namespace {
+
+using kernels::OpParams;
+using kernels::Sharding;
+using kernels::Split;
+
+// The streams of input_gen.hpp ("AAAAAAAA", "BBBBBBBB"), and one for the bias ("CCCCCCCC").
+constexpr std::uint64_t kStreamA = 0x4141414141414141ULL;
+constexpr std::uint64_t kStreamB = 0x4242424242424242ULL;
+constexpr std::uint64_t kStreamBias = 0x4343434343434343ULL;
+constexpr std::int64_t kMinBandElements = 1 << 20;
+
+// The values an output of fp32 gets (the seed's 1..4) or of fp16/bf16 (-1, 0, 1), as bits.
+struct ValueTable {
+    std::array<std::uint16_t, 4> bits{};
+    bool is_signed = false;
+    ValueTable(DType t, bool signed_values) : is_signed(signed_values) {
+        for (std::size_t v = 0; v < bits.size(); ++v) {
+            bits[v] = float_to_bits(t, signed_values ? static_cast<float>(static_cast<int>(v) - 1) : static_cast<float>(1 + v));
+        }
+    }
+    std::uint16_t of(std::uint64_t z) const { return is_signed ? bits[(z >> 32) % 3] : bits[z >> 62]; }
+};
+
+// A rows x cols cut of the stream's global matrix (row stride `global_cols`) at (row0, col0).
+HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values) {
+    HostMatrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+    const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
+    for_each_band(rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+            const std::uint64_t first = static_cast<std::uint64_t>(row0 + r) * static_cast<std::uint64_t>(global_cols) +
+                                        static_cast<std::uint64_t>(col0);
+            std::uint16_t* out = m.bits.data() + r * cols;
+            for (int c = 0; c < cols; ++c) out[c] = values.of(splitmix64_at(stream, first + static_cast<std::uint64_t>(c)));
+        }
+    });
+    return m;
+}
+
+int part(int whole, int ranks) { return whole / ranks; }
+
+}  // namespace
+
+float bits_to_float(DType t, std::uint16_t bits) {
+    if (t == DType::F16) return half_to_float(bits);
+    // bf16: the upper half of an fp32.
+    const std::uint32_t x = static_cast<std::uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+std::uint16_t float_to_bits(DType t, float f) {
+    if (t == DType::F16) return float_to_half(f);
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // nan stays nan
+    x += 0x7FFFu + ((x >> 16) & 1u);  // round to nearest even
+    return static_cast<std::uint16_t>(x >> 16);
+}
+
+void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count) {
+    if (t == DType::F16) {
+        widen_halves(src, dst, count);
+        return;
+    }
+    for (std::size_t i = 0; i < count; ++i) dst[i] = bits_to_float(t, src[i]);
+}
+
+ShardShapes shard_shapes(const Sharding& s, const OpParams& p) {
+    ShardShapes sh;
+    const int w = p.ranks;
+    sh.k_total = s.k_per_rank ? p.k * w : p.k;
+    sh.a_rows = s.a == Split::Rows ? part(p.m, w) : p.m;
+    sh.a_cols = (s.a == Split::Cols) ? part(sh.k_total, w) : sh.k_total;
+    sh.b_rows = s.b == Split::Cols ? part(p.n, w) : p.n;
+    sh.b_cols = (s.k_per_rank || s.b == Split::Rows) ? part(sh.k_total, w) : sh.k_total;
+    sh.out_rows = p.m;
+    sh.out_cols = s.out == Split::Cols ? part(p.n, w) : p.n;
+    sh.bias_len = p.bias == kernels::BiasKind::M ? p.m : (p.bias == kernels::BiasKind::N ? p.n : 0);
+    return sh;
+}
+
+bool signed_inputs(const OpParams& p) { return p.out_dtype != DType::F32; }
+
+OpInputs make_op_inputs(const Sharding& s, const OpParams& p) {
+    const ShardShapes sh = shard_shapes(s, p);
+    const ValueTable values(p.dtype, signed_inputs(p));
+    OpInputs in;
+    in.dtype = p.dtype;
+    const std::uint64_t seed = kDefaultInputSeed;
+    for (int r = 0; r < p.ranks; ++r) {
+        const int row0 = s.a == Split::Rows ? r * sh.a_rows : 0;
+        const int col0 = s.a == Split::Cols ? r * sh.a_cols : 0;
+        in.a.push_back(cut(seed ^ kStreamA, sh.k_total, row0, col0, sh.a_rows, sh.a_cols, values));
+    }
+    // B stored transposed: the global B^T is N x K_total, or N x k when every rank holds one B.
+    const bool shared_b = s.b == Split::Replicated;
+    const int bt_cols = shared_b && s.k_per_rank ? p.k : sh.k_total;
+    if (shared_b) {
+        in.b_t.push_back(cut(seed ^ kStreamB, bt_cols, 0, 0, sh.b_rows, sh.b_cols, values));
+    } else {
+        for (int r = 0; r < p.ranks; ++r) {
+            const int row0 = s.b == Split::Cols ? r * sh.b_rows : 0;
+            const int col0 = s.b == Split::Rows ? r * sh.b_cols : 0;
+            in.b_t.push_back(cut(seed ^ kStreamB, bt_cols, row0, col0, sh.b_rows, sh.b_cols, values));
+        }
+    }
+    if (sh.bias_len > 0) in.bias = cut(seed ^ kStreamBias, sh.bias_len, 0, 0, 1, sh.bias_len, values).bits;
+    return in;
+}
+
+std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpInputs& in) {
+    const ShardShapes sh = shard_shapes(s, p);
+    const int m = p.m;
+    const int n = p.n;
+    std::vector<float> c(static_cast<std::size_t>(m) * static_cast<std::size_t>(n), 0.0f);
+    // Rank r's share of the product: A_r (its rows) x B_r^T (its columns of C), added to C.
+    // Ranks whose shares are the same product (both operands replicated) count once.
+    const bool summed = s.k_per_rank || s.a == Split::Cols;
+    const bool disjoint = s.a == Split::Rows || s.b == Split::Cols;
+    const int contributors = (summed || disjoint) ? p.ranks : 1;
+    // B^T widened once per distinct B (all ranks share one when it is replicated).
+    std::vector<std::vector<float>> bt_wide(in.b_t.size());
+    for (std::size_t i = 0; i < in.b_t.size(); ++i) {
+        const HostMatrix& bt = in.b_t[i];
+        bt_wide[i].resize(bt.bits.size());
+        for_each_band(static_cast<std::int64_t>(bt.bits.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+            widen_bits(in.dtype, bt.bits.data() + b, bt_wide[i].data() + b, static_cast<std::size_t>(e - b));
+        });
+    }
+    constexpr std::int64_t kRowsPerCall = 256;
+    for (int r = 0; r < contributors; ++r) {
+        const HostMatrix& a = in.a[static_cast<std::size_t>(r)];
+        const std::size_t bi = in.b_t.size() == 1 ? 0 : static_cast<std::size_t>(r);
+        const HostMatrix& bt = in.b_t[bi];
+        const std::vector<float>& btw = bt_wide[bi];
+        // Which K range of B^T pairs with A_r: all of B_r, or A_r's column block of a K-split A
+        // against a replicated B.
+        const int k = a.cols;
+        const int b_col0 = (s.a == Split::Cols && s.b == Split::Replicated && !s.k_per_rank) ? r * k : 0;
+        const int row0 = s.a == Split::Rows ? r * sh.a_rows : 0;
+        const int col0 = s.b == Split::Cols ? r * sh.b_rows : 0;
+        const int cols = bt.rows;
+        const float beta = summed ? 1.0f : 0.0f;
+        const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
+        for_each_band(a.rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+            std::vector<float> aw(static_cast<std::size_t>(std::min(kRowsPerCall, r1 - r0)) * static_cast<std::size_t>(k));
+            for (std::int64_t i0 = r0; i0 < r1; i0 += kRowsPerCall) {
+                const std::int64_t rows = std::min(kRowsPerCall, r1 - i0);
+                widen_bits(in.dtype, a.bits.data() + i0 * k, aw.data(), static_cast<std::size_t>(rows * k));
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), cols, k, 1.0f, aw.data(), k,
+                            btw.data() + b_col0, bt.cols, beta, c.data() + (row0 + i0) * n + col0, n);
+            }
+        });
+    }
+    if (!in.bias.empty()) {
+        std::vector<float> bias(in.bias.size());
+        widen_bits(in.dtype, in.bias.data(), bias.data(), bias.size());
+        const bool per_row = p.bias == kernels::BiasKind::M;
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) c[static_cast<std::size_t>(i) * n + j] += per_row ? bias[i] : bias[j];
+    }
+    return c;
+}
+
+std::vector<float> expected_for_rank(const Sharding& s, const OpParams& p, const std::vector<float>& c, int rank) {
+    if (s.out != Split::Cols) return c;
+    const int cols = p.n / p.ranks;
+    std::vector<float> out(static_cast<std::size_t>(p.m) * static_cast<std::size_t>(cols));
+    for (int i = 0; i < p.m; ++i)
+        std::memcpy(out.data() + static_cast<std::size_t>(i) * cols, c.data() + static_cast<std::size_t>(i) * p.n + rank * cols,
+                    static_cast<std::size_t>(cols) * sizeof(float));
+    return out;
+}
+
+}  // namespace tandem::host

@@ -1,0 +1,110 @@
+#include "kernels/common/op_checks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem::kernels {
+
+namespace {
+constexpr double kFp32Bytes = 4;
+
+std::optional<std::string> first_overflow(const std::vector<BufferNeed>& needs, const std::string& profile) {
+    for (const BufferNeed& need : needs) {
+        if (need.bytes > static_cast<double>(need.capacity)) {
+            return fmt::format("{} holds {} = {:.0f} bytes, more than the {} {} bytes of profile {}", need.buffer,
+                               need.holds, need.bytes, need.buffer, need.capacity, profile);
+        }
+    }
+    return std::nullopt;
+}
+
+// A nearby tile that fits every buffer: first a smaller base-m, then a smaller base-n. The search
+// starts no higher than the largest side the L0C accumulator allows (the other side >= f), so it
+// stays short even for absurd inputs.
+std::string fitting_tile_hint(std::int64_t bm, std::int64_t bn, const BufferLimits& lim, const BufferNeeds& needs) {
+    const std::int64_t f = lim.cube_fractal;
+    const std::int64_t longest = lim.l0c_bytes / (f * static_cast<std::int64_t>(kFp32Bytes)) / f * f;
+    auto fits = [&](double m, double n) { return !first_overflow(needs(m, n), lim.profile_name); };
+    for (std::int64_t m = std::min(bm - f, longest); m >= f; m -= f) {
+        if (fits(static_cast<double>(m), static_cast<double>(bn))) return fmt::format("--base-m {}", m);
+    }
+    for (std::int64_t n = std::min(bn - f, longest); n >= f; n -= f) {
+        if (fits(static_cast<double>(bm), static_cast<double>(n))) return fmt::format("--base-n {}", n);
+    }
+    return fmt::format("--base-m {} --base-n {}", f, f);
+}
+}  // namespace
+
+void fail_check(const std::string& message) { throw SimError(message); }
+
+std::int64_t nearest_multiple(std::int64_t value, std::int64_t step) {
+    if (value <= step) return step;
+    const std::int64_t lo = value / step * step;
+    const std::int64_t hi = lo + step;
+    return value - lo < hi - value ? lo : hi;
+}
+
+void check_positive(const char* flag, const char* dim, std::int64_t value, std::int64_t suggestion,
+                    const char* suggestion_expr) {
+    if (value > 0) return;
+    fail_check(fmt::format("{} {}: {} must be positive; nearest valid: {} ({})", flag, value, dim, suggestion,
+                           suggestion_expr));
+}
+
+void check_multiple(const char* flag, const char* dim, std::int64_t value, std::int64_t step, const char* step_expr,
+                    const std::string& why) {
+    if (value % step == 0) return;
+    fail_check(fmt::format("{} {}: {} must be a multiple of {} = {} ({}); nearest valid: {}", flag, value, dim,
+                           step_expr, step, why, nearest_multiple(value, step)));
+}
+
+std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits& lim, double elem_bytes) {
+    const double bk = std::floor(bn / 4);  // the cube's K step
+    const char* e = elem_bytes == 2 ? "fp16" : "fp32";
+    return {
+        {"L0C", "one base-m x base-n fp32 accumulator", bm * bn * kFp32Bytes, lim.l0c_bytes},
+        {"L0A", fmt::format("two base-m x base-n/4 {} tiles", e), 2 * bm * bk * elem_bytes, lim.l0a_bytes},
+        {"L0B", fmt::format("two base-n/4 x base-n {} tiles", e), 2 * bk * bn * elem_bytes, lim.l0b_bytes},
+        {"L1", fmt::format("two base-m x base-n A panels and two base-n x base-n B panels ({})", e),
+         2 * (bm * bn + bn * bn) * elem_bytes, lim.l1_bytes},
+    };
+}
+
+void check_gemm_tile(const OpParams& c, const BufferLimits& lim, const BufferNeeds& needs) {
+    const int f = lim.cube_fractal;
+    if (c.base_m <= 0 || c.base_m % f != 0) {
+        fail_check(fmt::format("--base-m {}: base-m must be a positive multiple of the cube fractal {} (the cube "
+                               "multiplies {}x{} blocks); nearest valid: {}",
+                               c.base_m, f, f, f, nearest_multiple(c.base_m, f)));
+    }
+    if (c.base_n <= 0 || c.base_n % 4 != 0) {
+        fail_check(fmt::format("--base-n {}: base-n must be a positive multiple of 4 (the cube's K step is "
+                               "base-n/4); nearest valid: {}",
+                               c.base_n, nearest_multiple(c.base_n, std::lcm(4, f))));
+    }
+    if (c.base_n % f != 0) {
+        fail_check(fmt::format("--base-n {}: base-n must be a multiple of the cube fractal {} (the cube multiplies "
+                               "{}x{} blocks); nearest valid: {}",
+                               c.base_n, f, f, f, nearest_multiple(c.base_n, std::lcm(4, f))));
+    }
+    if (const auto overflow = first_overflow(needs(c.base_m, c.base_n), lim.profile_name)) {
+        fail_check(fmt::format("--base-m {} --base-n {}: the tile does not fit the kernels' buffers: {}; nearest "
+                               "valid: {}",
+                               c.base_m, c.base_n, *overflow, fitting_tile_hint(c.base_m, c.base_n, lim, needs)));
+    }
+}
+
+void check_knob_range(const OpParams& p, const std::string& knob, int lo, int hi, const std::string& what) {
+    const std::optional<int> v = p.knob(knob);
+    if (!v || (*v >= lo && *v <= hi)) return;
+    std::string flag = knob;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    fail_check(fmt::format("--{} {}: {} {}..{} here; nearest valid: {}", flag, *v, what, lo, hi, std::clamp(*v, lo, hi)));
+}
+
+}  // namespace tandem::kernels

@@ -1,0 +1,46 @@
+#pragma once
+// Checks that ops share when they validate a run (VariantDesc::validate): one-line messages
+// naming the flag, the value, the rule and a nearby valid value.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/op_desc.hpp"
+
+namespace tandem::kernels {
+
+[[noreturn]] void fail_check(const std::string& message);  // throws SimError
+
+// The nearest positive multiple of `step` (ties go up).
+std::int64_t nearest_multiple(std::int64_t value, std::int64_t step);
+
+// "--gk 0: K must be positive; nearest valid: 256 (base-n)".
+void check_positive(const char* flag, const char* dim, std::int64_t value, std::int64_t suggestion,
+                    const char* suggestion_expr);
+// "--gk 1000: K must be a multiple of base-n = 256 (A is sent in base-m x base-n tiles); nearest valid: 1024".
+void check_multiple(const char* flag, const char* dim, std::int64_t value, std::int64_t step, const char* step_expr,
+                    const std::string& why);
+
+// One local buffer a tile configuration fills.
+struct BufferNeed {
+    const char* buffer;    // "L0C"
+    std::string holds;     // what it holds, for the message
+    double bytes;          // in double: absurd tile sizes must give a message, not an overflow
+    std::int64_t capacity;
+};
+using BufferNeeds = std::function<std::vector<BufferNeed>(double base_m, double base_n)>;
+
+// What the shared GEMM tile pipeline (kernels/common/gemm_tile_pipeline.hpp) holds for a
+// base_m x base_n tile with `elem_bytes`-byte operands: L0C, L0A, L0B, L1.
+std::vector<BufferNeed> gemm_tile_needs(double base_m, double base_n, const BufferLimits& lim, double elem_bytes = 2);
+
+// base-m and base-n: multiples of the cube fractal, base-n of 4 (the cube's K step is base-n/4),
+// and every buffer of `needs` large enough (else a nearby tile that fits is suggested).
+void check_gemm_tile(const OpParams& p, const BufferLimits& lim, const BufferNeeds& needs);
+
+// A knob given with a value outside [lo, hi]: "--chunk-tiles 0: ... holds 1..128 tiles here (why); nearest valid: 1".
+void check_knob_range(const OpParams& p, const std::string& knob, int lo, int hi, const std::string& what);
+
+}  // namespace tandem::kernels

@@ -1,0 +1,38 @@
+#include "kernels/op_desc.hpp"
+
+namespace tandem::kernels {
+
+const char* view_name(ViewKind v) {
+    switch (v) {
+        case ViewKind::ComputeOnly: return "compute-only";
+        case ViewKind::Sequential: return "sequential";
+        case ViewKind::Pipelined: return "pipelined";
+    }
+    return "?";
+}
+
+const char* bias_name(BiasKind b) {
+    switch (b) {
+        case BiasKind::None: return "none";
+        case BiasKind::M: return "m";
+        case BiasKind::N: return "n";
+    }
+    return "?";
+}
+
+std::optional<int> OpParams::knob(const std::string& name) const {
+    const auto it = knobs.find(name);
+    if (it == knobs.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string OpInstance::signal_name(int, std::int64_t) const { return {}; }
+
+const VariantDesc* OpDesc::find_variant(const std::string& name) const {
+    for (const VariantDesc& v : variants) {
+        if (v.name == name) return &v;
+    }
+    return nullptr;
+}
+
+}  // namespace tandem::kernels

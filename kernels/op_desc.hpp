@@ -1,0 +1,204 @@
+#pragma once
+// What an op is, as the shared host sees it: an immutable description (name, sharding of its
+// inputs and output over the ranks, variants with their constraints, knobs and kernels), found
+// through one registry (kernels/registry.hpp). The host builds inputs, the golden, the three
+// views, verification, results, traces, sweeps and tuning from this description alone, so
+// adding an op is a folder kernels/<op>/ with its device code and its description, plus one
+// line in kernels/registry.cpp.
+//
+// The description holds no mutable state. A run of one variant is an OpInstance, made per run
+// by VariantDesc::make: it allocates the op's workspace on every chip, is bound to the tensors
+// the host placed in GM (A, B, bias, output of each rank), and says, per rank and view, which
+// kernels run on which stream after which host-side resets.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/exec/logical_process.hpp"
+#include "sim/mem/dtype.hpp"
+#include "sim/mem/global_memory.hpp"
+#include "sim/mem/gm_tensor.hpp"
+
+namespace tandem {
+class HostContext;
+}
+
+namespace tandem::kernels {
+
+// How a rank's operand relates to the global one (OPS.md "The ops").
+enum class Split : std::uint8_t {
+    Replicated,  // every rank holds all of it
+    Rows,        // rank r holds row block r
+    Cols,        // rank r holds column block r
+};
+
+// The op's math over the ranks. The global problem is C = A x B (+ bias) with A: M x K_total,
+// B: K_total x N; the host generates the global operands, cuts each rank's share out of them,
+// and computes the golden as one GEMM of the global operands.
+struct Sharding {
+    Split a = Split::Replicated;
+    Split b = Split::Replicated;
+    // --gk is each rank's K and the ranks' products are summed (K_total = ranks * k): A is then
+    // split by columns and B by rows (or, with b = Replicated, every rank holds the same B and
+    // the global B is that B repeated down K: Ascend's GEMM+AllReduce example).
+    bool k_per_rank = false;
+    Split out = Split::Replicated;  // Replicated: every rank gets all of C; Cols: column block r
+};
+
+enum class BiasKind : std::uint8_t { None, M, N };  // a vector of M or of N, broadcast, added once
+enum class ViewKind : std::uint8_t { ComputeOnly, Sequential, Pipelined };
+const char* view_name(ViewKind v);
+const char* bias_name(BiasKind b);  // "none" | "m" | "n"
+
+// The profile's numbers a kernel's tiles must fit in (no hardware number is written in a kernel).
+struct BufferLimits {
+    std::string profile_name;   // for messages
+    int aic_cores = 0;
+    int aiv_cores = 0;
+    int cube_fractal = 0;       // tiles are multiples of it
+    std::int64_t l1_bytes = 0;
+    std::int64_t l0a_bytes = 0;
+    std::int64_t l0b_bytes = 0;
+    std::int64_t l0c_bytes = 0;
+    std::int64_t ub_bytes = 0;
+    std::int64_t gm_bytes = 0;  // per chip
+};
+
+// One run's parameters, as every op receives them (validated by the host's common checks and
+// then by the variant's own).
+struct OpParams {
+    int ranks = 2;
+    int m = 0;
+    int k = 0;  // see Sharding::k_per_rank
+    int n = 0;
+    int base_m = 128;
+    int base_n = 256;
+    int compute_blocks = 0;  // resolved (the profile's AIC count unless given)
+    int comm_blocks = 0;     // resolved (the profile's AIV count unless given)
+    std::string variant;
+    std::string schedule = "data_parallel";
+    DType dtype = DType::F16;      // A, B and bias
+    DType out_dtype = DType::F32;  // the output
+    BiasKind bias = BiasKind::None;
+    std::string comm_mode = "mesh";
+    std::map<std::string, int> knobs;  // the variant's integer knobs that were given
+    std::string fault;                 // tests only: a sabotage the variant lists in `faults`
+
+    std::optional<int> knob(const std::string& name) const;
+};
+
+// An integer parameter of a variant beyond the common ones (chunk size, k_per_flag, ...).
+// Its flag is --<name with '-' for '_'>; its sweep column and JSON key are <name>.
+struct KnobDesc {
+    std::string name;
+    std::vector<std::string> aliases;  // other flags meaning the same (Iris's names, e.g. --gemm_sms)
+    std::string doc;                   // for --help and --list-ops
+    std::vector<int> tune_values;      // what --tune tries besides the default (empty: not tuned)
+};
+
+// Multiples the host pads each rank's tensors to (with zeros), as the Ascend examples pad M and
+// N to whole tiles: rows of A and of the output to `m`, A's columns and B's K to `k`, N to `n`.
+// The kernels then work on whole tiles; verification reads only the logical part.
+struct Padding {
+    int m = 1;
+    int n = 1;
+    int k = 1;
+};
+
+// Where a rank's operands and output are in its GM (placed and filled by the host; padded).
+struct RankTensors {
+    GmTensor a;     // A_r, ND
+    GmTensor b;     // B_r stored transposed (N x K, "DN" as both Ascend examples keep B)
+    GmTensor bias;  // 1 x len (not valid without bias)
+    GmTensor out;   // the rank's output, ND, in out_dtype
+};
+
+using HostAction = std::function<void(HostContext&)>;
+
+struct StreamLaunch {
+    int stream = 0;  // index into OpInstance::streams()
+    KernelLaunch kernel;
+};
+
+// Which figure of the sequential view a phase's time counts toward.
+enum class PhaseRole : std::uint8_t { Comm, Compute, Both };
+
+// Kernels launched together (in this order, then every stream used is synchronized in the
+// same order) after host-side work inside the timed region (e.g. Iris's per-call flag reset).
+struct ViewPhase {
+    PhaseRole role = PhaseRole::Both;
+    HostAction timed_setup;
+    std::vector<StreamLaunch> launches;
+};
+
+// One view on one rank: untimed host resets (flags, queues; functional data a view needs),
+// then the timed phases. The host times each view from a barrier, as the seeds' host programs.
+struct ViewPlan {
+    HostAction reset;
+    std::vector<ViewPhase> phases;
+};
+
+// One run of one variant on one cluster.
+class OpInstance {
+public:
+    virtual ~OpInstance() = default;
+    // The streams each rank creates, in this order (stream ids follow it).
+    virtual std::vector<std::string> streams() const = 0;
+    // The op's own memory on `rank` (windows, flags, staging): the chip's first allocations.
+    virtual void allocate_workspace(int rank, GlobalMemory& gm) = 0;
+    // The tensors the host placed for `rank` (called once per rank, after every workspace).
+    virtual void bind(int rank, const RankTensors& tensors) = 0;
+    // The view's plan for `rank` (called on that rank's host thread).
+    virtual ViewPlan view(ViewKind kind, int rank) const = 0;
+    // A name for a signal word in traces ("summary[src=3]"); empty when it has none. Called
+    // after the run, when the cluster (and its GM allocations) may be gone: use addresses saved
+    // at allocation time.
+    virtual std::string signal_name(int rank, std::int64_t address) const;
+};
+
+struct VariantDesc {
+    std::string name;
+    std::string doc;          // one line
+    std::string constraints;  // one line for --list-ops (shape rules, what it does not support)
+    std::vector<std::string> schedules = {"data_parallel"};  // the first is the default
+    std::optional<Sharding> sharding;                         // when it differs from the op's
+    std::vector<KnobDesc> knobs;
+    std::vector<DType> dtypes = {DType::F16};
+    std::vector<DType> out_dtypes = {DType::F32};  // the first is the default
+    bool takes_bias = false;
+    std::vector<std::string> comm_modes = {"mesh"};  // the first is the default
+    // Deliberate bugs a test can ask for (OpParams::fault) to prove that verification catches a
+    // wrong kernel ("skip_last_k_tile", "skip_partial", ...). Not offered on the command line.
+    std::vector<std::string> faults;
+    // Throws SimError with a one-line message naming the flag, the value, the rule and a
+    // nearby valid value. Called after the host's common checks.
+    std::function<void(const OpParams&, const BufferLimits&)> validate;
+    // Padding of the rank tensors (none when not set).
+    std::function<Padding(const OpParams&)> padding;
+    // Bytes of GM the op's workspace takes on each chip.
+    std::function<double(const OpParams&)> workspace_bytes;
+    // The knobs' values as used (a default computed by a rule included), for results.
+    std::function<std::map<std::string, int>(const OpParams&)> effective_knobs;
+    std::function<std::unique_ptr<OpInstance>(const OpParams&)> make;
+};
+
+struct OpDesc {
+    std::string name;
+    std::string title;         // for printed summaries ("AllGather GEMM")
+    std::string doc;           // one line
+    Sharding sharding;
+    std::string comm_kind;     // what its collective is ("allgather", "allreduce", ...)
+    // The collective's payload: bytes each rank receives, whatever the algorithm (the numerator
+    // of its bandwidth figure, as nccl-tests' algbw; SPEC.md's AllGather bandwidth for the seed).
+    std::function<double(const OpParams&)> comm_payload_bytes;
+    std::vector<VariantDesc> variants;  // the first is the default
+
+    const VariantDesc* find_variant(const std::string& name) const;
+    const Sharding& sharding_of(const VariantDesc& v) const { return v.sharding ? *v.sharding : sharding; }
+};
+
+}  // namespace tandem::kernels
