@@ -1,0 +1,55 @@
+#include "kernels/common/gemm_tiles.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem::kernels {
+
+GemmGrid::GemmGrid(const GmTensor& a_, const GmTensor& b_, int base_m_, int base_n_)
+    : a(a_), b(b_), base_m(base_m_), base_n(base_n_), m_tiles(a_.rows() / base_m_), n_tiles(b_.cols() / base_n_),
+      k_panels(a_.cols() / base_n_) {
+    if (a.rows() % base_m != 0 || b.cols() % base_n != 0 || a.cols() % base_n != 0 || a.cols() != b.rows()) {
+        throw SimError(fmt::format("GEMM grid: A {} and B {} are not whole {}x{} tiles with matching K (pad them)",
+                                   a.describe(), b.describe(), base_m, base_n));
+    }
+}
+
+GmTensor GemmGrid::a_panel(int t, int kp) const { return a.sub(tile_row(t) * base_m, kp * base_n, base_m, base_n); }
+
+GmTensor GemmGrid::b_panel(int t, int kp) const { return b.sub(kp * base_n, tile_col(t) * base_n, base_n, base_n); }
+
+GmTensor GemmGrid::c_tile(const GmTensor& c, int t) const {
+    return c.sub(tile_row(t) * base_m, tile_col(t) * base_n, base_m, base_n);
+}
+
+std::vector<int> data_parallel_tiles(const GemmGrid& g, int block, int blocks) {
+    std::vector<int> tiles;
+    for (int t = block; t < g.tiles(); t += blocks) tiles.push_back(t);
+    return tiles;
+}
+
+Task compute_tile(GemmTilePipeline& pipe, GemmGrid g, int t, int k_begin, int k_end) {
+    if (k_end < 0) k_end = g.k_panels;
+    pipe.begin_tile();
+    for (int kp = k_begin; kp < k_end; ++kp) co_await pipe.accumulate(g.a_panel(t, kp), g.b_panel(t, kp));
+}
+
+namespace {
+Task gemm_kernel(BlockCtx& blk, GemmGrid g, GmTensor c) {
+    GemmTilePipeline pipe(blk, g.base_m, g.base_n, g.a.dtype());
+    for (int t : data_parallel_tiles(g, blk.block_idx(), blk.block_num())) {
+        co_await compute_tile(pipe, g, t);
+        co_await pipe.store(g.c_tile(c, t));
+    }
+    pipe.drain();
+}
+}  // namespace
+
+KernelLaunch make_gemm_kernel(const std::string& name, const GmTensor& a, const GmTensor& b, const GmTensor& c,
+                              int base_m, int base_n, int blocks) {
+    const GemmGrid g(a, b, base_m, base_n);
+    return KernelLaunch{name, CoreType::AIC, blocks, [g, c](BlockCtx& blk) { return gemm_kernel(blk, g, c); }};
+}
+
+}  // namespace tandem::kernels
