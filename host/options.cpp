@@ -360,9 +360,18 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
 }
 
 void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
-    if (!cfg.compute_blocks) cfg.compute_blocks = profile.chip.aic_cores;
-    if (!cfg.comm_blocks) cfg.comm_blocks = profile.chip.aiv_cores;
     apply_op_defaults(cfg);
+    const kernels::VariantDesc* v = nullptr;
+    const auto& ops = kernels::registered_ops();
+    const auto op = std::find_if(ops.begin(), ops.end(), [&](const kernels::OpDesc* o) { return o->name == cfg.op; });
+    if (op != ops.end()) v = (*op)->find_variant(cfg.variant);
+    const KernelBufferLimits limits = buffer_limits_of(profile);
+    if (!cfg.compute_blocks) {
+        cfg.compute_blocks = v && v->default_compute_blocks ? v->default_compute_blocks(limits) : profile.chip.aic_cores;
+    }
+    if (!cfg.comm_blocks) {
+        cfg.comm_blocks = v && v->default_comm_blocks ? v->default_comm_blocks(limits) : profile.chip.aiv_cores;
+    }
 }
 
 void apply_op_defaults(RunConfig& cfg) {

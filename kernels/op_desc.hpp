@@ -171,6 +171,11 @@ struct VariantDesc {
     std::vector<DType> out_dtypes = {DType::F32};  // the first is the default
     bool takes_bias = false;
     std::vector<std::string> comm_modes = {"mesh"};  // the first is the default
+    // Default block counts when the command line gives none (null: one block per AIC core for
+    // the compute kernel, one per AIV core for the comm kernel, as the seed). Ascend's
+    // GEMM+AllReduce example uses one AIV per AIC, for instance.
+    std::function<int(const BufferLimits&)> default_compute_blocks;
+    std::function<int(const BufferLimits&)> default_comm_blocks;
     // Deliberate bugs a test can ask for (OpParams::fault) to prove that verification catches a
     // wrong kernel ("skip_last_k_tile", "skip_partial", ...). Not offered on the command line.
     std::vector<std::string> faults;
