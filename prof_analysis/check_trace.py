@@ -36,8 +36,9 @@ from tandem_trace import us
 X_FIELDS = ("name", "cat", "ph", "ts", "dur", "pid", "tid", "args")
 META_KEYS = ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks", "comm_blocks", "comm_mode",
              "data_mode", "profile_file", "view", "view_start_us", "view_end_us", "filter", "busy_us")
-DATA_NAMES = {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TSTORE"}
-SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER"}
+DATA_NAMES = {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TSTORE", "TSTORE_ATOMIC_ADD",
+              "TADD", "TADDS", "TMULS", "TCVT", "TMOV", "TADD_ROWVEC", "TADD_COLVEC"}
+SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "CROSS_CORE_WAIT_FLAG"}
 STREAMS = {"comm", "compute"}
 COUNTER_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring \d+\))? GB/s$")
 

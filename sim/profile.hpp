@@ -39,12 +39,19 @@ struct PipeProfile {
     double cube_fixed_cycles = 0;
     int cube_fractal = 0;                // f: the cube does one f x f x f fp16 product per cycle
     double cube_efficiency = 0;          // calibration: sustained share of that rate
+    double cube_bf16_cost_factor = 0;    // a bf16 product's fractal term relative to fp16's
+    // Vector unit (PIPE_V, AIV): cost = vector_startup_cycles + ceil(bytes / vector_bytes_per_cycle)
+    // cycles, bytes counted over the widest operand (one repeat of 256 bytes per cycle on Ascend).
+    double vector_bytes_per_cycle = 0;
+    double vector_startup_cycles = 0;
     // Scalar unit and intra-core synchronisation.
     double scalar_issue_cycles = 0;      // scalar cost of dispatching one instruction
     double set_flag_cycles = 0;
     double wait_flag_cycles = 0;
     double pipe_barrier_cycles = 0;
     double twait_poll_cycles = 0;        // one pass of the TWAIT spin loop
+    // Cross-core flags of one cluster (FFTS CrossCoreSetFlag/WaitFlag): set -> visible at the target.
+    double cross_core_flag_latency_cycles = 0;
 };
 
 struct InterconnectProfile {

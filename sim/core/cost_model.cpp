@@ -1,6 +1,7 @@
 #include "sim/core/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tandem {
 
@@ -22,6 +23,10 @@ CostModel::CostModel(const Profile& p)
       cube_fixed_cycles(p.pipes.cube_fixed_cycles),
       cube_fractal(p.pipes.cube_fractal),
       cube_efficiency(p.pipes.cube_efficiency),
+      cube_bf16_factor(p.pipes.cube_bf16_cost_factor),
+      vector_bytes_per_cycle(p.pipes.vector_bytes_per_cycle),
+      vector_startup_cycles(p.pipes.vector_startup_cycles),
+      cross_core_flag_ps(cycles_to_ps(p.pipes.cross_core_flag_latency_cycles, p.chip.core_clock_mhz)),
       gm_to_l1_bps(gib_s_to_bps(p.pipes.gm_to_l1_gib_s)),
       gm_to_ub_bps(gib_s_to_bps(p.pipes.gm_to_ub_gib_s)),
       ub_to_gm_bps(gib_s_to_bps(p.pipes.ub_to_gm_gib_s)),
@@ -41,10 +46,15 @@ CostModel::CostModel(const Profile& p)
       host_barrier_ps(from_us(p.host.host_barrier_us)),
       host_write_ps(from_us(p.host.host_write_latency_us)) {}
 
-SimTime CostModel::cube_ps(int m, int k, int n) const {
+SimTime CostModel::cube_ps(int m, int k, int n, bool bf16) const {
     const double fractals = static_cast<double>(ceil_div(m, cube_fractal)) * ceil_div(k, cube_fractal) *
                             ceil_div(n, cube_fractal);
+    if (bf16) return cycles(cube_fixed_cycles + fractals * cube_bf16_factor / cube_efficiency);
     return cycles(cube_fixed_cycles + fractals / cube_efficiency);
+}
+
+SimTime CostModel::vector_ps(std::int64_t bytes) const {
+    return cycles(vector_startup_cycles + std::ceil(static_cast<double>(bytes) / vector_bytes_per_cycle));
 }
 
 SimTime CostModel::min_cross_stream_latency() const {

@@ -22,6 +22,10 @@ struct CostModel {
     double cube_fixed_cycles;
     int cube_fractal;
     double cube_efficiency;
+    double cube_bf16_factor;
+    double vector_bytes_per_cycle;
+    double vector_startup_cycles;
+    SimTime cross_core_flag_ps;
     std::int64_t gm_to_l1_bps;  // bytes per second
     std::int64_t gm_to_ub_bps;
     std::int64_t ub_to_gm_bps;
@@ -42,7 +46,11 @@ struct CostModel {
     SimTime host_write_ps;
 
     SimTime cycles(double n) const { return cycles_to_ps(n, clock_mhz); }
-    SimTime cube_ps(int m, int k, int n) const;
+    // The cube's cost for m x k x n with fp16 (or, `bf16`, bf16) operands.
+    SimTime cube_ps(int m, int k, int n, bool bf16 = false) const;
+    // One vector instruction over `bytes` (its widest operand): start-up plus one cycle per
+    // `vector_bytes_per_cycle` bytes or part of them.
+    SimTime vector_ps(std::int64_t bytes) const;
     SimTime transfer_ps(std::int64_t bytes, std::int64_t bps) const {
         return static_cast<SimTime>(std::llround(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
     }

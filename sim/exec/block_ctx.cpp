@@ -25,8 +25,8 @@ std::int64_t capacity_of(const Profile& p, MemKind kind) {
 }
 }  // namespace
 
-BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, int block_idx, int block_num, SimTime start)
-    : start_time(start), lp_(lp), core_(core), block_idx_(block_idx), block_num_(block_num), now_(start) {
+BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, const BlockPlace& place, SimTime start)
+    : start_time(start), lp_(lp), core_(core), place_(place), now_(start) {
     for (SimTime& t : core_.free_at) t = std::max(t, start);
 }
 

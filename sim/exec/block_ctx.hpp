@@ -20,13 +20,28 @@ namespace tandem {
 class LogicalProcess;
 struct CostModel;
 
+// Where a block (or, in a MIX kernel, one part of a block) runs.
+struct BlockPlace {
+    int block_idx = 0;
+    int block_num = 1;
+    int slot = 0;           // the logical process's id for it (the block index unless MIX)
+    int sub_block_idx = 0;  // MIX: 0 for the AIC and the first AIV, 1 for the second AIV
+    int sub_block_num = 1;  // MIX: 2 on an AIV, 1 on the AIC
+    bool mix = false;
+};
+
 class BlockCtx {
 public:
-    BlockCtx(LogicalProcess& lp, CoreState& core, int block_idx, int block_num, SimTime start);
+    BlockCtx(LogicalProcess& lp, CoreState& core, const BlockPlace& place, SimTime start);
 
     // ---- what kernel code asks ----
-    int block_idx() const { return block_idx_; }
-    int block_num() const { return block_num_; }
+    // In a MIX kernel the block index is the cluster block's (its three parts share it) and
+    // core_type() says which part runs (Ascend's `if ASCEND_IS_AIC`).
+    int block_idx() const { return place_.block_idx; }
+    int block_num() const { return place_.block_num; }
+    int sub_block_idx() const { return place_.sub_block_idx; }
+    int sub_block_num() const { return place_.sub_block_num; }
+    bool mix() const { return place_.mix; }
     int rank() const;
     int ranks() const;
     CoreType core_type() const { return core_.type; }
@@ -38,6 +53,7 @@ public:
     Tile& alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name);
 
     // ---- for the instruction implementations ----
+    int slot() const { return place_.slot; }
     LogicalProcess& lp() { return lp_; }
     const LogicalProcess& lp() const { return lp_; }
     CoreState& core() { return core_; }
@@ -69,14 +85,14 @@ public:
     std::int32_t wait_value = 0;
     SimTime wait_since = 0;
     SimTime wait_issue = 0;
+    int cross_wait_flag = -1;  // >= 0: parked in CrossCoreWaitFlag on this flag id
     SimTime start_time = 0;
     const char* current_instr = "start";
 
 private:
     LogicalProcess& lp_;
     CoreState& core_;
-    int block_idx_;
-    int block_num_;
+    BlockPlace place_;
     SimTime now_;
     std::array<std::int64_t, kMemKindCount> mem_used_{};
     std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid

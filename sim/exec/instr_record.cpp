@@ -20,6 +20,17 @@ const char* opcode_name(Opcode op) {
         case Opcode::WAIT_FLAG: return "WAIT_FLAG";
         case Opcode::PIPE_BARRIER: return "PIPE_BARRIER";
         case Opcode::BLOCK: return "BLOCK";
+        case Opcode::TMATMUL_BIAS: return "TMATMUL_BIAS";
+        case Opcode::TSTORE_ATOMIC_ADD: return "TSTORE_ATOMIC_ADD";
+        case Opcode::TADD: return "TADD";
+        case Opcode::TADDS: return "TADDS";
+        case Opcode::TMULS: return "TMULS";
+        case Opcode::TCVT: return "TCVT";
+        case Opcode::TMOV: return "TMOV";
+        case Opcode::TADD_ROWVEC: return "TADD_ROWVEC";
+        case Opcode::TADD_COLVEC: return "TADD_COLVEC";
+        case Opcode::CROSS_CORE_SET_FLAG: return "CROSS_CORE_SET_FLAG";
+        case Opcode::CROSS_CORE_WAIT_FLAG: return "CROSS_CORE_WAIT_FLAG";
     }
     return "?";
 }

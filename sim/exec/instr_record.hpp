@@ -21,6 +21,17 @@ enum class Opcode : std::uint8_t {
     WAIT_FLAG,
     PIPE_BARRIER,
     BLOCK,  // a whole block, from its start to its end on the core
+    TMATMUL_BIAS,
+    TSTORE_ATOMIC_ADD,  // TSTORE(dst, src, AtomicType::AtomicAdd)
+    TADD,
+    TADDS,
+    TMULS,
+    TCVT,
+    TMOV,
+    TADD_ROWVEC,
+    TADD_COLVEC,
+    CROSS_CORE_SET_FLAG,
+    CROSS_CORE_WAIT_FLAG,
 };
 
 const char* opcode_name(Opcode op);

@@ -33,21 +33,32 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     launch_ = &launch;
     on_complete_ = &on_complete;
     data_effects_ = cluster_.functional() && !launch.timing_only;
+    const bool mix = launch.core_type.mix();
     blocks_.clear();
-    blocks_.resize(static_cast<std::size_t>(launch.blocks));
+    blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));
     next_block_ = 0;
     live_blocks_ = 0;
     kernel_start_ = start;
     kernel_end_ = start;
     stall_ps_ = 0;
     windows_run_ = 0;
+    remote_store_bytes_ = remote_load_bytes_ = 0;
     instructions_before_ = instructions_;
-    std::vector<CoreState>& cores = cluster_.chip(rank_).cores(launch.core_type);
+    flags_.clear();
+    flag_waiters_.clear();
+    flag_wake_ = kNever;
+    Chip& chip = cluster_.chip(rank_);
+    // A MIX block takes a cluster: AIC core c with AIV cores 2c and 2c + 1.
+    places_ = mix ? std::min(static_cast<int>(chip.aic.size()), static_cast<int>(chip.aiv.size()) / 2)
+                  : static_cast<int>(chip.cores(launch.core_type.single()).size());
+    if (mix) {
+        parts_left_.assign(static_cast<std::size_t>(launch.blocks), 0);
+        place_of_.assign(static_cast<std::size_t>(launch.blocks), 0);
+    }
     busy_before_ = {};
-    for (const CoreState& c : cores)
-        for (int p = 0; p < kPipeCount; ++p) busy_before_[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
-    const int first_wave = std::min<int>(launch.blocks, static_cast<int>(cores.size()));
-    for (int i = 0; i < first_wave; ++i) start_block(next_block_++, cores[static_cast<std::size_t>(i)], start);
+    sum_busy(busy_before_);
+    const int first_wave = std::min(launch.blocks, places_);
+    for (int i = 0; i < first_wave; ++i) start_block(next_block_++, i, start);
     finished_ = false;
     aborted_ = false;
     Coordinator& coord = cluster_.coordinator();
@@ -76,6 +87,9 @@ void LogicalProcess::run_window(SimTime window_end) {
         }
         check_waiters();
         process_until(window_end_);
+        if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {
+            throw SimError(cross_core_deadlock());  // only this kernel's blocks could set its flags
+        }
         if (live_blocks_ == 0) {
             // The kernel's results must be in GM before anyone can look (its completion releases
             // the host): the deferred products are computed now, outside the windows' lockstep.
@@ -88,7 +102,8 @@ void LogicalProcess::run_window(SimTime window_end) {
         // A TWAIT that started blocking in this window is first checked at the next window's
         // start, so that window must run here; older ones wake on writes to their words.
         // The last thing done here: once arrived, this process may already be running elsewhere.
-        coord.arrive(*this, events_.empty() ? kNever : events_.top().t, outbox_, watched_, new_waiters_);
+        const SimTime next = std::min(events_.empty() ? kNever : events_.top().t, flag_wake_);
+        coord.arrive(*this, next, outbox_, watched_, new_waiters_);
     } catch (const SimAborted&) {
         abort_kernel();
     } catch (const SimError& e) {
@@ -100,11 +115,26 @@ void LogicalProcess::run_window(SimTime window_end) {
     }
 }
 
+void LogicalProcess::sum_busy(std::array<SimTime, kPipeCount>& busy) const {
+    const Chip& chip = const_cast<Cluster&>(cluster_).chip(rank_);
+    auto add = [&](const std::vector<CoreState>& cores) {
+        for (const CoreState& c : cores)
+            for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
+    };
+    if (launch_->core_type.mix()) {
+        add(chip.aic);
+        add(chip.aiv);
+    } else {
+        add(launch_->core_type.single() == CoreType::AIC ? chip.aic : chip.aiv);
+    }
+}
+
 void LogicalProcess::finish_kernel() {
     KernelStats stats{kernel_start_, kernel_end_, instructions_ - instructions_before_, stall_ps_, {}};
     stats.windows_run = windows_run_;
-    for (const CoreState& c : cluster_.chip(rank_).cores(launch_->core_type))
-        for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
+    stats.remote_store_bytes = remote_store_bytes_;
+    stats.remote_load_bytes = remote_load_bytes_;
+    sum_busy(stats.busy_ps);
     for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before_[static_cast<std::size_t>(p)];
     stats_ = stats;
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
@@ -140,36 +170,151 @@ void LogicalProcess::complete_deferred_writes() {
     deferred_writes_.clear();
 }
 
-void LogicalProcess::start_block(int block, CoreState& core, SimTime t) {
-    auto ctx = std::make_unique<BlockCtx>(*this, core, block, launch_->blocks, t);
+void LogicalProcess::start_block(int block, int place, SimTime t) {
+    Chip& chip = cluster_.chip(rank_);
+    if (!launch_->core_type.mix()) {
+        start_part(BlockPlace{block, launch_->blocks, block, 0, 1, false},
+                   chip.cores(launch_->core_type.single())[static_cast<std::size_t>(place)], t);
+        return;
+    }
+    // The three parts of a MIX block, in slots 3b (AIC), 3b + 1 and 3b + 2 (AIVs).
+    parts_left_[static_cast<std::size_t>(block)] = 3;
+    place_of_[static_cast<std::size_t>(block)] = place;
+    start_part(BlockPlace{block, launch_->blocks, 3 * block, 0, 1, true}, chip.aic[static_cast<std::size_t>(place)], t);
+    for (int sub = 0; sub < 2; ++sub) {
+        start_part(BlockPlace{block, launch_->blocks, 3 * block + 1 + sub, sub, 2, true},
+                   chip.aiv[static_cast<std::size_t>(2 * place + sub)], t);
+    }
+}
+
+void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTime t) {
+    auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
     ctx->task = launch_->fn(*ctx);
     ctx->resume_point = ctx->task.handle();
-    blocks_[static_cast<std::size_t>(block)] = std::move(ctx);
+    blocks_[static_cast<std::size_t>(place.slot)] = std::move(ctx);
     ++live_blocks_;
-    events_.push(Event{t, block});
+    events_.push(Event{t, place.slot});
+}
+
+BlockCtx* LogicalProcess::block_in_slot(int slot) {
+    if (slot < 0 || static_cast<std::size_t>(slot) >= blocks_.size()) return nullptr;
+    BlockCtx* b = blocks_[static_cast<std::size_t>(slot)].get();
+    return b != nullptr && !b->finished ? b : nullptr;
 }
 
 bool LogicalProcess::may_proceed(const BlockCtx& blk, SimTime t) const {
-    if (t >= window_end_) return false;
+    if (t >= window_end_ || flag_wake_ <= t) return false;  // a CrossCoreWaitFlag may resume before t
     if (events_.empty()) return true;
     const Event& top = events_.top();
-    return t < top.t || (t == top.t && blk.block_idx() < top.block);
+    return t < top.t || (t == top.t && blk.slot() < top.block);
 }
 
 void LogicalProcess::park(BlockCtx& blk, SimTime t, std::coroutine_handle<> h) {
     blk.resume_point = h;
-    events_.push(Event{t, blk.block_idx()});
+    events_.push(Event{t, blk.slot()});
 }
 
 void LogicalProcess::park_waiting(BlockCtx& blk, std::coroutine_handle<> h) {
     blk.resume_point = h;
     blk.waiting = true;
     if (may_proceed(blk, blk.wait_since)) {
-        waiters_.push_back(blk.block_idx());
+        waiters_.push_back(blk.slot());
         new_waiters_ = true;
     } else {
-        events_.push(Event{blk.wait_since, blk.block_idx()});  // decide at its turn
+        events_.push(Event{blk.wait_since, blk.slot()});  // decide at its turn
     }
+}
+
+// ---- cross-core flags ------------------------------------------------------------------------
+// A waiter without its count is not an event: it waits in flag_waiters_, and flag_wake_ is the
+// earliest time a count is known to arrive for any of them. When processing reaches that time,
+// every set that could arrive earlier is known (see sim/exec/cross_core_flags.hpp), so the
+// waiter becomes an event at exactly that time.
+
+bool LogicalProcess::cross_core_try_take(BlockCtx& blk, int flag, SimTime t) {
+    if (flags_.next_count(blk.slot(), flag) > t) return false;
+    const int pending = flags_.take(blk.slot(), flag, t);
+    if (pending > CrossCoreFlags::kMaxPending) {
+        throw SimError(fmt::format("cross-core flag {} overflowed: {} counts arrived before this CrossCoreWaitFlag "
+                                   "took one (the counter holds {})",
+                                   flag, pending, CrossCoreFlags::kMaxPending));
+    }
+    return true;
+}
+
+void LogicalProcess::park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h) {
+    blk.resume_point = h;
+    blk.cross_wait_flag = flag;
+    blk.wait_since = issue;
+    if (may_proceed(blk, issue)) add_flag_waiter(blk);  // its turn came, its count has not
+    else events_.push(Event{issue, blk.slot()});       // decide at its turn
+}
+
+void LogicalProcess::add_flag_waiter(BlockCtx& blk) {
+    flag_waiters_.push_back(blk.slot());
+    flag_wake_ = std::min(flag_wake_, flags_.next_count(blk.slot(), blk.cross_wait_flag));
+}
+
+void LogicalProcess::cross_core_flag_set(const std::vector<int>& targets, int flag) {
+    for (int t : targets) {
+        const BlockCtx* b = blocks_[static_cast<std::size_t>(t)].get();
+        if (b == nullptr || b->finished) {  // nobody will take these counts any more
+            if (flags_.untaken(t, flag) > CrossCoreFlags::kMaxPending) {
+                throw SimError(fmt::format("cross-core flag {} overflowed: more than {} counts sent to slot {} after it "
+                                           "finished",
+                                           flag, CrossCoreFlags::kMaxPending, t));
+            }
+            continue;
+        }
+        if (b->cross_wait_flag == flag) flag_wake_ = std::min(flag_wake_, flags_.next_count(t, flag));
+    }
+}
+
+void LogicalProcess::wake_flag_waiters() {
+    const SimTime t = flag_wake_;
+    flag_wake_ = kNever;
+    std::size_t keep = 0;
+    for (int slot : flag_waiters_) {
+        const BlockCtx& b = *blocks_[static_cast<std::size_t>(slot)];
+        const SimTime c = flags_.next_count(slot, b.cross_wait_flag);
+        if (c <= t) {
+            events_.push(Event{t, slot});  // taken when popped
+        } else {
+            flag_waiters_[keep++] = slot;
+            flag_wake_ = std::min(flag_wake_, c);
+        }
+    }
+    flag_waiters_.resize(keep);
+}
+
+void LogicalProcess::check_flag_overflow_at_end(const BlockCtx& blk) {
+    for (int f = 0; f < CrossCoreFlags::kFlagIds; ++f) {
+        const int left = flags_.untaken(blk.slot(), f);
+        if (left > CrossCoreFlags::kMaxPending) {
+            throw SimError(fmt::format("{}: cross-core flag {} overflowed: {} counts were sent to it and never taken "
+                                       "(the counter holds {})",
+                                       where(blk), f, left, CrossCoreFlags::kMaxPending));
+        }
+    }
+}
+
+std::string LogicalProcess::describe_flag_wait(const BlockCtx& blk) const {
+    std::string missing;
+    for (int s : flags_.missing_sources(blk.slot(), blk.cross_wait_flag))
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", slot_label(s));
+    return fmt::format("rank {}, stream '{}', kernel '{}', {}: CrossCoreWaitFlag({}) waiting since {:.3f} us; {}", rank_,
+                       stream_name_, launch_->name, part_label(blk), blk.cross_wait_flag, to_us(blk.wait_since),
+                       missing.empty() ? std::string("no CrossCoreSetFlag of this flag has reached it")
+                                       : "still to set it: " + missing);
+}
+
+std::string LogicalProcess::cross_core_deadlock() const {
+    std::vector<std::string> lines;
+    for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));
+    std::sort(lines.begin(), lines.end());
+    std::string msg = "deadlock: every running block of this kernel waits on a cross-core flag that no block will set";
+    for (const auto& line : lines) msg += "\n  " + line;
+    return msg;
 }
 
 void LogicalProcess::send(Message m) {
@@ -208,18 +353,38 @@ void LogicalProcess::check_waiters() {
 }
 
 void LogicalProcess::process_until(SimTime end) {
-    while (!events_.empty() && events_.top().t < end) {
+    for (;;) {
+        if (flag_wake_ < end && (events_.empty() || flag_wake_ <= events_.top().t)) {
+            wake_flag_waiters();
+            continue;
+        }
+        if (events_.empty() || events_.top().t >= end) break;
         const Event ev = events_.top();
         events_.pop();
         BlockCtx& blk = *blocks_[static_cast<std::size_t>(ev.block)];
         if (blk.finished) {
-            // Its core is free at ev.t: the next block of the kernel takes it.
-            CoreState& core = blk.core();
+            // Its core is free at ev.t: the next block of the kernel takes it (for MIX, the
+            // cluster takes the next block when all three parts of this one are done).
             kernel_end_ = std::max(kernel_end_, ev.t);
+            check_flag_overflow_at_end(blk);
+            const int place = launch_->core_type.mix() ? place_of_[static_cast<std::size_t>(blk.block_idx())] : blk.core().index;
+            const bool place_free = !launch_->core_type.mix() || --parts_left_[static_cast<std::size_t>(blk.block_idx())] == 0;
             blocks_[static_cast<std::size_t>(ev.block)].reset();
             --live_blocks_;
-            if (next_block_ < launch_->blocks) start_block(next_block_++, core, ev.t);
+            if (place_free && next_block_ < launch_->blocks) start_block(next_block_++, place, ev.t);
             continue;
+        }
+        if (blk.cross_wait_flag >= 0) {
+            try {
+                if (!cross_core_try_take(blk, blk.cross_wait_flag, ev.t)) {
+                    add_flag_waiter(blk);
+                    continue;
+                }
+            } catch (const SimError& e) {
+                throw SimError(fmt::format("{}: {}", where(blk), e.what()));
+            }
+            blk.cross_wait_flag = -1;
+            blk.now_ref() = std::max(blk.now(), ev.t) + cluster_.cost().wait_flag_ps;
         }
         if (blk.waiting) {
             if (!wait_satisfied(blk, ev.t)) {
@@ -263,17 +428,27 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
         r.op = Opcode::BLOCK;
         log_.push_back(r);
     }
-    events_.push(Event{end, blk.block_idx()});
+    events_.push(Event{end, blk.slot()});
 }
 
 std::string LogicalProcess::stream_label() const {
     return fmt::format("rank {}, stream '{}', kernel '{}'", rank_, stream_name_, launch_->name);
 }
 
+std::string LogicalProcess::slot_label(int slot) const {
+    if (!launch_->core_type.mix()) return fmt::format("block {}", slot);
+    const int part = slot % 3;
+    if (part == 0) return fmt::format("block {} AIC", slot / 3);
+    return fmt::format("block {} AIV sub-block {}", slot / 3, part - 1);
+}
+
+std::string LogicalProcess::part_label(const BlockCtx& blk) const {
+    return fmt::format("{} on {} core {}", slot_label(blk.slot()), core_type_name(blk.core_type()), blk.core().index);
+}
+
 std::string LogicalProcess::where(const BlockCtx& blk) const {
-    return fmt::format("rank {}, stream '{}', kernel '{}', block {} on {} core {}, {} at {:.3f} us", rank_,
-                       stream_name_, launch_->name, blk.block_idx(), core_type_name(blk.core_type()),
-                       blk.core().index, blk.current_instr, to_us(blk.now()));
+    return fmt::format("rank {}, stream '{}', kernel '{}', {}, {} at {:.3f} us", rank_, stream_name_, launch_->name,
+                       part_label(blk), blk.current_instr, to_us(blk.now()));
 }
 
 std::vector<std::string> LogicalProcess::describe_waiters() const {
@@ -281,12 +456,13 @@ std::vector<std::string> LogicalProcess::describe_waiters() const {
     for (int b : waiters_) {
         const BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
         const std::int32_t seen = cluster_.chip(blk.wait_signal.rank).signals.value_at(blk.wait_signal.address, kNever);
-        lines.push_back(fmt::format("rank {}, stream '{}', kernel '{}', block {}: TWAIT on {} for value {} {}, "
+        lines.push_back(fmt::format("rank {}, stream '{}', kernel '{}', {}: TWAIT on {} for value {} {}, "
                                     "seen {} (waiting since {:.3f} us)",
-                                    rank_, stream_name_, launch_->name, b,
+                                    rank_, stream_name_, launch_->name, slot_label(b),
                                     cluster_.describe_address(blk.wait_signal.rank, blk.wait_signal.address),
                                     cmp_symbol(blk.wait_cmp), blk.wait_value, seen, to_us(blk.wait_since)));
     }
+    for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));
     return lines;
 }
 

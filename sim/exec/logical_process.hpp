@@ -1,8 +1,9 @@
 #pragma once
 // A logical process: one stream of one rank while it runs a kernel. It owns the kernel's blocks
 // (coroutines), puts them on the cores of its type (more blocks than cores run in waves: the
-// first core to free takes the next block), and runs them in simulated-time order: an event
-// queue keyed by (time, block), never by host arrival. Blocks run ahead freely through
+// first core to free takes the next block; a MIX kernel's block takes a whole cluster, one AIC
+// and its two AIVs, and the cluster takes the next block when all three parts are done), and
+// runs them in simulated-time order: an event queue keyed by (time, slot), never by host arrival. Blocks run ahead freely through
 // core-local instructions; an instruction that touches anything shared (GM bandwidth, a link,
 // a signal) waits until it is the earliest thing left in this process and inside the window the
 // coordinator has opened. Everything another stream can observe leaves as a timestamped message.
@@ -19,6 +20,7 @@
 #include "sim/core/pipe.hpp"
 #include "sim/exec/block_ctx.hpp"
 #include "sim/exec/coordinator.hpp"
+#include "sim/exec/cross_core_flags.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
@@ -30,9 +32,27 @@ class Cluster;
 
 using KernelFn = std::function<Task(BlockCtx&)>;
 
+// What a launch runs on: AIC cores, AIV cores, or MIX (Ascend's MIX mode: block i runs on one
+// cluster, AIC core c with AIV cores 2c and 2c+1, and `fn` is called once for each of the three
+// with a BlockCtx whose core_type() and sub_block_idx() say which part it is).
+enum class KernelType : std::uint8_t { AIC, AIV, MIX };
+
+// A KernelType that also converts from CoreType, so `KernelLaunch{"k", CoreType::AIV, n, fn}`
+// and `KernelLaunch{"k", KernelType::MIX, n, fn}` both read naturally.
+struct LaunchCores {
+    KernelType type = KernelType::AIC;
+    constexpr LaunchCores() = default;
+    constexpr LaunchCores(KernelType t) : type(t) {}  // NOLINT(google-explicit-constructor)
+    constexpr LaunchCores(CoreType t) : type(t == CoreType::AIC ? KernelType::AIC : KernelType::AIV) {}  // NOLINT
+    constexpr bool mix() const { return type == KernelType::MIX; }
+    // The cores of a single-type launch (AIC for MIX: its blocks are counted in clusters).
+    constexpr CoreType single() const { return type == KernelType::AIV ? CoreType::AIV : CoreType::AIC; }
+    constexpr bool operator==(const LaunchCores& o) const { return type == o.type; }
+};
+
 struct KernelLaunch {
     std::string name;
-    CoreType core_type = CoreType::AIC;
+    LaunchCores core_type = CoreType::AIC;
     int blocks = 1;
     KernelFn fn;
     // In a functional cluster, run this launch for its timing only: no data moved or computed.
@@ -48,6 +68,10 @@ struct KernelStats {
     SimTime twait_stall_ps = 0; // summed over blocks
     std::array<SimTime, kPipeCount> busy_ps{};  // per pipe, summed over the kernel's cores
     std::int64_t windows_run = 0;  // coordinator windows this stream was woken for (host cost)
+    // Bytes this kernel moved across the interconnect: stored (plain or atomic-add) into other
+    // ranks' GM, and loaded from other ranks' GM. Measured per instruction, whatever the mode.
+    std::int64_t remote_store_bytes = 0;
+    std::int64_t remote_load_bytes = 0;
 };
 
 class LogicalProcess : public Participant {
@@ -87,6 +111,24 @@ public:
     }
     bool logging() const { return record_log_; }
     void count_instruction() { ++instructions_; }
+    void count_remote_bytes(bool load, std::int64_t bytes) { (load ? remote_load_bytes_ : remote_store_bytes_) += bytes; }
+    const KernelLaunch& launch() const { return *launch_; }
+    // The running block in `slot`, or null if it has not started or has finished.
+    BlockCtx* block_in_slot(int slot);
+    // How many blocks run at once (cores, or clusters for MIX).
+    int concurrent_blocks() const { return places_; }
+    // "block 3" or, in a MIX kernel, "block 3 AIC" / "block 3 AIV sub-block 1".
+    std::string slot_label(int slot) const;
+
+    // ---- cross-core flags (sim/isa/isa_cross_core.cpp) ----
+    CrossCoreFlags& cross_core_flags() { return flags_; }
+    // A set of `flag` reached `targets`: re-time their waits; a target that has finished and
+    // holds more counts than the counter can is an overflow.
+    void cross_core_flag_set(const std::vector<int>& targets, int flag);
+    // Take one count of `flag` for `blk` at time t if it has arrived by then (true).
+    bool cross_core_try_take(BlockCtx& blk, int flag, SimTime t);
+    // Suspend `blk` in CrossCoreWaitFlag(flag) issued at `issue`.
+    void park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h);
     BandwidthCalendar& fabric() { return *fabric_; }
     BandwidthCalendar& link(int link_id);
     SimTime window_end() const { return window_end_; }
@@ -101,13 +143,23 @@ private:
         bool operator>(const Event& o) const { return t != o.t ? t > o.t : block > o.block; }
     };
 
-    void start_block(int block, CoreState& core, SimTime t);
+    void start_block(int block, int place, SimTime t);
+    void start_part(const BlockPlace& place, CoreState& core, SimTime t);
+    // The cores of the running launch (both types for MIX), for its statistics.
+    void sum_busy(std::array<SimTime, kPipeCount>& busy) const;
+    void add_flag_waiter(BlockCtx& blk);
+    // Flag waiters whose count has arrived by flag_wake_ become events at that time.
+    void wake_flag_waiters();
+    void check_flag_overflow_at_end(const BlockCtx& blk);
+    std::string cross_core_deadlock() const;
+    std::string describe_flag_wait(const BlockCtx& blk) const;
     void process_until(SimTime end);
     void finish_block(BlockCtx& blk);
     void check_waiters();
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
     std::string where(const BlockCtx& blk) const;
+    std::string part_label(const BlockCtx& blk) const;  // slot_label + " on AIV core 7"
     std::string stream_label() const;
     // The kernel ends: statistics, log, leave (running the completion callback).
     void finish_kernel();
@@ -133,9 +185,15 @@ private:
     std::int64_t windows_run_ = 0;
     std::array<SimTime, kPipeCount> busy_before_{};
     bool data_effects_ = false;
-    std::vector<std::unique_ptr<BlockCtx>> blocks_;
+    std::vector<std::unique_ptr<BlockCtx>> blocks_;  // by slot
     int next_block_ = 0;
     int live_blocks_ = 0;
+    int places_ = 0;                 // cores (or clusters) the launch's blocks run on
+    std::vector<int> parts_left_;    // MIX: per block, parts still running
+    std::vector<int> place_of_;      // MIX: per block, its cluster
+    CrossCoreFlags flags_;
+    std::vector<int> flag_waiters_;  // slots parked in CrossCoreWaitFlag without an event
+    SimTime flag_wake_ = kNever;     // earliest known count time among them
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::vector<int> waiters_;
     bool new_waiters_ = false;  // a block started waiting since the last check_waiters()
@@ -147,6 +205,8 @@ private:
     SimTime kernel_end_ = 0;
     SimTime stall_ps_ = 0;
     std::int64_t instructions_ = 0;
+    std::int64_t remote_store_bytes_ = 0;
+    std::int64_t remote_load_bytes_ = 0;
     std::vector<InstrRecord> log_;
     std::unique_ptr<BandwidthCalendar> fabric_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;

@@ -1,12 +1,13 @@
 #pragma once
-// A cross-stream effect: a signal write or a data write into some rank's GM, stamped with the
-// simulated time it becomes visible there. Messages are produced during a window and delivered
+// A cross-stream effect: a signal write, a data write or an atomic add into some rank's GM,
+// stamped with the simulated time it becomes visible there. Messages are produced during a window and delivered
 // at the next barrier in a total order (time, source, sequence), never in host arrival order.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "sim/exec/signal.hpp"
+#include "sim/mem/dtype.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -14,7 +15,9 @@ namespace tandem {
 struct GmAllocation;
 
 struct Message {
-    enum class Kind : std::uint8_t { Signal, Data };
+    // AtomicAdd: like Data, but each element of the payload is added to the one in GM (in
+    // `dtype`, the sum rounded to it).
+    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd };
     SimTime visible_at = 0;
     int source = 0;            // producer id (logical process or host), for the total order
     std::uint64_t seq = 0;     // producer-local sequence number
@@ -30,6 +33,7 @@ struct Message {
     int rows = 0;
     std::int64_t row_bytes = 0;
     std::int64_t ld_bytes = 0;
+    DType dtype = DType::F32;        // Data / AtomicAdd: the elements' type in GM
     std::vector<std::byte> payload;  // functional mode only
 };
 

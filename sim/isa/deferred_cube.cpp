@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "sim/exec/block_ctx.hpp"
+#include "sim/mem/element.hpp"
 #include "sim/mem/fp16_widen.hpp"
 #include "sim/sim_error.hpp"
 
@@ -31,7 +32,8 @@ void widen_operand(const MatmulOperand& op, float* out, bool column_major, std::
     const std::uint16_t* src = op.owned->data();
     const int runs = op.column_major ? op.cols : op.rows;
     const int len = op.column_major ? op.rows : op.cols;
-    for (int i = 0; i < runs; ++i) widen_halves(src + static_cast<std::size_t>(i) * len, at + i * out_ld, static_cast<std::size_t>(len));
+    for (int i = 0; i < runs; ++i)
+        widen_16bit(op.dtype, src + static_cast<std::size_t>(i) * len, at + i * out_ld, static_cast<std::size_t>(len));
 }
 
 // Does `next` continue the run that starts at `first` and spans `k` along K, in GM? (a: the
@@ -104,8 +106,18 @@ std::vector<std::uint16_t> raw_halves(const Tile& t) {
 
 void evaluate_chain(const MatmulChain& chain, float* out, WorkScratch& scratch) {
     const std::size_t n_out = static_cast<std::size_t>(chain.rows) * static_cast<std::size_t>(chain.cols);
-    if (chain.base) std::memcpy(out, chain.base->data(), n_out * sizeof(float));
-    else if (chain.terms.empty()) std::fill(out, out + n_out, 0.0f);
+    const std::size_t cols = static_cast<std::size_t>(chain.cols);
+    if (!chain.base) {
+        if (chain.terms.empty()) std::fill(out, out + n_out, 0.0f);
+    } else if (chain.base_shape == ChainBase::Full) {
+        std::memcpy(out, chain.base->data(), n_out * sizeof(float));
+    } else {  // a bias, broadcast
+        const float* v = chain.base->data();
+        for (std::size_t r = 0; r < static_cast<std::size_t>(chain.rows); ++r) {
+            if (chain.base_shape == ChainBase::PerColumn) std::memcpy(out + r * cols, v, cols * sizeof(float));
+            else std::fill(out + r * cols, out + (r + 1) * cols, v[r]);
+        }
+    }
     float beta = chain.base ? 1.0f : 0.0f;
     const auto& terms = chain.terms;
     for (std::size_t i = 0; i < terms.size();) {
@@ -131,6 +143,7 @@ MatmulOperand operand_of(const Tile& t) {
     op.rows = t.rows;
     op.cols = t.cols;
     op.column_major = t.column_major;
+    op.dtype = t.dtype;
     if (t.pin) {
         op.pin = t.pin;
         op.pin_row = t.pin_row;
@@ -139,6 +152,27 @@ MatmulOperand operand_of(const Tile& t) {
         op.owned = std::make_shared<const std::vector<std::uint16_t>>(raw_halves(t));
     }
     return op;
+}
+
+std::vector<float> tile_values(const Tile& t) {
+    const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
+    const std::size_t es = static_cast<std::size_t>(dtype_bytes(t.dtype));
+    std::vector<std::byte> raw(n * es);
+    bool column_major = t.column_major;
+    if (t.pin) {
+        t.pin->copy_raw(t.pin_row, t.pin_col, t.rows, t.cols, raw.data());
+        column_major = t.pin->region().layout() == Layout::DN;
+    } else {
+        std::memcpy(raw.data(), t.data, raw.size());
+    }
+    std::vector<float> v(n);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(t.rows); ++r) {
+        for (std::size_t c = 0; c < static_cast<std::size_t>(t.cols); ++c) {
+            const std::size_t i = column_major ? c * static_cast<std::size_t>(t.rows) + r : r * static_cast<std::size_t>(t.cols) + c;
+            v[r * static_cast<std::size_t>(t.cols) + c] = load_as_float(raw.data() + i * es, t.dtype);
+        }
+    }
+    return v;
 }
 
 void materialize(const Tile& t) {
@@ -157,11 +191,18 @@ DeferredMatmulStore::DeferredMatmulStore(const GmTensor& dst, std::shared_ptr<co
 
 void DeferredMatmulStore::run(WorkScratch& scratch) {
     const GmTensor& dst = destination();
-    if (dst.dtype() != DType::F32) throw SimError("internal: a deferred accumulator store must target fp32 GM");
+    if (dst.dtype() != DType::F32 && dst.dtype() != DType::F16 && dst.dtype() != DType::BF16)
+        throw SimError("internal: a deferred accumulator store must target fp32, fp16 or bf16 GM");
     scratch.c.resize(static_cast<std::size_t>(chain_->rows) * static_cast<std::size_t>(chain_->cols));
     evaluate_chain(*chain_, scratch.c.data(), scratch);
     write_destination([&] {
         const float* v = scratch.c.data();
+        if (dst.dtype() != DType::F32) {  // the FIX pipe's cast, element by element
+            for (int r = 0; r < chain_->rows; ++r)
+                for (int c = 0; c < chain_->cols; ++c)
+                    store_from_float(dst.element_ptr(r, c), dst.dtype(), v[static_cast<std::size_t>(r) * chain_->cols + c]);
+            return;
+        }
         if (dst.layout() == Layout::ND) {
             for (int r = 0; r < chain_->rows; ++r)
                 std::memcpy(dst.element_ptr(r, 0), v + static_cast<std::size_t>(r) * chain_->cols, chain_->cols * sizeof(float));

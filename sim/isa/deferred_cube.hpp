@@ -27,7 +27,7 @@
 namespace tandem {
 
 // One matmul operand: a pinned GM region (at pin_row/pin_col, rows x cols of it), or a copy of
-// a tile's raw fp16 bytes in the tile's storage order when the tile was not a view.
+// a tile's raw fp16 or bf16 bytes in the tile's storage order when the tile was not a view.
 struct MatmulOperand {
     std::shared_ptr<GmPin> pin;
     int pin_row = 0;
@@ -36,6 +36,7 @@ struct MatmulOperand {
     int rows = 0;
     int cols = 0;
     bool column_major = false;
+    DType dtype = DType::F16;
 };
 
 struct MatmulTerm {
@@ -43,12 +44,17 @@ struct MatmulTerm {
     MatmulOperand b;
 };
 
+// What `base` holds: the whole rows x cols start value (row-major), or a bias broadcast over the
+// accumulator: one value per column (1 x cols, Ascend's bias table) or per row (rows x 1).
+enum class ChainBase : std::uint8_t { Full, PerColumn, PerRow };
+
 // acc = base (or zero) + sum over terms of a * b, in term order; rows x cols fp32, row-major.
 struct MatmulChain {
     int rows = 0;
     int cols = 0;
     std::shared_ptr<const std::vector<float>> base;
     std::vector<MatmulTerm> terms;
+    ChainBase base_shape = ChainBase::Full;
 };
 
 // The value of `chain` into `out` (rows x cols, row-major).
@@ -67,11 +73,16 @@ GmTensor run_region(const MatmulOperand& first, int rows, int cols);
 // The operand a tile holds (a view of its pin, or a copy of its raw bytes).
 MatmulOperand operand_of(const Tile& t);
 
+// The values of a (small) fp32, fp16 or bf16 tile as floats, row-major, read through its pin when
+// it is a deferred view (a bias tile in L1).
+std::vector<float> tile_values(const Tile& t);
+
 // Give a tile with deferred content its actual bytes (a pinned view copied in, or an
 // accumulator's chain evaluated into it). No-op for a tile without deferred content.
 void materialize(const Tile& t);
 
 // TSTORE of an accumulator with a chain into local GM, deferred until observed or the kernel ends.
+// Into an fp16 or bf16 destination the value is rounded to it (the FIX pipe's cast).
 class DeferredMatmulStore final : public PendingGmWrite {
 public:
     DeferredMatmulStore(const GmTensor& dst, std::shared_ptr<const MatmulChain> chain);

@@ -27,6 +27,10 @@ inline constexpr Pipe PIPE_MTE3 = Pipe::MTE3;
 inline constexpr Pipe PIPE_FIX = Pipe::FIX;
 inline constexpr Pipe PIPE_ALL = Pipe::ALL;
 
+// TSTORE's mode (PTO's AtomicType; Ascend C's SetAtomicAdd before a DataCopy): a plain store,
+// or dst += src at the target, in dst's dtype.
+enum class AtomicType : std::uint8_t { None, AtomicAdd };
+
 // ---- awaitable plumbing -------------------------------------------------------------------
 namespace isa_detail {
 
@@ -34,7 +38,7 @@ namespace isa_detail {
 class [[nodiscard]] MemMove {
 public:
     enum class Dir : std::uint8_t { Load, Store };
-    MemMove(Dir dir, Tile& tile, const GmTensor& gm);
+    MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic = AtomicType::None);
     bool await_ready();
     void await_suspend(std::coroutine_handle<> h);
     void await_resume();
@@ -42,6 +46,7 @@ public:
 private:
     void prepare();
     Dir dir_;
+    AtomicType atomic_;
     Tile& tile_;
     GmTensor gm_;
     BlockCtx& blk_;
@@ -69,21 +74,54 @@ private:
     bool result_ = false;
 };
 
+// CrossCoreWaitFlag: blocks the scalar until the flag's count is there.
+class [[nodiscard]] CrossCoreWait {
+public:
+    CrossCoreWait(BlockCtx& blk, int flag_id);
+    bool await_ready();
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume();
+
+private:
+    BlockCtx& blk_;
+    int flag_;
+    SimTime issue_ = 0;
+};
+
 }  // namespace isa_detail
 
 // ---- data movement ------------------------------------------------------------------------
 // GM -> L1 (AIC) or GM -> UB (AIV) on MTE2. From a peer's window it is a remote read (AIV).
 isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src);
 // L0C -> GM on FIX (AIC), or UB -> GM on MTE3 (AIV; into a peer's window it crosses the link).
-isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src);
+// From an fp32 L0C accumulator into an fp16 or bf16 tensor the FIX pipe casts on the way
+// (round to nearest even). AtomicAdd: the target adds (dst += src in dst's dtype, the sum
+// rounded to it) instead of overwriting; the add lands at the target a local or remote atomic
+// latency after issue at the earliest, ordered with every other add by simulated time.
+isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic = AtomicType::None);
 // L1 -> L0A / L0B on MTE1: the rows x cols of `dst` taken from `src` at (row, col).
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col);
 
 // ---- cube ---------------------------------------------------------------------------------
 // c = a * b (TMATMUL) or c += a * b (TMATMUL_ACC): a in L0A (m x k fp16), b in L0B (k x n fp16),
 // c in L0C (m x n fp32).
+// a and b are both fp16 or both bf16 (same cost on 910B: profile pipes.cube_bf16_cost_factor).
 void TMATMUL(Tile& c, const Tile& a, const Tile& b);
 void TMATMUL_ACC(Tile& c, const Tile& a, const Tile& b);
+// c = broadcast(bias) + a * b, bias an L1 tile (fp32, fp16 or bf16) of 1 x n (one value per
+// column, as Ascend's bias table) or m x 1 (one per row: Tandem's extension). Costs TMATMUL.
+void TMATMUL_BIAS(Tile& c, const Tile& a, const Tile& b, const Tile& bias);
+
+// ---- vector unit (AIV, PIPE_V) on UB tiles of equal shape -----------------------------------
+// Each result is rounded to the destination's dtype (fp32, fp16, bf16). Cost: start-up plus
+// ceil(bytes of the widest operand / vector_bytes_per_cycle) cycles.
+void TADD(Tile& dst, const Tile& a, const Tile& b);              // dst = a + b
+void TADDS(Tile& dst, const Tile& src, float s);                 // dst = src + s
+void TMULS(Tile& dst, const Tile& src, float s);                 // dst = src * s
+void TCVT(Tile& dst, const Tile& src);                           // dst = src cast to dst's dtype
+void TMOV(Tile& dst, const Tile& src);                           // UB -> UB copy
+void TADD_ROWVEC(Tile& dst, const Tile& src, const Tile& vec);   // dst[i][j] = src[i][j] + vec[j], vec 1 x cols
+void TADD_COLVEC(Tile& dst, const Tile& src, const Tile& vec);   // dst[i][j] = src[i][j] + vec[i], vec rows x 1
 
 // ---- communication ------------------------------------------------------------------------
 // Copy src (local GM) to dst (a peer's window) through the UB tile `ub`: TLOAD, wait, TSTORE,
@@ -99,6 +137,19 @@ void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op);
 isa_detail::SignalRead TWAIT(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t value);
 // Read the signal once: returns whether `signal cmp value` holds now.
 isa_detail::SignalRead TTEST(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t value);
+
+// ---- cross-core synchronisation (Ascend FFTS; MIX kernels) ----------------------------------
+// CrossCoreSetFlag<mode, pipe>(flagId): once `pipe` has drained, one count of flag `flag_id`
+// (0..15) goes, after cross_core_flag_latency_cycles, to:
+//   mode 2 (within a cluster of a MIX kernel): from the AIC to each of its two AIVs; from an
+//           AIV to the AIC, which receives a count once both AIVs have set;
+//   mode 1 (the two AIVs of a cluster): to both, a count once both have set (a barrier);
+//   mode 0 (every core of this type in the launch): to all, a count once all have set (an
+//           intra-kernel barrier; the launch must fit on the cores at once).
+// A core's counter holds at most 15 counts (4 bits): one more is an error naming the flag.
+void CrossCoreSetFlag(BlockCtx& blk, int mode, Pipe pipe, int flag_id);
+// CrossCoreWaitFlag(flagId): the scalar waits for one count of the flag and takes it.
+isa_detail::CrossCoreWait CrossCoreWaitFlag(BlockCtx& blk, int flag_id);
 
 // ---- intra-core synchronisation -----------------------------------------------------------
 void set_flag(BlockCtx& blk, Pipe src, Pipe dst, int event_id);

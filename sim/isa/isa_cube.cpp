@@ -1,6 +1,7 @@
-// TMATMUL / TMATMUL_ACC on the cube (PIPE_M). Functionally: fp16 operands widened to fp32 and
-// multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C; deferred as a term of the
-// accumulator's chain (sim/isa/deferred_cube.hpp).
+// TMATMUL / TMATMUL_ACC / TMATMUL_BIAS on the cube (PIPE_M). Functionally: fp16 or bf16 operands
+// widened (exactly) to fp32 and multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C;
+// deferred as a term of the accumulator's chain (sim/isa/deferred_cube.hpp). A bias is the
+// chain's base, broadcast over the rows (1 x n, Ascend's bias table) or the columns (m x 1).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -22,8 +23,12 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
                                    instr, c.name, mem_kind_name(c.kind), a.name, mem_kind_name(a.kind), b.name,
                                    mem_kind_name(b.kind)));
     }
-    if (a.dtype != DType::F16 || b.dtype != DType::F16 || c.dtype != DType::F32) {
-        throw SimError(fmt::format("{}: the cube takes fp16 a and b and accumulates fp32 c", instr));
+    const bool operands_ok = (a.dtype == DType::F16 || a.dtype == DType::BF16) && b.dtype == a.dtype;
+    if (!operands_ok || c.dtype != DType::F32) {
+        throw SimError(fmt::format("{}: the cube takes fp16 or bf16 a and b (both the same) and accumulates fp32 c; got "
+                                   "a '{}' {}, b '{}' {}, c '{}' {}",
+                                   instr, a.name, dtype_name(a.dtype), b.name, dtype_name(b.dtype), c.name,
+                                   dtype_name(c.dtype)));
     }
     if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
         throw SimError(fmt::format("{}: shapes do not chain: c '{}' {}x{} = a '{}' {}x{} * b '{}' {}x{}", instr, c.name,
@@ -31,16 +36,33 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
     }
 }
 
-void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accumulate) {
+// The bias of TMATMUL_BIAS: an L1 tile of 1 x n (per column) or m x 1 (per row).
+ChainBase check_bias(const Tile& c, const Tile& bias) {
+    if (bias.kind != MemKind::L1 || !is_float_dtype(bias.dtype)) {
+        throw SimError(fmt::format("TMATMUL_BIAS: bias '{}' must be an fp32, fp16 or bf16 tile in L1, got {} in {}", bias.name,
+                                   dtype_name(bias.dtype), mem_kind_name(bias.kind)));
+    }
+    if (bias.rows == 1 && bias.cols == c.cols) return ChainBase::PerColumn;
+    if (bias.rows == c.rows && bias.cols == 1) return ChainBase::PerRow;
+    throw SimError(fmt::format("TMATMUL_BIAS: bias '{}' is {}x{}; for a {}x{} accumulator it must be 1x{} (per column) or "
+                               "{}x1 (per row)",
+                               bias.name, bias.rows, bias.cols, c.rows, c.cols, c.cols, c.rows));
+}
+
+enum class Mode { Set, Accumulate, Bias };
+
+void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, Mode mode, const Tile* bias = nullptr) {
     BlockCtx& blk = *c.owner;
     blk.current_instr = instr;
     blk.require_pipe(Pipe::M, instr);
     check_operands(instr, c, a, b);
+    const ChainBase bias_shape = bias != nullptr ? check_bias(c, *bias) : ChainBase::Full;
+    const bool accumulate = mode == Mode::Accumulate;
     const CostModel& cost = blk.cost();
     const SimTime issue = blk.now() + cost.issue_ps;
     const SimTime start = blk.pipe_start(Pipe::M, issue);
-    for (const Tile* in : {&a, &b}) {
-        if (in->write_end > start) {
+    for (const Tile* in : {&a, &b, bias}) {
+        if (in != nullptr && in->write_end > start) {
             throw SimError(fmt::format("hazard: {} starts at {:.4f} us reading tile '{}' before the {} writing it ends "
                                        "at {:.4f} us (missing set_flag/wait_flag?)",
                                        instr, to_us(start), in->name, in->last_writer, to_us(in->write_end)));
@@ -51,21 +73,25 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accum
                                    "{:.4f} us (missing set_flag/wait_flag?)",
                                    instr, c.name, to_us(start), to_us(c.read_end)));
     }
-    const SimTime end = start + cost.cube_ps(a.rows, a.cols, b.cols);
+    const SimTime end = start + cost.cube_ps(a.rows, a.cols, b.cols, a.dtype == DType::BF16);
     blk.now_ref() = issue;
     blk.occupy(Pipe::M, start, end);
     const_cast<Tile&>(a).read_end = std::max(a.read_end, end);
     const_cast<Tile&>(b).read_end = std::max(b.read_end, end);
+    if (bias != nullptr) const_cast<Tile*>(bias)->read_end = std::max(bias->read_end, end);
     c.write_end = end;
     c.last_writer = instr;
     const std::int64_t flops = 2LL * a.rows * a.cols * b.cols;
-    isa_detail::record(blk, Pipe::M, accumulate ? Opcode::TMATMUL_ACC : Opcode::TMATMUL, start, end,
-                       isa_detail::RecordArgs{flops});
+    const Opcode op = mode == Mode::Set ? Opcode::TMATMUL : (accumulate ? Opcode::TMATMUL_ACC : Opcode::TMATMUL_BIAS);
+    isa_detail::record(blk, Pipe::M, op, start, end, isa_detail::RecordArgs{flops});
     if (!blk.functional()) return;
     if (c.column_major) throw SimError(fmt::format("{}: accumulator '{}' must be row-major", instr, c.name));
     // Deferred (sim/isa/deferred_cube.hpp): the product is a term of the accumulator's chain.
     MatmulTerm term{operand_of(a), operand_of(b)};
-    if (!accumulate) {
+    if (bias != nullptr) {  // the bias's values as the cube reads them now, broadcast when evaluated
+        auto values = std::make_shared<const std::vector<float>>(tile_values(*bias));
+        c.chain = std::make_shared<MatmulChain>(MatmulChain{c.rows, c.cols, std::move(values), {}, bias_shape});
+    } else if (!accumulate) {
         c.chain = std::make_shared<MatmulChain>(MatmulChain{c.rows, c.cols, nullptr, {}});
     } else if (!c.chain) {  // accumulating onto bytes already in L0C
         const std::size_t n = static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(c.cols);
@@ -79,7 +105,10 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, bool accum
 
 }  // namespace
 
-void TMATMUL(Tile& c, const Tile& a, const Tile& b) { matmul("TMATMUL", c, a, b, false); }
-void TMATMUL_ACC(Tile& c, const Tile& a, const Tile& b) { matmul("TMATMUL_ACC", c, a, b, true); }
+void TMATMUL(Tile& c, const Tile& a, const Tile& b) { matmul("TMATMUL", c, a, b, Mode::Set); }
+void TMATMUL_ACC(Tile& c, const Tile& a, const Tile& b) { matmul("TMATMUL_ACC", c, a, b, Mode::Accumulate); }
+void TMATMUL_BIAS(Tile& c, const Tile& a, const Tile& b, const Tile& bias) {
+    matmul("TMATMUL_BIAS", c, a, b, Mode::Bias, &bias);
+}
 
 }  // namespace tandem

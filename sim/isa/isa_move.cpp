@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/isa/deferred_cube.hpp"
+#include "sim/isa/hazard.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
 #include "sim/isa/tile_copy.hpp"
@@ -17,23 +18,16 @@ namespace isa_detail {
 
 namespace {
 
-void check_same_shape(const char* instr, const Tile& t, const GmTensor& g) {
-    if (t.rows != g.rows() || t.cols != g.cols() || t.dtype != g.dtype()) {
-        throw SimError(fmt::format("{}: tile '{}' is {}x{} {} but the GM tensor is {}", instr, t.name, t.rows, t.cols,
-                                   dtype_name(t.dtype), g.describe()));
-    }
+// The FIX pipe casts an fp32 accumulator to fp16 or bf16 on its way to GM.
+bool fix_casts(const Tile& t, const GmTensor& g) {
+    return t.kind == MemKind::L0C && t.dtype == DType::F32 && (g.dtype() == DType::F16 || g.dtype() == DType::BF16);
 }
 
-void check_hazard(const char* instr, const Tile& t, SimTime start, bool writes) {
-    if (t.write_end > start) {
-        throw SimError(fmt::format("hazard: {} starts at {:.4f} us on tile '{}' before the {} writing it ends at "
-                                   "{:.4f} us (missing set_flag/wait_flag?)",
-                                   instr, to_us(start), t.name, t.last_writer, to_us(t.write_end)));
-    }
-    if (writes && t.read_end > start) {
-        throw SimError(fmt::format("hazard: {} overwrites tile '{}' at {:.4f} us while an earlier read of it runs "
-                                   "until {:.4f} us (missing set_flag/wait_flag?)",
-                                   instr, t.name, to_us(start), to_us(t.read_end)));
+void check_same_shape(const char* instr, const Tile& t, const GmTensor& g, bool store) {
+    const bool dtype_ok = t.dtype == g.dtype() || (store && fix_casts(t, g));
+    if (t.rows != g.rows() || t.cols != g.cols() || !dtype_ok) {
+        throw SimError(fmt::format("{}: tile '{}' is {}x{} {} but the GM tensor is {}", instr, t.name, t.rows, t.cols,
+                                   dtype_name(t.dtype), g.describe()));
     }
 }
 
@@ -48,7 +42,21 @@ void check_remote_target(const char* instr, const BlockCtx& blk, const GmTensor&
 
 }  // namespace
 
-MemMove::MemMove(Dir dir, Tile& tile, const GmTensor& gm) : dir_(dir), tile_(tile), gm_(gm), blk_(*tile.owner) {
+void check_hazard(const char* instr, const Tile& t, SimTime start, bool writes) {
+    if (t.write_end > start) {
+        throw SimError(fmt::format("hazard: {} starts at {:.4f} us on tile '{}' before the {} writing it ends at "
+                                   "{:.4f} us (missing set_flag/wait_flag?)",
+                                   instr, to_us(start), t.name, t.last_writer, to_us(t.write_end)));
+    }
+    if (writes && t.read_end > start) {
+        throw SimError(fmt::format("hazard: {} overwrites tile '{}' at {:.4f} us while an earlier read of it runs "
+                                   "until {:.4f} us (missing set_flag/wait_flag?)",
+                                   instr, t.name, to_us(start), to_us(t.read_end)));
+    }
+}
+
+MemMove::MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic)
+    : dir_(dir), atomic_(atomic), tile_(tile), gm_(gm), blk_(*tile.owner) {
     prepare();
 }
 
@@ -56,7 +64,10 @@ void MemMove::prepare() {
     const char* instr = dir_ == Dir::Load ? "TLOAD" : "TSTORE";
     blk_.current_instr = instr;
     if (!gm_.valid()) throw SimError(fmt::format("{}: the GM tensor is not set", instr));
-    check_same_shape(instr, tile_, gm_);
+    check_same_shape(instr, tile_, gm_, dir_ == Dir::Store);
+    if (atomic_ == AtomicType::AtomicAdd && !is_float_dtype(gm_.dtype())) {
+        throw SimError(fmt::format("TSTORE with AtomicAdd into {}: atomic adds take fp32, fp16 or bf16", gm_.describe()));
+    }
     if (dir_ == Dir::Load) {
         if (tile_.kind != MemKind::L1 && tile_.kind != MemKind::UB) {
             throw SimError(fmt::format("TLOAD into {} tile '{}': TLOAD writes L1 (AIC) or UB (AIV)",
@@ -92,7 +103,8 @@ void MemMove::await_resume() {
     Cluster& cluster = lp.cluster();
     const CostModel& cost = cluster.cost();
     const bool remote = gm_.rank() != blk_.rank();
-    const std::int64_t bytes = tile_.bytes();
+    const bool atomic = atomic_ == AtomicType::AtomicAdd;
+    const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
     SimTime end;
     if (!remote) {
         std::int64_t cap;
@@ -117,9 +129,32 @@ void MemMove::await_resume() {
     } else {
         tile_.read_end = std::max(tile_.read_end, end);
     }
-    record(blk_, pipe_, load ? Opcode::TLOAD : Opcode::TSTORE, start_, end,
-           RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, 0});
+    if (remote) lp.count_remote_bytes(load, bytes);
+    // An atomic add lands at the target no earlier than an atomic's latency after issue.
+    const SimTime visible = atomic ? std::max(end, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
+    record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : Opcode::TSTORE), start_, end,
+           RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
     if (!blk_.functional()) return;
+    if (atomic) {
+        // Every atomic add is a message delivered at a window barrier in the coordinator's total
+        // order (visible time, source, sequence), whichever stream or rank it comes from: the
+        // order of the adds, and so the rounded sums, is fixed by simulated time.
+        if (gm_.layout() != Layout::ND) throw SimError("TSTORE with AtomicAdd supports the ND layout only");
+        Message m;
+        m.kind = Message::Kind::AtomicAdd;
+        m.visible_at = visible;
+        m.dst_rank = gm_.rank();
+        m.address = gm_.address();
+        m.dst_alloc = const_cast<GmAllocation*>(&gm_.allocation());
+        m.dst_offset = gm_.offset_bytes();
+        m.rows = tile_.rows;
+        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(gm_.dtype());
+        m.ld_bytes = gm_.ld() * dtype_bytes(gm_.dtype());
+        m.dtype = gm_.dtype();
+        m.payload = pack_tile_as(tile_, gm_.dtype());
+        lp.send(std::move(m));
+        return;
+    }
     if (load && tile_.kind == MemKind::L1) {
         // Deferred: the tile refers to the region (sim/isa/deferred_cube.hpp).
         tile_.pin = pin_gm_region(gm_);
@@ -129,7 +164,8 @@ void MemMove::await_resume() {
     } else if (load) {
         copy_gm_to_tile(tile_, gm_);
     } else if (!remote && tile_.chain) {
-        // Deferred: the accumulator's products are computed when observed or when the kernel ends.
+        // Deferred: the accumulator's products are computed (and cast to the destination's dtype)
+        // when observed or when the kernel ends.
         gm_before_write(gm_.allocation(), GmSpan::of(gm_));
         auto store = std::make_shared<DeferredMatmulStore>(gm_, tile_.chain);
         register_pending_write(store);
@@ -146,9 +182,10 @@ void MemMove::await_resume() {
         m.dst_alloc = const_cast<GmAllocation*>(&gm_.allocation());
         m.dst_offset = gm_.offset_bytes();
         m.rows = tile_.rows;
-        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(tile_.dtype);
+        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(gm_.dtype());
         m.ld_bytes = gm_.ld() * dtype_bytes(gm_.dtype());
-        m.payload = pack_tile(tile_);
+        m.dtype = gm_.dtype();
+        m.payload = pack_tile_as(tile_, gm_.dtype());
         lp.send(std::move(m));
     }
 }
@@ -159,8 +196,8 @@ isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src) {
     return isa_detail::MemMove(isa_detail::MemMove::Dir::Load, dst, src);
 }
 
-isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src) {
-    return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, src, dst);
+isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic) {
+    return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, src, dst, atomic);
 }
 
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "sim/isa/deferred_cube.hpp"
+#include "sim/mem/element.hpp"
 #include "sim/mem/gm_deferred.hpp"
 
 namespace tandem {
@@ -38,6 +39,14 @@ void copy_tile_to_gm(const GmTensor& dst, const Tile& src) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(dst.dtype()));
     materialize(src);
     gm_before_write(dst.allocation(), GmSpan::of(dst));
+    if (dst.dtype() != src.dtype) {  // cast on the way (FIX pipe)
+        const std::size_t ssize = static_cast<std::size_t>(dtype_bytes(src.dtype));
+        for (int r = 0; r < src.rows; ++r)
+            for (int c = 0; c < src.cols; ++c)
+                store_from_float(dst.element_ptr(r, c), dst.dtype(),
+                                 load_as_float(src.data + element_index(src, r, c) * ssize, src.dtype));
+        return;
+    }
     if (dst.layout() == Layout::ND && !src.column_major) {
         for (int r = 0; r < src.rows; ++r) std::memcpy(dst.element_ptr(r, 0), src.data + r * row_bytes(src), row_bytes(src));
         return;
@@ -61,6 +70,19 @@ std::vector<std::byte> pack_tile(const Tile& src) {
         for (int c = 0; c < src.cols; ++c)
             std::memcpy(out.data() + (static_cast<std::size_t>(r) * src.cols + c) * esize,
                         src.data + element_index(src, r, c) * esize, esize);
+    return out;
+}
+
+std::vector<std::byte> pack_tile_as(const Tile& src, DType dtype) {
+    if (dtype == src.dtype) return pack_tile(src);
+    materialize(src);
+    const std::size_t ssize = static_cast<std::size_t>(dtype_bytes(src.dtype));
+    const std::size_t dsize = static_cast<std::size_t>(dtype_bytes(dtype));
+    std::vector<std::byte> out(static_cast<std::size_t>(src.rows) * static_cast<std::size_t>(src.cols) * dsize);
+    for (int r = 0; r < src.rows; ++r)
+        for (int c = 0; c < src.cols; ++c)
+            store_from_float(out.data() + (static_cast<std::size_t>(r) * src.cols + c) * dsize, dtype,
+                             load_as_float(src.data + element_index(src, r, c) * ssize, src.dtype));
     return out;
 }
 

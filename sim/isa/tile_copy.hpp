@@ -11,9 +11,13 @@
 namespace tandem {
 
 void copy_gm_to_tile(Tile& dst, const GmTensor& src);
+// When dst's dtype differs from src's (an fp32 accumulator into fp16 or bf16: the FIX pipe's
+// cast), each element is rounded to dst's dtype (nearest, ties to even).
 void copy_tile_to_gm(const GmTensor& dst, const Tile& src);
 // The tile's bytes, packed row-major (for a store that crosses the interconnect).
 std::vector<std::byte> pack_tile(const Tile& src);
+// The same, each element converted to `dtype` (rounded to nearest even when narrower).
+std::vector<std::byte> pack_tile_as(const Tile& src, DType dtype);
 // Rows x cols of `src` starting at (row, col) into `dst` (both row-major, same dtype).
 void copy_tile_region(Tile& dst, const Tile& src, int row, int col);
 

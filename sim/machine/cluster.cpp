@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/mem/element.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
@@ -42,10 +43,29 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     }
     if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;
     gm_before_write(*m.dst_alloc, GmSpan{m.dst_offset, m.rows, m.row_bytes, m.ld_bytes});
+    if (m.kind == Message::Kind::AtomicAdd) {
+        add_elements(m);
+        return;
+    }
     for (int r = 0; r < m.rows; ++r) {
         std::memcpy(m.dst_alloc->data.data() + m.dst_offset + r * m.ld_bytes, m.payload.data() + r * m.row_bytes,
                     static_cast<std::size_t>(m.row_bytes));
     }
+}
+
+void Cluster::add_elements(const Message& m) {
+    // float holds the exact sum of two fp16 or bf16 values, and float addition rounds an fp32
+    // sum correctly: storing the float sum rounds it once to the element's dtype.
+    dispatch_float_dtype(m.dtype, [&]<DType T>() {
+        const std::int64_t es = dtype_bytes(T);
+        const std::int64_t n = m.row_bytes / es;
+        for (int r = 0; r < m.rows; ++r) {
+            std::byte* row = m.dst_alloc->data.data() + m.dst_offset + r * m.ld_bytes;
+            const std::byte* add = m.payload.data() + r * m.row_bytes;
+            for (std::int64_t i = 0; i < n; ++i)
+                store_from_float<T>(row + i * es, load_as_float<T>(row + i * es) + load_as_float<T>(add + i * es));
+        }
+    });
 }
 
 void Cluster::fold_before(SimTime horizon) {

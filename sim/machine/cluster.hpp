@@ -58,6 +58,9 @@ public:
     void clear_log();
 
 private:
+    // An atomic-add message's payload added into its destination.
+    static void add_elements(const Message& m);
+
     Profile profile_;
     ClusterOptions options_;
     CostModel cost_;

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 #endif
 
+#include <cstring>
 #include <vector>
 
 #include "sim/mem/fp16.hpp"
@@ -50,6 +51,18 @@ void widen_halves(const std::uint16_t* src, float* dst, std::size_t count) {
 #endif
     const float* table = half_table().data();
     for (std::size_t i = 0; i < count; ++i) dst[i] = table[src[i]];
+}
+
+void widen_bf16s(const std::uint16_t* src, float* dst, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t bits = static_cast<std::uint32_t>(src[i]) << 16;
+        std::memcpy(dst + i, &bits, sizeof bits);
+    }
+}
+
+void widen_16bit(DType dtype, const std::uint16_t* src, float* dst, std::size_t count) {
+    if (dtype == DType::BF16) widen_bf16s(src, dst, count);
+    else widen_halves(src, dst, count);
 }
 
 }  // namespace tandem

@@ -30,14 +30,16 @@ void complete_all(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
     for (const auto& w : writes) w->complete(scratch);
 }
 
-// Widens `nr` x `nc` fp16 elements whose run i starts at `run(i)` (runs are rows for ND, columns
-// for DN) into `out`, `out_ld` floats between runs.
+// Widens `nr` x `nc` fp16 or bf16 elements whose run i starts at `run(i)` (runs are rows for ND,
+// columns for DN) into `out`, `out_ld` floats between runs.
 template <class RunStart>
-void widen_runs(bool nd, int nr, int nc, float* out, std::int64_t out_ld, RunStart run) {
+void widen_runs(DType dtype, bool nd, int nr, int nc, float* out, std::int64_t out_ld, RunStart run) {
     const int runs = nd ? nr : nc;
     const std::size_t len = static_cast<std::size_t>(nd ? nc : nr);
-    for (int i = 0; i < runs; ++i) widen_halves(reinterpret_cast<const std::uint16_t*>(run(i)), out + i * out_ld, len);
+    for (int i = 0; i < runs; ++i) widen_16bit(dtype, reinterpret_cast<const std::uint16_t*>(run(i)), out + i * out_ld, len);
 }
+
+bool is_cube_operand_dtype(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 }  // namespace
 
@@ -115,9 +117,9 @@ void GmPin::widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_l
 }
 
 void GmPin::widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const {
-    if (region_.dtype() != DType::F16) throw SimError("internal: widening a pinned region that is not fp16");
+    if (!is_cube_operand_dtype(region_.dtype())) throw SimError("internal: widening a pinned region that is not fp16 or bf16");
     const bool nd = region_.layout() == Layout::ND;
-    widen_runs(nd, nr, nc, out, out_ld, [&](int i) { return nd ? element_locked(r0 + i, c0) : element_locked(r0, c0 + i); });
+    widen_runs(region_.dtype(), nd, nr, nc, out, out_ld, [&](int i) { return nd ? element_locked(r0 + i, c0) : element_locked(r0, c0 + i); });
 }
 
 // ---- PendingGmWrite ---------------------------------------------------------------------------
@@ -238,12 +240,12 @@ void register_pending_write(const std::shared_ptr<PendingGmWrite>& w) {
 namespace tandem {
 
 bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld) {
-    if (t.dtype() != DType::F16) throw SimError("internal: widening a GM region that is not fp16");
+    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16 or bf16");
     std::shared_lock lock(state_of(t.allocation()).mu);
     for (const GmPin* p : pins)
         if (p->snapshotted()) return false;
     const bool nd = t.layout() == Layout::ND;
-    widen_runs(nd, t.rows(), t.cols(), out, out_ld, [&](int i) { return nd ? t.element_ptr(i, 0) : t.element_ptr(0, i); });
+    widen_runs(t.dtype(), nd, t.rows(), t.cols(), out, out_ld, [&](int i) { return nd ? t.element_ptr(i, 0) : t.element_ptr(0, i); });
     return true;
 }
 

@@ -70,7 +70,7 @@ public:
     bool snapshotted() const { return snapshotted_.load(std::memory_order_acquire); }
     // Copies the sub-matrix rows [r0, r0+nr) x cols [c0, c0+nc) of the pinned region in the
     // region's storage order (row-major for ND, column-major for DN): raw, packed (`out` holds
-    // nr*nc elements), or widened from fp16 to fp32 with `out_ld` floats between the runs (rows
+    // nr*nc elements), or widened from fp16 or bf16 to fp32 with `out_ld` floats between the runs (rows
     // for ND, columns for DN). Take the allocation's lock.
     void copy_raw(int r0, int c0, int nr, int nc, std::byte* out) const;
     void widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const;
@@ -150,7 +150,7 @@ std::shared_ptr<GmPin> pin_gm_region(const GmTensor& region);
 // Register `w` on its destination (after gm_before_write on it).
 void register_pending_write(const std::shared_ptr<PendingGmWrite>& w);
 
-// Widens the fp16 GM region `t` straight from memory into `out` in its storage order, `out_ld`
+// Widens the fp16 or bf16 GM region `t` straight from memory into `out` in its storage order, `out_ld`
 // floats between runs, if none of `pins` (all on t's allocation) has been snapshotted; returns
 // false (and does nothing) otherwise. Takes the allocation's lock.
 bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld);

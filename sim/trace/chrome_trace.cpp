@@ -39,13 +39,28 @@ std::string track_name(CoreType type, int core, const char* what) {
 }
 
 bool on_data_pipe(Opcode op) {
-    return op == Opcode::TLOAD || op == Opcode::TEXTRACT || op == Opcode::TMATMUL || op == Opcode::TMATMUL_ACC ||
-           op == Opcode::TSTORE;
+    switch (op) {
+        case Opcode::TLOAD:
+        case Opcode::TEXTRACT:
+        case Opcode::TMATMUL:
+        case Opcode::TMATMUL_ACC:
+        case Opcode::TMATMUL_BIAS:
+        case Opcode::TSTORE:
+        case Opcode::TSTORE_ATOMIC_ADD:
+        case Opcode::TADD:
+        case Opcode::TADDS:
+        case Opcode::TMULS:
+        case Opcode::TCVT:
+        case Opcode::TMOV:
+        case Opcode::TADD_ROWVEC:
+        case Opcode::TADD_COLVEC: return true;
+        default: return false;
+    }
 }
 
 bool on_scalar(const InstrRecord& r) {
     return r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST ||
-           (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
+           r.op == Opcode::CROSS_CORE_WAIT_FLAG || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
 }
 
 // JSON string escaping for names that come from users (allocation names).
@@ -163,10 +178,11 @@ private:
         const bool stalled = r.op == Opcode::TWAIT && r.end - r.start > stalled_min_ps_;
         const std::string& stream = stream_name(r.stream);
         std::string args = fmt::format("\"block\":{},\"stream\":{}", r.block, json_string(stream));
-        if (r.op == Opcode::TMATMUL || r.op == Opcode::TMATMUL_ACC) args += fmt::format(",\"flops\":{}", r.bytes);
+        if (r.op == Opcode::TMATMUL || r.op == Opcode::TMATMUL_ACC || r.op == Opcode::TMATMUL_BIAS) args += fmt::format(",\"flops\":{}", r.bytes);
         else if (r.bytes > 0) args += fmt::format(",\"bytes\":{}", r.bytes);
         if (r.address != 0) args += fmt::format(",\"address\":\"{:#x}\"", r.address);
         if (r.peer >= 0) args += fmt::format(",\"peer\":{}", r.peer);
+        if (r.op == Opcode::CROSS_CORE_WAIT_FLAG) args += fmt::format(",\"flag\":{}", r.value);
         if (r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST) {
             args += fmt::format(",\"value\":{}", r.value);
             const int sig_rank = r.op == Opcode::TNOTIFY ? r.peer : r.rank;

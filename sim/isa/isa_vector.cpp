@@ -1,0 +1,217 @@
+// The vector unit (PIPE_V, AIV cores) on UB tiles: TADD, TADDS, TMULS, TCVT, TMOV, TADD_ROWVEC,
+// TADD_COLVEC.
+//
+// Timing: one instruction costs vector_startup_cycles + ceil(bytes / vector_bytes_per_cycle)
+// cycles, bytes counted over the widest operand tile (for TCVT, the wider of source and
+// destination). Functionally each result is computed in float from the operands' exact values
+// and rounded once to the destination's dtype (round to nearest, ties to even), which is what
+// computing in the tile's dtype gives: float holds the exact sum or product of two fp16 or bf16
+// values (or rounds it correctly for fp32), so rounding it again to the 16-bit type is the
+// correctly rounded result in that type. A scalar operand is first rounded to the tile's dtype,
+// as the hardware takes it in that dtype.
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/isa/hazard.hpp"
+#include "sim/isa/isa.hpp"
+#include "sim/isa/record.hpp"
+#include "sim/mem/element.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+std::size_t count_of(const Tile& t) { return static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols); }
+
+// Storage index of element (r, c).
+std::size_t index_of(const Tile& t, std::size_t r, std::size_t c) {
+    return t.column_major ? c * static_cast<std::size_t>(t.rows) + r : r * static_cast<std::size_t>(t.cols) + c;
+}
+
+void check_ub(const char* instr, const BlockCtx& blk, const Tile& t) {
+    if (t.kind != MemKind::UB) {
+        throw SimError(fmt::format("{}: tile '{}' is in {}; the vector unit works on UB tiles", instr, t.name,
+                                   mem_kind_name(t.kind)));
+    }
+    if (t.owner != &blk) {
+        throw SimError(fmt::format("{}: tile '{}' belongs to another block", instr, t.name));
+    }
+    if (!is_float_dtype(t.dtype)) {
+        throw SimError(fmt::format("{}: tile '{}' is {}; the vector instructions take fp32, fp16 or bf16", instr,
+                                   t.name, dtype_name(t.dtype)));
+    }
+}
+
+void check_same_shape(const char* instr, const Tile& dst, const Tile& src) {
+    if (dst.rows != src.rows || dst.cols != src.cols) {
+        throw SimError(fmt::format("{}: tile '{}' is {}x{} but tile '{}' is {}x{} (operands must have the same shape)",
+                                   instr, dst.name, dst.rows, dst.cols, src.name, src.rows, src.cols));
+    }
+}
+
+void check_same_dtype(const char* instr, const Tile& dst, const Tile& src) {
+    if (dst.dtype != src.dtype) {
+        throw SimError(fmt::format("{}: tile '{}' is {} but tile '{}' is {} (use TCVT to convert)", instr, dst.name,
+                                   dtype_name(dst.dtype), src.name, dtype_name(src.dtype)));
+    }
+}
+
+// Issues one vector instruction: checks hazards, books PIPE_V, records it. Returns whether the
+// block moves data (functional).
+bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const Tile*> srcs) {
+    BlockCtx& blk = *dst.owner;
+    blk.current_instr = instr;
+    blk.require_pipe(Pipe::V, instr);
+    check_ub(instr, blk, dst);
+    std::int64_t bytes = dst.bytes();
+    for (const Tile* s : srcs) {
+        check_ub(instr, blk, *s);
+        bytes = std::max(bytes, s->bytes());
+    }
+    const CostModel& cost = blk.cost();
+    const SimTime issue_at = blk.now() + cost.issue_ps;
+    const SimTime start = blk.pipe_start(Pipe::V, issue_at);
+    for (const Tile* s : srcs) isa_detail::check_hazard(instr, *s, start, false);
+    isa_detail::check_hazard(instr, dst, start, true);
+    const SimTime end = start + cost.vector_ps(bytes);
+    blk.now_ref() = issue_at;
+    blk.occupy(Pipe::V, start, end);
+    for (const Tile* s : srcs) const_cast<Tile*>(s)->read_end = std::max(s->read_end, end);
+    dst.write_end = end;
+    dst.last_writer = instr;
+    isa_detail::record(blk, Pipe::V, op, start, end, isa_detail::RecordArgs{bytes});
+    return blk.functional();
+}
+
+// dst = f(src) element by element in storage order (dst takes src's order); D is dst's dtype,
+// S src's. dst is src itself only when D == S (a tile has one dtype).
+template <DType D, DType S, class F>
+void map_unary(Tile& dst, const Tile& src, F f) {
+    const std::size_t n = count_of(src);
+    const std::size_t ds = static_cast<std::size_t>(dtype_bytes(D));
+    const std::size_t ss = static_cast<std::size_t>(dtype_bytes(S));
+    // In place (dst is src) is fine: each element is read before it is written.
+    for (std::size_t i = 0; i < n; ++i) store_from_float<D>(dst.data + i * ds, f(load_as_float<S>(src.data + i * ss)));
+    dst.column_major = src.column_major;
+}
+
+template <DType T, class F>
+void map_unary_same(Tile& dst, const Tile& src, F f) {
+    map_unary<T, T>(dst, src, f);
+}
+
+}  // namespace
+
+void TADD(Tile& dst, const Tile& a, const Tile& b) {
+    check_same_shape("TADD", dst, a);
+    check_same_shape("TADD", dst, b);
+    check_same_dtype("TADD", dst, a);
+    check_same_dtype("TADD", dst, b);
+    if (!issue("TADD", Opcode::TADD, dst, {&a, &b})) return;
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() {
+        const std::size_t es = static_cast<std::size_t>(dtype_bytes(T));
+        const std::size_t n = count_of(dst);
+        if (a.column_major == b.column_major) {
+            for (std::size_t i = 0; i < n; ++i)
+                store_from_float<T>(dst.data + i * es, load_as_float<T>(a.data + i * es) + load_as_float<T>(b.data + i * es));
+            dst.column_major = a.column_major;
+            return;
+        }
+        // Different storage orders: b read by (row, col); computed aside if dst is b.
+        std::vector<std::byte> out(n * es);
+        for (std::size_t r = 0; r < static_cast<std::size_t>(dst.rows); ++r) {
+            for (std::size_t c = 0; c < static_cast<std::size_t>(dst.cols); ++c) {
+                const std::size_t ia = index_of(a, r, c);
+                store_from_float<T>(out.data() + ia * es,
+                                    load_as_float<T>(a.data + ia * es) + load_as_float<T>(b.data + index_of(b, r, c) * es));
+            }
+        }
+        std::memcpy(dst.data, out.data(), out.size());
+        dst.column_major = a.column_major;
+    });
+}
+
+void TADDS(Tile& dst, const Tile& src, float s) {
+    check_same_shape("TADDS", dst, src);
+    check_same_dtype("TADDS", dst, src);
+    if (!issue("TADDS", Opcode::TADDS, dst, {&src})) return;
+    const float sv = round_to(dst.dtype, s);
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() { map_unary_same<T>(dst, src, [sv](float x) { return x + sv; }); });
+}
+
+void TMULS(Tile& dst, const Tile& src, float s) {
+    check_same_shape("TMULS", dst, src);
+    check_same_dtype("TMULS", dst, src);
+    if (!issue("TMULS", Opcode::TMULS, dst, {&src})) return;
+    const float sv = round_to(dst.dtype, s);
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() { map_unary_same<T>(dst, src, [sv](float x) { return x * sv; }); });
+}
+
+void TCVT(Tile& dst, const Tile& src) {
+    check_same_shape("TCVT", dst, src);
+    if (!issue("TCVT", Opcode::TCVT, dst, {&src})) return;
+    if (&dst == &src) return;  // one tile has one dtype: nothing to convert
+    dispatch_float_dtype(dst.dtype, [&]<DType D>() {
+        dispatch_float_dtype(src.dtype, [&]<DType S>() { map_unary<D, S>(dst, src, [](float x) { return x; }); });
+    });
+}
+
+void TMOV(Tile& dst, const Tile& src) {
+    check_same_shape("TMOV", dst, src);
+    check_same_dtype("TMOV", dst, src);
+    if (!issue("TMOV", Opcode::TMOV, dst, {&src})) return;
+    if (&dst == &src) return;
+    std::memcpy(dst.data, src.data, static_cast<std::size_t>(src.bytes()));
+    dst.column_major = src.column_major;
+}
+
+namespace {
+
+// dst[i][j] = src[i][j] + vec[j] (per_col) or + vec[i]; dst takes src's storage order.
+void add_vec(const char* instr, Opcode op, Tile& dst, const Tile& src, const Tile& vec, bool per_col) {
+    check_same_shape(instr, dst, src);
+    check_same_dtype(instr, dst, src);
+    check_same_dtype(instr, dst, vec);
+    const bool shape_ok = per_col ? vec.rows == 1 && vec.cols == src.cols : vec.rows == src.rows && vec.cols == 1;
+    if (!shape_ok) {
+        throw SimError(fmt::format("{}: vector tile '{}' is {}x{}; for a {}x{} tile it must be {}", instr, vec.name,
+                                   vec.rows, vec.cols, src.rows, src.cols,
+                                   per_col ? fmt::format("1x{}", src.cols) : fmt::format("{}x1", src.rows)));
+    }
+    if (!issue(instr, op, dst, {&src, &vec})) return;
+    // A 1 x n or n x 1 tile is the same in either storage order: vec[k] is element k.
+    std::vector<std::byte> vcopy(vec.data, vec.data + vec.bytes());  // dst may be vec itself
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() {
+        const std::size_t es = static_cast<std::size_t>(dtype_bytes(T));
+        const std::size_t rows = static_cast<std::size_t>(src.rows), cols = static_cast<std::size_t>(src.cols);
+        const std::size_t outer = src.column_major ? cols : rows;
+        const std::size_t inner = src.column_major ? rows : cols;
+        // Storage run i holds row i (row-major) or column i (column-major).
+        const bool vec_by_inner = per_col != src.column_major;
+        for (std::size_t i = 0; i < outer; ++i) {
+            for (std::size_t j = 0; j < inner; ++j) {
+                const std::size_t at = (i * inner + j) * es;
+                const float v = load_as_float<T>(vcopy.data() + (vec_by_inner ? j : i) * es);
+                store_from_float<T>(dst.data + at, load_as_float<T>(src.data + at) + v);
+            }
+        }
+        dst.column_major = src.column_major;
+    });
+}
+
+}  // namespace
+
+void TADD_ROWVEC(Tile& dst, const Tile& src, const Tile& vec) {
+    add_vec("TADD_ROWVEC", Opcode::TADD_ROWVEC, dst, src, vec, true);
+}
+
+void TADD_COLVEC(Tile& dst, const Tile& src, const Tile& vec) {
+    add_vec("TADD_COLVEC", Opcode::TADD_COLVEC, dst, src, vec, false);
+}
+
+}  // namespace tandem
