@@ -20,8 +20,9 @@ struct SingleRun {
     SimTime host_end = 0;
 };
 
-// Runs `fn` as one kernel of `blocks` blocks on rank 0's first stream and synchronizes.
-inline SingleRun run_one_kernel(Runtime& rt, CoreType type, int blocks, KernelFn fn, const std::string& name = "k") {
+// Runs `fn` as one kernel of `blocks` blocks on rank 0's first stream and synchronizes. `type`:
+// CoreType::AIC, CoreType::AIV or KernelType::MIX.
+inline SingleRun run_one_kernel(Runtime& rt, LaunchCores type, int blocks, KernelFn fn, const std::string& name = "k") {
     SingleRun out;
     rt.run_hosts([&](HostContext& host) {
         if (host.rank() != 0) return;
