@@ -30,6 +30,7 @@ public:
     static constexpr int kMaxPending = 15;  // a 4-bit counter per flag and core
 
     void clear();
+    bool empty() const { return groups_.empty(); }
 
     // A target of `targets` that already receives `flag` from a group other than `group_key`
     // (one flag used in two modes), or -1.

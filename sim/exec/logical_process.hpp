@@ -113,8 +113,6 @@ public:
     void count_instruction() { ++instructions_; }
     void count_remote_bytes(bool load, std::int64_t bytes) { (load ? remote_load_bytes_ : remote_store_bytes_) += bytes; }
     const KernelLaunch& launch() const { return *launch_; }
-    // The running block in `slot`, or null if it has not started or has finished.
-    BlockCtx* block_in_slot(int slot);
     // How many blocks run at once (cores, or clusters for MIX).
     int concurrent_blocks() const { return places_; }
     // "block 3" or, in a MIX kernel, "block 3 AIC" / "block 3 AIV sub-block 1".
@@ -147,6 +145,9 @@ private:
     void start_part(const BlockPlace& place, CoreState& core, SimTime t);
     // The cores of the running launch (both types for MIX), for its statistics.
     void sum_busy(std::array<SimTime, kPipeCount>& busy) const;
+    // (sim/exec/logical_process_flags.cpp) A block waiting in CrossCoreWaitFlag whose turn came
+    // at t: takes the count (true: resume it) or becomes a flag waiter.
+    bool take_cross_core_count(BlockCtx& blk, SimTime t);
     void add_flag_waiter(BlockCtx& blk);
     // Flag waiters whose count has arrived by flag_wake_ become events at that time.
     void wake_flag_waiters();
