@@ -169,7 +169,7 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
         std::vector<std::size_t> first_stat;
         for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
         ViewPlan plan = instance->view(ViewKind::Pipelined, r);
-        std::vector<std::vector<CoreType>> launched(streams.size());  // per stream, in launch order
+        std::vector<std::vector<LaunchCores>> launched(streams.size());  // per stream, in launch order
         for (const kernels::ViewPhase& phase : plan.phases)
             for (const kernels::StreamLaunch& l : phase.launches)
                 launched[static_cast<std::size_t>(l.stream)].push_back(l.kernel.core_type);
