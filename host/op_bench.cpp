@@ -21,7 +21,8 @@ int round_up(int v, int step) { return step <= 1 ? v : (v + step - 1) / step * s
 
 // The host's tensors of one rank, padded as the variant asks: B (stored transposed), the
 // output, A and the bias, allocated after the op's workspace in that order.
-RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kernels::Padding& pad, const OpParams& p) {
+RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kernels::Padding& pad, const OpParams& p,
+                             bool output_in_window) {
     const int esize = dtype_bytes(p.dtype);
     const int k = round_up(sh.b_cols, pad.k);
     const int n_b = round_up(sh.b_rows, pad.n);
@@ -32,7 +33,7 @@ RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kern
     RankTensors t;
     const GmAllocation& b = gm.allocate("B", std::int64_t{esize} * k * n_b);
     t.b = GmTensor(b, 0, k, n_b, k, p.dtype, Layout::DN);
-    const GmAllocation& c = gm.allocate("C", std::int64_t{dtype_bytes(p.out_dtype)} * out_rows * out_cols);
+    const GmAllocation& c = gm.allocate("C", std::int64_t{dtype_bytes(p.out_dtype)} * out_rows * out_cols, output_in_window);
     t.out = GmTensor(c, 0, out_rows, out_cols, out_cols, p.out_dtype, Layout::ND);
     const GmAllocation& a = gm.allocate("A", std::int64_t{esize} * a_rows * a_cols);
     t.a = GmTensor(a, 0, a_rows, a_cols, a_cols, p.dtype, Layout::ND);
@@ -136,12 +137,14 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
     Cluster& cluster = rt.cluster();
 
     // Comm world init: the op's workspace on every chip, then the host's tensors.
-    std::shared_ptr<kernels::OpInstance> instance = variant.make(params);
+    kernels::OpParams run_params = params;
+    run_params.topology = profile.interconnect.topology;
+    std::shared_ptr<kernels::OpInstance> instance = variant.make(run_params);
     for (int r = 0; r < params.ranks; ++r) instance->allocate_workspace(r, cluster.chip(r).gm);
     const ShardShapes shapes = shard_shapes(op.sharding_of(variant), params);
     const kernels::Padding pad = variant.padding ? variant.padding(params) : kernels::Padding{};
     std::vector<RankTensors> tensors;
-    for (int r = 0; r < params.ranks; ++r) tensors.push_back(allocate_tensors(cluster.chip(r).gm, shapes, pad, params));
+    for (int r = 0; r < params.ranks; ++r) tensors.push_back(allocate_tensors(cluster.chip(r).gm, shapes, pad, params, variant.output_in_window));
     for (int r = 0; r < params.ranks; ++r) {
         instance->bind(r, tensors[static_cast<std::size_t>(r)]);
         if (functional) write_inputs(tensors[static_cast<std::size_t>(r)], *inputs, r);

@@ -484,12 +484,13 @@ const kernels::VariantDesc& variant_of(const RunConfig& cfg) {
 DType parse_dtype(const std::string& flag, const std::string& name) {
     if (name == "fp16") return DType::F16;
     if (name == "fp32") return DType::F32;
+    if (name == "bf16") return DType::BF16;
     if (name == "int8") {
         fail(fmt::format("{} int8: the hardware facts Tandem's profiles are built from give no int8 cube rate, so "
                          "int8 is not modelled; use fp16",
                          flag));
     }
-    fail(fmt::format("{} {}: unknown dtype (fp16, fp32)", flag, name));
+    fail(fmt::format("{} {}: unknown dtype (fp16, bf16, fp32)", flag, name));
 }
 
 kernels::OpParams op_params_of(const RunConfig& given) {

@@ -22,6 +22,7 @@
 #include "sim/mem/dtype.hpp"
 #include "sim/mem/global_memory.hpp"
 #include "sim/mem/gm_tensor.hpp"
+#include "sim/profile.hpp"
 
 namespace tandem {
 class HostContext;
@@ -87,6 +88,9 @@ struct OpParams {
     std::string comm_mode = "mesh";
     std::map<std::string, int> knobs;  // the variant's integer knobs that were given
     std::string fault;                 // tests only: a sabotage the variant lists in `faults`
+    // The profile's interconnect, set by the host when it runs the variant (what an HCCL-style
+    // collective chooses its algorithm by: mesh on a full mesh, ring on rings).
+    TopologyKind topology = TopologyKind::FullMesh;
 
     std::optional<int> knob(const std::string& name) const;
 };
@@ -170,6 +174,9 @@ struct VariantDesc {
     std::vector<DType> dtypes = {DType::F16};
     std::vector<DType> out_dtypes = {DType::F32};  // the first is the default
     bool takes_bias = false;
+    // The output lives in the rank's peer window (as HCCL's output buffers do), so that other
+    // ranks may store or atomically add into it; otherwise it is local memory.
+    bool output_in_window = false;
     std::vector<std::string> comm_modes = {"mesh"};  // the first is the default
     // Default block counts when the command line gives none (null: one block per AIC core for
     // the compute kernel, one per AIV core for the comm kernel, as the seed). Ascend's

@@ -7,6 +7,8 @@ namespace tandem::kernels {
 namespace {
 // Event ids: buffers 0/1 use ids 0/1 on each pipe pair; the accumulator uses id 0 of FIX<->M.
 constexpr int kAccEvent = 0;
+// M -> MTE2: the cube has read the bias tile, which may then be reloaded.
+constexpr int kBiasEvent = 0;
 constexpr int kStepsPerPanel = 4;  // the cube's K step is panel_k / 4
 }  // namespace
 
@@ -28,6 +30,16 @@ GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, int base_m, int base_n, DType 
     set_flag(blk, PIPE_FIX, PIPE_M, kAccEvent);
 }
 
+Task GemmTilePipeline::load_bias(GmTensor biasSlice) {
+    if (biasTile_ == nullptr) {
+        biasTile_ = &blk_.alloc_tile(MemKind::L1, biasSlice.rows(), biasSlice.cols(), biasSlice.dtype(), "biasTile");
+        set_flag(blk_, PIPE_M, PIPE_MTE2, kBiasEvent);
+    }
+    wait_flag(blk_, PIPE_M, PIPE_MTE2, kBiasEvent);  // the previous TMATMUL_BIAS has read it
+    co_await TLOAD(*biasTile_, biasSlice);
+    bias_loaded_ = true;
+}
+
 Task GemmTilePipeline::accumulate(GmTensor aPanel, GmTensor bPanel) {
     const int baseK = base_n_ / kStepsPerPanel;
     const int l1 = l1Buf_;
@@ -47,7 +59,15 @@ Task GemmTilePipeline::accumulate(GmTensor aPanel, GmTensor bPanel) {
         wait_flag(blk_, PIPE_MTE1, PIPE_M, l0);
         if (first_step_) {
             wait_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);  // accumulator stored out
-            TMATMUL(*cTile_, *aTile_[l0], *bTile_[l0]);
+            if (bias_loaded_) {
+                // The bias reached L1 before this panel (MTE2 in order), so before the extract
+                // this step waited for.
+                TMATMUL_BIAS(*cTile_, *aTile_[l0], *bTile_[l0], *biasTile_);
+                set_flag(blk_, PIPE_M, PIPE_MTE2, kBiasEvent);
+                bias_loaded_ = false;
+            } else {
+                TMATMUL(*cTile_, *aTile_[l0], *bTile_[l0]);
+            }
             first_step_ = false;
         } else {
             TMATMUL_ACC(*cTile_, *aTile_[l0], *bTile_[l0]);
@@ -70,6 +90,7 @@ void GemmTilePipeline::drain() {
         wait_flag(blk_, PIPE_M, PIPE_MTE1, i);
     }
     wait_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
+    if (biasTile_ != nullptr) wait_flag(blk_, PIPE_M, PIPE_MTE2, kBiasEvent);
 }
 
 }  // namespace tandem::kernels

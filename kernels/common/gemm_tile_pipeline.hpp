@@ -14,6 +14,9 @@
 //   co_await pipe.store(cTile);
 //   ...
 //   pipe.drain();  // before the block ends
+//
+// A bias (Ascend's bias table) is loaded before a tile's first panel with load_bias(): that
+// tile's first K step is then a TMATMUL_BIAS, so the accumulator starts from the broadcast bias.
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
@@ -27,8 +30,12 @@ public:
     int base_n() const { return base_n_; }
     int panel_k() const { return base_n_; }
 
-    // Start a new output tile (the next accumulate is a TMATMUL).
+    // Start a new output tile (the next accumulate is a TMATMUL, or a TMATMUL_BIAS after
+    // load_bias).
     void begin_tile() { first_step_ = true; }
+    // Load the next tile's bias into L1: a 1 x base_n slice (one value per column) or a
+    // base_m x 1 slice (one per row) of the bias vector. Call before begin_tile().
+    Task load_bias(GmTensor biasSlice);
     // acc (+)= aPanel (base_m x panel_k) x bPanel (panel_k x base_n).
     Task accumulate(GmTensor aPanel, GmTensor bPanel);
     // Store the accumulator to `cTile` (base_m x base_n).
@@ -45,6 +52,8 @@ private:
     Tile* aTile_[2];
     Tile* bTile_[2];
     Tile* cTile_;
+    Tile* biasTile_ = nullptr;  // allocated by the first load_bias
+    bool bias_loaded_ = false;
     int l1Buf_ = 0;
     int l0Buf_ = 0;
     bool first_step_ = true;
