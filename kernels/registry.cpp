@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/allgather_gemm/op.hpp"
+#include "kernels/matmul_all_scatter/op.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::kernels {
@@ -14,6 +15,7 @@ namespace tandem::kernels {
 const std::vector<const OpDesc*>& registered_ops() {
     static const std::vector<const OpDesc*> ops = {
         &allgather_gemm_op(),
+        &matmul_all_scatter_op(),
     };
     return ops;
 }

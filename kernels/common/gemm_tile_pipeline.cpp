@@ -84,6 +84,18 @@ Task GemmTilePipeline::store(GmTensor cTile) {
     set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
 }
 
+Task GemmTilePipeline::store_each(std::vector<GmTensor> cTiles) {
+    set_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
+    wait_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
+    for (const GmTensor& cTile : cTiles) co_await TSTORE(cTile, *cTile_);
+    set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
+}
+
+void GemmTilePipeline::wait_stores() {
+    set_flag(blk_, PIPE_FIX, PIPE_S, kAccEvent);
+    wait_flag(blk_, PIPE_FIX, PIPE_S, kAccEvent);
+}
+
 void GemmTilePipeline::drain() {
     for (int i = 0; i < 2; ++i) {
         wait_flag(blk_, PIPE_MTE1, PIPE_MTE2, i);

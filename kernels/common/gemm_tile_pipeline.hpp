@@ -17,6 +17,8 @@
 //
 // A bias (Ascend's bias table) is loaded before a tile's first panel with load_bias(): that
 // tile's first K step is then a TMATMUL_BIAS, so the accumulator starts from the broadcast bias.
+#include <vector>
+
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
@@ -40,6 +42,12 @@ public:
     Task accumulate(GmTensor aPanel, GmTensor bPanel);
     // Store the accumulator to `cTile` (base_m x base_n).
     Task store(GmTensor cTile);
+    // Store the accumulator to each of `cTiles` in turn (FIX reads L0C once per target; a target
+    // may be a peer's window: the fused ops' push of a finished tile).
+    Task store_each(std::vector<GmTensor> cTiles);
+    // Block the scalar until every store issued so far has landed (set_flag/wait_flag FIX -> S):
+    // what a block does before it raises a flag saying the tile is there.
+    void wait_stores();
     // Consume the pre-set flags so every set has its wait when the block ends.
     void drain();
 

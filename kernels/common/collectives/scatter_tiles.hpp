@@ -1,0 +1,56 @@
+#pragma once
+// Push one rank's block of a replicated output to every peer, tile by tile, on the vector cores:
+// the communication half of the "every rank computes a block of C, every rank needs all of C"
+// ops (matmul_all_scatter: a column block; matmul_all_gather: a row block). It is the sequential
+// baseline's all-gather of C (every tile ready at once) and the consumer of the fused variants
+// (each tile waited for on its ready flag, which the GEMM raises when the tile is stored).
+//
+// The block is cut into readiness tiles (the GEMM's base_m x base_n output tiles, row-major);
+// each is moved in comm tiles (Iris's COMMUNICATION_TILE_M x _N) through two UB buffers: the
+// TLOAD of the next comm tile overlaps the TSTOREs of the current one to the peers. Stores go
+// straight into each peer's window (a direct, mesh-style all-gather: on a ring profile a message
+// crosses the hops between the ranks).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/exec/logical_process.hpp"
+#include "sim/exec/signal.hpp"
+#include "sim/mem/gm_tensor.hpp"
+
+namespace tandem::kernels::collectives {
+
+struct TileScatter {
+    int my_rank = 0;
+    GmTensor src;               // this rank's block in its own output (local)
+    std::vector<GmTensor> dst;  // the same block in every rank's output (dst[my_rank] is not written)
+    int tile_rows = 0;          // readiness tile (divides src)
+    int tile_cols = 0;
+    int comm_rows = 0;          // comm tile (divides the readiness tile)
+    int comm_cols = 0;
+    // Ready flags, one int32 word per readiness tile (row-major) from this address on this rank:
+    // a tile is sent once its word is >= 1. None: every tile is ready (the baseline).
+    std::optional<SignalAddr> ready;
+    int skip_rank = -1;  // fault for tests: this peer never receives anything
+
+    int row_tiles() const { return src.rows() / tile_rows; }
+    int col_tiles() const { return src.cols() / tile_cols; }
+    int tiles() const { return row_tiles() * col_tiles(); }
+    SignalAddr ready_flag(int tile) const { return SignalAddr{ready->rank, ready->address + 4 * std::int64_t{tile}}; }
+};
+
+// Worker `worker` of `workers` sends readiness tiles worker, worker + workers, ... (tiles come
+// out of the GEMM in that order, so the first workers' tiles are ready first).
+Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers);
+
+// The scatter as an AIV kernel of `blocks` blocks (one worker per block).
+KernelLaunch make_scatter_kernel(const std::string& name, const TileScatter& s, int blocks);
+
+// UB bytes a worker takes (two comm tiles).
+double scatter_ub_bytes(int comm_rows, int comm_cols, int elem_bytes);
+
+// The default comm tile rows for a tile_cols-wide comm tile: the largest divisor of tile_rows
+// whose tile is at most 32 KiB, so two buffers sit in UB with room to spare (at least 1).
+int default_comm_rows(int tile_rows, int tile_cols, int elem_bytes);
+
+}  // namespace tandem::kernels::collectives

@@ -1,0 +1,48 @@
+#pragma once
+// Device code of matmul_all_scatter. Rank r computes C[:, r*N/W .. (r+1)*N/W) = A x B_r (+ bias)
+// in base_m x base_n tiles and every rank's output gets that column block:
+//   - the GEMM kernel (AIC) stores each tile into the rank's own output and, when the variant
+//     overlaps, raises the tile's ready flag once the store has landed;
+//   - the scatter (AIV, kernels/common/collectives/scatter_tiles) pushes ready tiles to the peers;
+//   - fused_sequential: one AIC kernel that stores each finished tile into every rank's output;
+//   - specialized: one MIX kernel, its first gemm_blocks clusters computing (AIC), the rest
+//     scattering (both AIVs of each).
+#include <optional>
+#include <vector>
+
+#include "kernels/common/collectives/scatter_tiles.hpp"
+#include "kernels/common/gemm_tiles.hpp"
+#include "kernels/op_desc.hpp"
+
+namespace tandem::kernels {
+
+struct MasRankArgs {
+    int my_rank = 0;
+    int ranks = 0;
+    GmTensor a;                       // M x K, replicated
+    GmTensor b;                       // K x N/W (DN): this rank's columns of B
+    GmTensor bias;                    // the whole bias vector (when bias != None)
+    BiasKind bias_kind = BiasKind::None;
+    int base_m = 0;
+    int base_n = 0;
+    int col0 = 0;                     // first global column of this rank's block
+    std::vector<GmTensor> out_block;  // this rank's block in every rank's output (M x N/W)
+    std::optional<SignalAddr> ready;  // per-tile ready flags on this rank (overlapping variants)
+    int comm_tile_m = 0;
+    int comm_tile_n = 0;
+    bool skip_last_k_panel = false;   // fault: each tile misses its last K panel
+    int skip_peer = -1;               // fault: this peer never receives the block
+
+    GemmGrid grid() const { return GemmGrid(a, b, base_m, base_n); }
+    collectives::TileScatter scatter() const;
+};
+
+// The GEMM (AIC): tiles data-parallel over `blocks` blocks, stored into the own output (and
+// flagged when args.ready is set).
+KernelLaunch make_mas_gemm_kernel(const MasRankArgs& args, int blocks);
+// fused_sequential: the GEMM storing every finished tile into every rank's output.
+KernelLaunch make_mas_fused_sequential_kernel(const MasRankArgs& args, int blocks);
+// specialized: one MIX kernel of total_blocks clusters, the first gemm_blocks computing.
+KernelLaunch make_mas_specialized_kernel(const MasRankArgs& args, int gemm_blocks, int total_blocks);
+
+}  // namespace tandem::kernels
