@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/collectives/comm_grid.hpp"
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/matmul_all_scatter/mas_kernels.hpp"
@@ -32,7 +33,7 @@ int out_bytes(const OpParams& p) { return dtype_bytes(p.out_dtype); }
 
 int comm_tile_n(const OpParams& p) { return p.knob("comm_tile_n").value_or(p.base_n); }
 int comm_tile_m(const OpParams& p) {
-    return p.knob("comm_tile_m").value_or(collectives::default_comm_rows(p.base_m, comm_tile_n(p), out_bytes(p)));
+    return p.knob("comm_tile_m").value_or(collectives::comm_tile_rows(p.base_m, comm_tile_n(p), p.out_dtype));
 }
 
 // Clusters a MIX kernel can have on the chip at once.
@@ -70,7 +71,7 @@ void validate_common(const OpParams& p, const BufferLimits& lim) {
     const int cn = comm_tile_n(p);
     if (p.base_m % cm != 0) {
         fail_check(fmt::format("--comm-tile-m {}: must divide base-m = {} (a GEMM tile is sent in whole comm tiles); "
-                               "nearest valid: {}", cm, p.base_m, collectives::default_comm_rows(p.base_m, cn, 1 << 20)));
+                               "nearest valid: {}", cm, p.base_m, collectives::comm_tile_rows(p.base_m, cn, p.out_dtype)));
     }
     if (p.base_n % cn != 0) {
         fail_check(fmt::format("--comm-tile-n {}: must divide base-n = {} (a GEMM tile is sent in whole comm tiles); "
@@ -78,10 +79,10 @@ void validate_common(const OpParams& p, const BufferLimits& lim) {
     }
     const double ub = collectives::scatter_ub_bytes(cm, cn, static_cast<int>(ob));
     if (ub > static_cast<double>(lim.ub_bytes)) {
-        fail_check(fmt::format("--comm-tile-m {} --comm-tile-n {}: two {}x{} {} comm tiles take {:.0f} bytes of UB, "
+        fail_check(fmt::format("--comm-tile-m {} --comm-tile-n {}: four {}x{} {} comm tiles (two sets of two) take {:.0f} bytes of UB, "
                                "more than the {} bytes of {}; nearest valid: --comm-tile-m {}",
                                cm, cn, cm, cn, dtype_name(p.out_dtype), ub, lim.ub_bytes, lim.profile_name,
-                               collectives::default_comm_rows(p.base_m, cn, static_cast<int>(ob))));
+                               collectives::comm_tile_rows(p.base_m, cn, p.out_dtype)));
     }
 }
 

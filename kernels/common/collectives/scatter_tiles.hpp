@@ -6,8 +6,10 @@
 // (each tile waited for on its ready flag, which the GEMM raises when the tile is stored).
 //
 // The block is cut into readiness tiles (the GEMM's base_m x base_n output tiles, row-major);
-// each is moved in comm tiles (Iris's COMMUNICATION_TILE_M x _N) through two UB buffers: the
-// TLOAD of the next comm tile overlaps the TSTOREs of the current one to the peers. Stores go
+// each is moved in comm tiles (Iris's COMMUNICATION_TILE_M x _N) through the collectives' UbStage
+// (ping and pong): the TLOAD of the next comm tile overlaps the TSTOREs of the current one.
+// The baseline all-gather of collectives/all_gather.hpp gathers contiguous row slices; a rank's
+// column block of C is not one, hence this kernel. Stores go
 // straight into each peer's window (a direct, mesh-style all-gather: on a ring profile a message
 // crosses the hops between the ranks).
 #include <optional>
@@ -46,11 +48,7 @@ Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers);
 // The scatter as an AIV kernel of `blocks` blocks (one worker per block).
 KernelLaunch make_scatter_kernel(const std::string& name, const TileScatter& s, int blocks);
 
-// UB bytes a worker takes (two comm tiles).
+// UB bytes a worker takes (UbStage: two sets of two comm tiles).
 double scatter_ub_bytes(int comm_rows, int comm_cols, int elem_bytes);
-
-// The default comm tile rows for a tile_cols-wide comm tile: the largest divisor of tile_rows
-// whose tile is at most 32 KiB, so two buffers sit in UB with room to spare (at least 1).
-int default_comm_rows(int tile_rows, int tile_cols, int elem_bytes);
 
 }  // namespace tandem::kernels::collectives
