@@ -195,6 +195,8 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
             for (const KernelStats& k : stats) out.instructions += k.instructions;
             for (std::size_t i = first_stat[s]; i < stats.size(); ++i) {
                 for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[i].busy_ps[static_cast<std::size_t>(p)];
+                times.remote_load_bytes += stats[i].remote_load_bytes;
+                times.remote_store_bytes += stats[i].remote_store_bytes;
                 // Summed in integer picoseconds: the order the rank threads finish in cannot matter.
                 if (launched[s][i - first_stat[s]] == CoreType::AIC) out.compute_twait_stall_ps += stats[i].twait_stall_ps;
             }

@@ -29,6 +29,10 @@ struct RankViewTimes {
     double seq_comm_us = 0;
     double seq_compute_us = 0;
     double pipelined_us = 0;
+    // Bytes the rank's kernels of the pipelined view moved across the interconnect (KernelStats):
+    // loaded from peers' windows, stored (plain or atomic-add) into them.
+    std::int64_t remote_load_bytes = 0;
+    std::int64_t remote_store_bytes = 0;
 };
 
 // A rank's output as fp32, out_rows x out_cols, row-major (the device's bytes handed over when

@@ -90,7 +90,9 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
         per_rank.push_back({{"compute_only_us", t.compute_only_us},
                             {"seq_comm_us", t.seq_comm_us},
                             {"seq_compute_us", t.seq_compute_us},
-                            {"pipelined_us", t.pipelined_us}});
+                            {"pipelined_us", t.pipelined_us},
+                            {"remote_load_bytes", t.remote_load_bytes},
+                            {"remote_store_bytes", t.remote_store_bytes}});
     }
     r.extras["per_rank"] = per_rank;
     r.extras["views_reported_from"] = "slowest rank per view";
@@ -104,6 +106,15 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
     }
     r.extras["pipelined_rank_mean_us"] = out.bench.per_rank.empty() ? 0.0 : sum / static_cast<double>(out.bench.per_rank.size());
     r.extras["pipelined_rank_min_us"] = lowest;
+    // The traffic the pipelined view actually put on the interconnect, per rank (the busiest
+    // rank's loads + stores), beside the collective's payload (allgather_bytes): a variant that
+    // re-reads remote data (all_gather_matmul's pull) shows it here.
+    std::int64_t comm_bytes = 0;
+    for (const RankViewTimes& t : out.bench.per_rank) comm_bytes = std::max(comm_bytes, t.remote_load_bytes + t.remote_store_bytes);
+    r.extras["comm_bytes_per_rank"] = comm_bytes;
+    r.extras["comm_gib_s"] = out.bench.slowest.pipelined_us > 0
+                                 ? static_cast<double>(comm_bytes) / (out.bench.slowest.pipelined_us * 1e-6) / (1024.0 * 1024.0 * 1024.0)
+                                 : 0.0;
     r.extras["simulated_instructions"] = out.bench.instructions;
     r.extras["compute_twait_stall_us"] = to_us(out.bench.compute_twait_stall_ps);
     if (variant.effective_knobs) {

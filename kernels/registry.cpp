@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/all_gather_matmul/op.hpp"
 #include "kernels/allgather_gemm/op.hpp"
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "sim/sim_error.hpp"
@@ -16,6 +17,7 @@ const std::vector<const OpDesc*>& registered_ops() {
     static const std::vector<const OpDesc*> ops = {
         &allgather_gemm_op(),
         &matmul_all_scatter_op(),
+        &all_gather_matmul_op(),
     };
     return ops;
 }

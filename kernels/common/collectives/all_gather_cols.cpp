@@ -1,0 +1,61 @@
+#include "kernels/common/collectives/all_gather_cols.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/isa/isa.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem::kernels {
+
+namespace {
+
+Task all_gather_cols(BlockCtx& blk, AllGatherColsArgs a) {
+    const int ranks = static_cast<int>(a.gathered.size());
+    const int me = a.my_rank;
+    const GmTensor& mine = a.gathered[static_cast<std::size_t>(me)];
+    const int rowTiles = mine.rows() / a.tile_rows;
+    const int colTiles = a.shard_cols / a.tile_cols;
+    Tile* ubTile[2];
+    for (int i = 0; i < 2; ++i) {
+        ubTile[i] = &blk.alloc_tile(MemKind::UB, a.tile_rows, a.tile_cols, mine.dtype(), fmt::format("ubTile[{}]", i));
+        set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);  // both buffers start free
+    }
+    int buf = 0;
+    for (int t = blk.block_idx(); t < rowTiles * colTiles; t += blk.block_num()) {
+        const int row = (t / colTiles) * a.tile_rows;
+        const int col = me * a.shard_cols + (t % colTiles) * a.tile_cols;
+        wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);  // the buffer's earlier stores have read it
+        co_await TLOAD(*ubTile[buf], mine.sub(row, col, a.tile_rows, a.tile_cols));
+        set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+        wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+        for (int i = 1; i < ranks; ++i) {
+            const int peer = (me + i) % ranks;
+            co_await TSTORE(a.gathered[static_cast<std::size_t>(peer)].sub(row, col, a.tile_rows, a.tile_cols), *ubTile[buf]);
+        }
+        set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+        buf ^= 1;
+    }
+    for (int i = 0; i < 2; ++i) wait_flag(blk, PIPE_MTE3, PIPE_MTE2, i);
+    pipe_barrier(blk, PIPE_ALL);  // this block's stores complete at the peers before its counts
+    for (int i = 1; i < ranks; ++i)
+        TNOTIFY(blk, a.arrivals[static_cast<std::size_t>((me + i) % ranks)], 1, NotifyOp::AtomicAdd);
+    // Every block of every peer has delivered here.
+    co_await TWAIT(blk, a.arrivals[static_cast<std::size_t>(me)], CmpOp::GE, (ranks - 1) * blk.block_num());
+}
+
+}  // namespace
+
+KernelLaunch make_all_gather_cols_kernel(const AllGatherColsArgs& args, int blocks) {
+    const GmTensor& mine = args.gathered.at(static_cast<std::size_t>(args.my_rank));
+    if (args.tile_rows <= 0 || args.tile_cols <= 0 || mine.rows() % args.tile_rows != 0 ||
+        args.shard_cols % args.tile_cols != 0 || mine.cols() != args.shard_cols * static_cast<int>(args.gathered.size())) {
+        throw SimError(fmt::format("all-gather of column shards on rank {}: {} is not {} shards of {} columns in whole "
+                                   "{}x{} tiles",
+                                   args.my_rank, mine.describe(), args.gathered.size(), args.shard_cols, args.tile_rows,
+                                   args.tile_cols));
+    }
+    return KernelLaunch{"AllGatherColsKernel", CoreType::AIV, blocks,
+                        [args](BlockCtx& blk) { return all_gather_cols(blk, args); }};
+}
+
+}  // namespace tandem::kernels
