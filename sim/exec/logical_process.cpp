@@ -79,13 +79,16 @@ void LogicalProcess::run_window(SimTime window_end) {
         if (coord.failed()) throw SimAborted();
         window_end_ = window_end;
         ++windows_run_;
-        // Nothing can start before the window's lower bound again: drop older bookings.
-        const SimTime horizon = window_end_ - coord.lookahead();
+        check_waiters();
+        // Nothing can start before the window's lower bound again: drop older bookings. A TWAIT
+        // that began in the last window may resume below that bound (its word changed at a
+        // time inside the last window, seen only now): keep the history from there.
+        SimTime horizon = window_end_ - coord.lookahead();
+        if (!events_.empty()) horizon = std::min(horizon, events_.top().t);
         fabric_->forget_before(horizon);
         if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
             for (auto& [id, link] : links_) link->forget_before(horizon);
         }
-        check_waiters();
         process_until(window_end_);
         if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {
             throw SimError(cross_core_deadlock());  // only this kernel's blocks could set its flags
