@@ -1,5 +1,7 @@
 #include "kernels/common/collectives/all_gather_cols.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/isa/isa.hpp"
@@ -20,15 +22,23 @@ Task all_gather_cols(BlockCtx& blk, AllGatherColsArgs a) {
         ubTile[i] = &blk.alloc_tile(MemKind::UB, a.tile_rows, a.tile_cols, mine.dtype(), fmt::format("ubTile[{}]", i));
         set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);  // both buffers start free
     }
+    // Work items are (tile, group of peers): with fewer tiles than blocks the peers of a tile
+    // are split over several blocks (each loads the tile, a local read, and stores it to its
+    // share of the peers), so every block has work, as HCCL spreads a small all-gather.
+    const int tiles = rowTiles * colTiles;
+    const int peers = ranks - 1;
+    const int groups = std::max(1, std::min(peers, blk.block_num() / std::max(1, tiles)));
     int buf = 0;
-    for (int t = blk.block_idx(); t < rowTiles * colTiles; t += blk.block_num()) {
+    for (int item = blk.block_idx(); item < tiles * groups; item += blk.block_num()) {
+        const int t = item / groups;
+        const int group = item % groups;
         const int row = (t / colTiles) * a.tile_rows;
         const int col = me * a.shard_cols + (t % colTiles) * a.tile_cols;
         wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);  // the buffer's earlier stores have read it
         co_await TLOAD(*ubTile[buf], mine.sub(row, col, a.tile_rows, a.tile_cols));
         set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
         wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
-        for (int i = 1; i < ranks; ++i) {
+        for (int i = 1 + group; i <= peers; i += groups) {
             const int peer = (me + i) % ranks;
             co_await TSTORE(a.gathered[static_cast<std::size_t>(peer)].sub(row, col, a.tile_rows, a.tile_cols), *ubTile[buf]);
         }
