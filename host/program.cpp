@@ -90,9 +90,7 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
         per_rank.push_back({{"compute_only_us", t.compute_only_us},
                             {"seq_comm_us", t.seq_comm_us},
                             {"seq_compute_us", t.seq_compute_us},
-                            {"pipelined_us", t.pipelined_us},
-                            {"remote_load_bytes", t.remote_load_bytes},
-                            {"remote_store_bytes", t.remote_store_bytes}});
+                            {"pipelined_us", t.pipelined_us}});
     }
     r.extras["per_rank"] = per_rank;
     r.extras["views_reported_from"] = "slowest rank per view";
