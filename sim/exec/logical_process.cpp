@@ -37,6 +37,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));
     next_block_ = 0;
+    first_live_slot_ = 0;
     live_blocks_ = 0;
     kernel_start_ = start;
     kernel_end_ = start;
@@ -79,8 +80,8 @@ void LogicalProcess::run_window(SimTime window_end) {
         if (coord.failed()) throw SimAborted();
         window_end_ = window_end;
         ++windows_run_;
-        // Nothing can start before the window's lower bound again: drop older bookings.
-        const SimTime horizon = window_end_ - coord.lookahead();
+        // Nothing can start before the booking horizon again: drop older bookings.
+        const SimTime horizon = booking_horizon(window_end_ - coord.lookahead());
         fabric_->forget_before(horizon);
         if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
             for (auto& [id, link] : links_) link->forget_before(horizon);
@@ -127,6 +128,34 @@ void LogicalProcess::sum_busy(std::array<SimTime, kPipeCount>& busy) const {
     } else {
         add(launch_->core_type.single() == CoreType::AIC ? chip.aic : chip.aiv);
     }
+}
+
+namespace {
+// The pipes whose instructions book the GM fabric or links (TLOAD on MTE2, TSTORE on MTE3 or
+// FIX: sim/isa/isa_move.cpp). A booking starts no earlier than its pipe's free_at when it issues.
+constexpr Pipe kBookingPipes[] = {Pipe::MTE2, Pipe::MTE3, Pipe::FIX};
+}  // namespace
+
+SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
+    // A block's scalar issues far ahead of its pipes, so the calendars hold bookings well beyond
+    // the window. Every booking still to come starts at or after the issue time (>= the window
+    // floor) and at or after its pipe's free_at, which only grows. So what lies before the
+    // lowest free_at of the booking pipes of the blocks on the cores is history. A finished block
+    // holds its core until its release event, at or after its pipes' free_at, where the next
+    // block of a wave starts.
+    SimTime h = kNever;
+    // Slots below next_block_'s are started (a MIX block has three); those below
+    // first_live_slot_ are done.
+    const int started_slots = next_block_ * (launch_->core_type.mix() ? 3 : 1);
+    while (first_live_slot_ < started_slots && !blocks_[static_cast<std::size_t>(first_live_slot_)]) ++first_live_slot_;
+    for (int b = first_live_slot_; b < started_slots; ++b) {
+        const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
+        if (blk == nullptr) continue;
+        for (Pipe p : kBookingPipes) {
+            if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
+        }
+    }
+    return h == kNever ? window_floor : std::max(window_floor, h);
 }
 
 void LogicalProcess::finish_kernel() {
