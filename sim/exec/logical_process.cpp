@@ -25,6 +25,10 @@ int LogicalProcess::source_id() const { return rank_ * 16 + stream_id_; }
 BandwidthCalendar& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
     if (!slot) slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id), cluster_.cost().link_bps);
+    // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
+    // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
+    // the links' history for the trace's counters.
+    if (!record_log_) slot->forget_before(horizon_);
     return *slot;
 }
 
@@ -81,11 +85,8 @@ void LogicalProcess::run_window(SimTime window_end) {
         window_end_ = window_end;
         ++windows_run_;
         // Nothing can start before the booking horizon again: drop older bookings.
-        const SimTime horizon = booking_horizon(window_end_ - coord.lookahead());
-        fabric_->forget_before(horizon);
-        if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
-            for (auto& [id, link] : links_) link->forget_before(horizon);
-        }
+        horizon_ = booking_horizon(window_end_ - coord.lookahead());
+        fabric_->forget_before(horizon_);  // the links forget when booked (link())
         check_waiters();
         process_until(window_end_);
         if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {

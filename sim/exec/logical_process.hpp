@@ -206,6 +206,7 @@ private:
     std::vector<std::shared_ptr<PendingGmWrite>> deferred_writes_;
     std::uint64_t seq_ = 0;
     SimTime window_end_ = 0;
+    SimTime horizon_ = 0;  // booking_horizon() of the current window
     SimTime kernel_end_ = 0;
     SimTime stall_ps_ = 0;
     std::int64_t instructions_ = 0;
