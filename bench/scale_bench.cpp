@@ -17,9 +17,17 @@
 // per host core (hardware_concurrency), and per CPU second (all threads: what one busy host core
 // gets through), and peak RSS.
 //
+//   scale/scaling/...       (--scaling, issue 18) 256 rows per rank, K = N = 4096, for 8, 64, 128,
+//                           256 and 384 ranks, full mesh (Ascend910B1, --comm-mode mesh) and A3
+//                           double ring (the double_ring profile, --comm-mode ring), each in a child
+//                           process. Targets: 384 ranks < 5 min and < 4 GiB each; the instruction
+//                           rate at 256 ranks >= 70% of the rate at 8 ranks (same topology).
+//
 // Flags (besides Google Benchmark's): --no-ranks skips the child cases; --no-64 skips only the
-// 64-rank case; --ring64 adds 64 ranks x 16384x4096x4096 with --comm-mode ring; --child RANKS M K N SOC MODE runs one case and prints one result line
-// (internal).
+// 64-rank case; --ring64 adds 64 ranks x 16384x4096x4096 with --comm-mode ring; --scaling adds the
+// issue-18 series (--scaling-only: that series alone; --scaling-ranks 8,64,... picks its rank
+// counts; --scaling-topo mesh|ring picks one topology); --child RANKS M K N SOC MODE runs one case
+// and prints one result line (internal).
 #include <benchmark/benchmark.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -34,6 +42,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -239,6 +248,41 @@ void print_summary() {
     }
 }
 
+void print_scaling_summary() {
+    // Per topology: the rate at 8 ranks is the reference for the others.
+    for (const char* mode : {"mesh", "ring"}) {
+        // Also per CPU second: on a shared machine the wall rate measures the load as much as Tandem.
+        double rate8 = 0, cpu_rate8 = 0;
+        for (const Row& r : rows()) {
+            if (r.group != "scaling" || r.c.comm_mode != mode || r.c.ranks != 8 || !r.m.ok) continue;
+            rate8 = r.m.instructions / r.m.wall_s;
+            cpu_rate8 = r.m.cpu_s > 0 ? r.m.instructions / r.m.cpu_s : 0;
+        }
+        for (const Row& r : rows()) {
+            if (r.group != "scaling" || r.c.comm_mode != mode || r.m.wall_s <= 0) continue;
+            const double rate = r.m.instructions / r.m.wall_s;
+            const double cpu_rate = r.m.cpu_s > 0 ? r.m.instructions / r.m.cpu_s : 0;
+            std::string verdict;
+            if (r.c.ranks == 384) {
+                const bool met = r.m.ok && r.m.wall_s < 300 && r.m.peak_rss_kib < 4L * 1024 * 1024;
+                verdict = met ? "  (target < 300 s, < 4 GiB: met)" : "  (target < 300 s, < 4 GiB: NOT met)";
+            }
+            if (r.c.ranks == 256 && rate8 > 0) {
+                verdict = rate >= 0.7 * rate8 ? "  (target >= 70% of the 8-rank rate: met)"
+                                              : "  (target >= 70% of the 8-rank rate: NOT met)";
+            }
+            std::printf("scaling: %-4s %3d ranks x %dx%dx%d (%s), timing-only: %8.2f s wall, %12lld instr, %6.2f M "
+                        "instr/s%s, %6.2f M per CPU-s%s, peak RSS %6.0f MiB%s%s\n",
+                        mode, r.c.ranks, r.c.m, r.c.k, r.c.n, r.c.soc.c_str(), r.m.wall_s,
+                        static_cast<long long>(r.m.instructions), rate / 1e6,
+                        rate8 > 0 ? (" = " + std::to_string(static_cast<int>(100 * rate / rate8 + 0.5)) + "% of 8 ranks").c_str() : "",
+                        cpu_rate / 1e6,
+                        cpu_rate8 > 0 ? (" = " + std::to_string(static_cast<int>(100 * cpu_rate / cpu_rate8 + 0.5)) + "%").c_str() : "",
+                        static_cast<double>(r.m.peak_rss_kib) / 1024.0, verdict.c_str(), r.m.ok ? "" : "  FAILED");
+        }
+    }
+}
+
 // The first shipped profile whose interconnect topology is double_ring (A3 parts), if any.
 std::string double_ring_soc() {
     std::vector<std::string> found;
@@ -263,10 +307,20 @@ std::string double_ring_soc() {
 int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return child_main(argc, argv);
     g_self = std::filesystem::read_symlink("/proc/self/exe").string();
-    bool with_ranks = true, with_64 = true, ring64 = false;
+    bool with_ranks = true, with_64 = true, ring64 = false, scaling = false, scaling_only = false;
+    std::vector<int> scaling_ranks = {8, 64, 128, 256, 384};
+    std::vector<std::string> scaling_modes = {"mesh", "ring"};
     std::vector<char*> rest;
     for (int i = 0; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--no-ranks") == 0) with_ranks = false;
+        if (std::strcmp(argv[i], "--scaling") == 0) scaling = true;
+        else if (std::strcmp(argv[i], "--scaling-only") == 0) scaling = scaling_only = true;
+        else if (std::strcmp(argv[i], "--scaling-ranks") == 0 && i + 1 < argc) {
+            scaling_ranks.clear();
+            std::stringstream list(argv[++i]);
+            for (std::string item; std::getline(list, item, ',');) scaling_ranks.push_back(std::stoi(item));
+        } else if (std::strcmp(argv[i], "--scaling-topo") == 0 && i + 1 < argc) {
+            scaling_modes = {argv[++i]};
+        } else if (std::strcmp(argv[i], "--no-ranks") == 0) with_ranks = false;
         else if (std::strcmp(argv[i], "--no-64") == 0) with_64 = false;
         else if (std::strcmp(argv[i], "--ring64") == 0) ring64 = true;
         else rest.push_back(argv[i]);
@@ -277,14 +331,27 @@ int main(int argc, char** argv) {
 
     const std::vector<Case> calibration = {{2, 2048, 2048, 1024}, {2, 4096, 4096, 2048}, {2, 4096, 4096, 4096},
                                            {2, 8192, 4096, 4096}, {4, 4096, 4096, 4096}, {8, 16384, 4096, 4096}};
-    for (const Case& c : calibration) rows().push_back(Row{"calibration", c, {}, 0});
-    if (with_ranks) {
+    if (!scaling_only)
+        for (const Case& c : calibration) rows().push_back(Row{"calibration", c, {}, 0});
+    if (with_ranks && !scaling_only) {
         rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096}, {}, 0});
         if (with_64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096}, {}, 0});
         if (ring64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096, "Ascend910B1", "ring"}, {}, 0});
         const std::string a3 = double_ring_soc();
         if (!a3.empty()) rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096, a3, "ring"}, {}, 0});
         else std::printf("scale: no double_ring profile in %s: the A3 case is skipped\n", default_profile_dir().c_str());
+    }
+    if (scaling) {
+        const std::string a3 = double_ring_soc();
+        for (const std::string& mode : scaling_modes) {
+            if (mode == "ring" && a3.empty()) {
+                std::printf("scaling: no double_ring profile in %s: the ring series is skipped\n", default_profile_dir().c_str());
+                continue;
+            }
+            for (int ranks : scaling_ranks) {
+                rows().push_back(Row{"scaling", Case{ranks, 256 * ranks, 4096, 4096, mode == "ring" ? a3 : "Ascend910B1", mode}, {}, 0});
+            }
+        }
     }
     for (std::size_t i = 0; i < rows().size(); ++i) {
         const Row& r = rows()[i];
@@ -297,5 +364,6 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     print_summary();
+    print_scaling_summary();
     return 0;
 }

@@ -22,7 +22,8 @@ Coordinator::~Coordinator() {
 void Coordinator::join(Participant& p, int bound_to_clear) {
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
-    slots_.push_back(Slot{&p, false, kNever, {}, true});
+    p.slot_ = slots_.size();
+    slots_.push_back(Slot{&p, false, kNever, {}, true, 0, {}, false});
     if (pool_.empty()) {
         const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
         ready_.resize(threads);
@@ -31,6 +32,7 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
     slots_.back().home = static_cast<std::size_t>(next_home_++) % pool_.size();
     if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();
     queue_locked(slots_.back());
+    ready_cv_.notify_all();
 }
 
 void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
@@ -39,20 +41,62 @@ void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message
     throw_if_failed_locked();
     for (Message& m : outbox) pending_.push_back(std::move(m));
     outbox.clear();
-    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
-    it->arrived = true;
-    it->next_event = next_event;
-    it->watched.assign(watched.begin(), watched.end());  // reuses the slot's capacity
-    it->run_next = run_next;
+    Slot& s = slots_[p.slot_];
+    s.arrived = true;
+    s.next_event = next_event;
+    set_watched_locked(s, watched);
+    s.run_next = run_next;
     ++arrived_;
     try_advance_locked();
+}
+
+void Coordinator::set_watched_locked(Slot& s, const std::vector<SignalAddr>& watched) {
+    s.watched.assign(watched.begin(), watched.end());  // reuses the slot's capacity
+    // Usually every word is on one rank (a block waits on its own rank's memory), so the
+    // registration rarely changes.
+    std::vector<int>& ranks = rank_scratch_;
+    ranks.clear();
+    for (const SignalAddr& a : watched)
+        if (std::find(ranks.begin(), ranks.end(), a.rank) == ranks.end()) ranks.push_back(a.rank);
+    std::sort(ranks.begin(), ranks.end());
+    if (ranks == s.watched_ranks) return;
+    for (int r : s.watched_ranks) std::erase(watchers_[static_cast<std::size_t>(r)], s.p);
+    for (int r : ranks) {
+        if (static_cast<std::size_t>(r) >= watchers_.size()) watchers_.resize(static_cast<std::size_t>(r) + 1);
+        watchers_[static_cast<std::size_t>(r)].push_back(s.p);
+    }
+    s.watched_ranks = ranks;
+}
+
+void Coordinator::mark_watchers_locked(const FutureSignalWrite& w) {
+    if (static_cast<std::size_t>(w.rank) >= watchers_.size()) return;
+    for (Participant* p : watchers_[static_cast<std::size_t>(w.rank)]) {
+        Slot& s = slots_[p->slot_];
+        if (s.written) continue;
+        for (const SignalAddr& a : s.watched) {
+            if (a.rank == w.rank && a.address >= w.first && a.address < w.end) {
+                s.written = true;
+                break;
+            }
+        }
+    }
+}
+
+void Coordinator::remove_slot_locked(std::size_t index) {
+    Slot& s = slots_[index];
+    if (s.arrived) --arrived_;
+    for (int r : s.watched_ranks) std::erase(watchers_[static_cast<std::size_t>(r)], s.p);
+    if (index + 1 != slots_.size()) {
+        s = std::move(slots_.back());
+        s.p->slot_ = index;
+    }
+    slots_.pop_back();
 }
 
 void Coordinator::queue_locked(Slot& s) {
     s.arrived = false;
     ready_[s.home].push_back(Ready{s.p, window_end_});
     ++queued_;
-    ready_cv_.notify_all();
 }
 
 void Coordinator::pool_main(std::size_t index) {
@@ -80,13 +124,9 @@ void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std:
     if (on_leave) on_leave();
     for (Message& m : outbox) pending_.push_back(std::move(m));
     outbox.clear();
-    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.p == &p; });
-    if (it != slots_.end()) {
-        if (it->arrived) --arrived_;
-        slots_.erase(it);
-    }
+    if (p.slot_ < slots_.size() && slots_[p.slot_].p == &p) remove_slot_locked(p.slot_);
     try_advance_locked();
-    state_cv_.notify_all();
+    notify_waiters_locked();
 }
 
 int Coordinator::register_bound(std::optional<SimTime> initial) {
@@ -103,18 +143,40 @@ void Coordinator::update(const std::function<void()>& f) {
     std::lock_guard lock(mu_);
     f();
     try_advance_locked();
-    state_cv_.notify_all();
+    notify_waiters_locked();
+}
+
+void Coordinator::update_quietly(const std::function<void()>& f) {
+    std::lock_guard lock(mu_);
+    f();
+    try_advance_locked();
+}
+
+void Coordinator::notify_waiters_locked() {
+    for (Waiter* w : waiters_) {
+        if ((failed_ && !w->even_if_failed) || (*w->pred)()) w->cv.notify_one();
+    }
+}
+
+void Coordinator::wait_locked(std::unique_lock<std::mutex>& lock, const std::function<bool()>& pred,
+                              bool even_if_failed) {
+    auto done = [&] { return (failed_ && !even_if_failed) || pred(); };
+    if (done()) return;
+    Waiter w{{}, &pred, even_if_failed};
+    waiters_.push_back(&w);
+    while (!done()) w.cv.wait(lock);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));
 }
 
 void Coordinator::wait(const std::function<bool()>& pred) {
     std::unique_lock lock(mu_);
-    state_cv_.wait(lock, [&] { return failed_ || pred(); });
+    wait_locked(lock, pred, false);
     throw_if_failed_locked();
 }
 
 void Coordinator::wait_even_if_failed(const std::function<bool()>& pred) {
     std::unique_lock lock(mu_);
-    state_cv_.wait(lock, pred);
+    wait_locked(lock, pred, true);
 }
 
 void Coordinator::fail(const std::string& message) {
@@ -134,7 +196,8 @@ void Coordinator::wake_all_locked() {
         --arrived_;
         queue_locked(s);
     }
-    state_cv_.notify_all();
+    ready_cv_.notify_all();
+    notify_waiters_locked();
 }
 
 bool Coordinator::failed() const { return failed_flag_.load(std::memory_order_acquire); }
@@ -160,7 +223,7 @@ void Coordinator::deliver_locked() {
         sink_.deliver(m, delivered_++);
         if (m.kind == Message::Kind::Signal) {
             future_writes_.push(m.visible_at);
-            future_signal_writes_.push_back(FutureSignalWrite{m.visible_at, m.dst_rank, m.address, m.address + 4LL * m.count});
+            future_signal_writes_.push(FutureSignalWrite{m.visible_at, m.dst_rank, m.address, m.address + 4LL * m.count});
         }
     }
     pending_.clear();
@@ -208,25 +271,23 @@ bool Coordinator::advance_window_locked() {
     window_end_ = new_end;
     ++generation_;
     arrived_ = 0;
+    // The signal writes becoming visible in this window wake the participants watching them.
+    while (!future_signal_writes_.empty() && future_signal_writes_.top().visible_at < new_end) {
+        mark_watchers_locked(future_signal_writes_.top());
+        future_signal_writes_.pop();
+    }
+    bool queued = false;
     for (Slot& s : slots_) {
-        if (must_run_locked(s, new_end)) {
+        if (s.run_next || s.next_event < new_end || s.written) {
             queue_locked(s);
+            queued = true;
         } else {
             ++arrived_;  // sleeps through this window: it would only arrive again
         }
+        s.written = false;
     }
-    std::erase_if(future_signal_writes_, [&](const FutureSignalWrite& w) { return w.visible_at < new_end; });
+    if (queued) ready_cv_.notify_all();
     return true;
-}
-
-bool Coordinator::must_run_locked(const Slot& s, SimTime window_end) const {
-    if (s.run_next || s.next_event < window_end) return true;
-    for (const FutureSignalWrite& w : future_signal_writes_) {
-        if (w.visible_at >= window_end) continue;
-        for (const SignalAddr& a : s.watched)
-            if (a.rank == w.rank && a.address >= w.first && a.address < w.end) return true;
-    }
-    return false;
 }
 
 }  // namespace tandem

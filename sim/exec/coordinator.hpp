@@ -56,6 +56,10 @@ public:
     // call (another pool thread may already be running its next window). If the run has
     // failed, leave at once.
     virtual void run_window(SimTime window_end) = 0;
+
+private:
+    friend class Coordinator;
+    std::size_t slot_ = 0;  // its place in the coordinator's slots while it has joined
 };
 
 class Coordinator {
@@ -93,8 +97,12 @@ public:
     // Host-side messages (host writes to device signals), delivered at the next barrier.
     void post_locked(Message m);
 
-    // Run `f` under the coordinator lock, then re-check whether the window can advance.
+    // Run `f` under the coordinator lock, then re-check whether the window can advance and wake
+    // the waiting threads whose condition now holds.
     void update(const std::function<void()>& f);
+    // The same for a change no waiting thread's condition depends on (a host posting a signal
+    // write): nobody is woken to re-check.
+    void update_quietly(const std::function<void()>& f);
     // Wait under the lock until `pred()` holds; throws SimAborted if the run fails meanwhile.
     void wait(const std::function<bool()>& pred);
     // Wait under the lock until `pred()` holds, failed run or not (`pred` must become true).
@@ -120,8 +128,17 @@ private:
     const SimTime lookahead_;
     MessageSink& sink_;
     mutable std::mutex mu_;
-    // Hosts and streams waiting for a state change wait here.
-    std::condition_variable state_cv_;
+    // A host or stream thread blocked in wait(): it is woken only when its condition holds (or
+    // the run fails), so a state change costs a predicate call per waiter, not a thread switch
+    // for each of the hundreds of threads of a large cluster.
+    struct Waiter {
+        std::condition_variable cv;
+        const std::function<bool()>* pred;
+        bool even_if_failed;
+    };
+    std::vector<Waiter*> waiters_;
+    void notify_waiters_locked();
+    void wait_locked(std::unique_lock<std::mutex>& lock, const std::function<bool()>& pred, bool even_if_failed);
     // The pool running participants' windows.
     struct Ready {
         Participant* p;
@@ -144,6 +161,8 @@ private:
         std::vector<SignalAddr> watched;
         bool run_next;
         std::size_t home = 0;  // the pool thread whose queue it goes on
+        std::vector<int> watched_ranks;  // the distinct ranks of `watched` (its watchers_ entries)
+        bool written = false;  // a write to a watched word becomes visible in the window opening
     };
     // A delivered signal write not yet visible at the current window's end: it wakes the
     // participants watching its words in the window it becomes visible in.
@@ -152,20 +171,29 @@ private:
         int rank;
         std::int64_t first;  // words [first, end)
         std::int64_t end;
+        bool operator>(const FutureSignalWrite& o) const { return visible_at > o.visible_at; }
     };
-    bool must_run_locked(const Slot& s, SimTime window_end) const;
     void wake_all_locked();
-    // Queue `s` to run the current window on the pool (starting the pool on first use).
+    // Queue `s` to run the current window on the pool (the caller wakes the pool).
     void queue_locked(Slot& s);
     void pool_main(std::size_t index);
+    // Marks the participants watching a word of `w` (the write becomes visible in the window
+    // that is opening).
+    void mark_watchers_locked(const FutureSignalWrite& w);
+    void set_watched_locked(Slot& s, const std::vector<SignalAddr>& watched);
+    void remove_slot_locked(std::size_t index);
+    // Slot of a participant that has joined: O(1), whatever the number of streams.
     std::vector<Slot> slots_;
+    // For each rank, the participants watching a signal word of it.
+    std::vector<std::vector<Participant*>> watchers_;
+    std::vector<int> rank_scratch_;
     std::size_t arrived_ = 0;
     SimTime window_end_ = 0;
     std::uint64_t generation_ = 0;
     std::vector<std::optional<SimTime>> bounds_;
     std::vector<Message> pending_;
     std::priority_queue<SimTime, std::vector<SimTime>, std::greater<>> future_writes_;
-    std::vector<FutureSignalWrite> future_signal_writes_;
+    std::priority_queue<FutureSignalWrite, std::vector<FutureSignalWrite>, std::greater<>> future_signal_writes_;
     std::uint64_t delivered_ = 0;
     bool failed_ = false;
     std::string error_;

@@ -25,6 +25,10 @@ int LogicalProcess::source_id() const { return rank_ * 16 + stream_id_; }
 BandwidthCalendar& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
     if (!slot) slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id), cluster_.cost().link_bps);
+    // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
+    // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
+    // the links' history for the trace's counters.
+    if (!record_log_) slot->forget_before(horizon_);
     return *slot;
 }
 
@@ -37,6 +41,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));
     next_block_ = 0;
+    first_live_slot_ = 0;
     live_blocks_ = 0;
     kernel_start_ = start;
     kernel_end_ = start;
@@ -80,15 +85,13 @@ void LogicalProcess::run_window(SimTime window_end) {
         window_end_ = window_end;
         ++windows_run_;
         check_waiters();
-        // Nothing can start before the window's lower bound again: drop older bookings. A TWAIT
-        // that began in the last window may resume below that bound (its word changed at a
-        // time inside the last window, seen only now): keep the history from there.
-        SimTime horizon = window_end_ - coord.lookahead();
-        if (!events_.empty()) horizon = std::min(horizon, events_.top().t);
-        fabric_->forget_before(horizon);
-        if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
-            for (auto& [id, link] : links_) link->forget_before(horizon);
-        }
+        // Nothing can start before the booking horizon again: drop older bookings. A TWAIT
+        // that began in the last window may resume below the window's lower bound (its word
+        // changed at a time inside the last window, seen only now): keep the history from there.
+        SimTime lower = window_end_ - coord.lookahead();
+        if (!events_.empty()) lower = std::min(lower, events_.top().t);
+        horizon_ = booking_horizon(lower);
+        fabric_->forget_before(horizon_);  // the links forget when booked (link())
         process_until(window_end_);
         if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {
             throw SimError(cross_core_deadlock());  // only this kernel's blocks could set its flags
@@ -130,6 +133,34 @@ void LogicalProcess::sum_busy(std::array<SimTime, kPipeCount>& busy) const {
     } else {
         add(launch_->core_type.single() == CoreType::AIC ? chip.aic : chip.aiv);
     }
+}
+
+namespace {
+// The pipes whose instructions book the GM fabric or links (TLOAD on MTE2, TSTORE on MTE3 or
+// FIX: sim/isa/isa_move.cpp). A booking starts no earlier than its pipe's free_at when it issues.
+constexpr Pipe kBookingPipes[] = {Pipe::MTE2, Pipe::MTE3, Pipe::FIX};
+}  // namespace
+
+SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
+    // A block's scalar issues far ahead of its pipes, so the calendars hold bookings well beyond
+    // the window. Every booking still to come starts at or after the issue time (>= the window
+    // floor) and at or after its pipe's free_at, which only grows. So what lies before the
+    // lowest free_at of the booking pipes of the blocks on the cores is history. A finished block
+    // holds its core until its release event, at or after its pipes' free_at, where the next
+    // block of a wave starts.
+    SimTime h = kNever;
+    // Slots below next_block_'s are started (a MIX block has three); those below
+    // first_live_slot_ are done.
+    const int started_slots = next_block_ * (launch_->core_type.mix() ? 3 : 1);
+    while (first_live_slot_ < started_slots && !blocks_[static_cast<std::size_t>(first_live_slot_)]) ++first_live_slot_;
+    for (int b = first_live_slot_; b < started_slots; ++b) {
+        const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
+        if (blk == nullptr) continue;
+        for (Pipe p : kBookingPipes) {
+            if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
+        }
+    }
+    return h == kNever ? window_floor : std::max(window_floor, h);
 }
 
 void LogicalProcess::finish_kernel() {

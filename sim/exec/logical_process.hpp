@@ -154,6 +154,8 @@ private:
     void check_flag_overflow_at_end(const BlockCtx& blk);
     std::string cross_core_deadlock() const;
     std::string describe_flag_wait(const BlockCtx& blk) const;
+    // No booking this stream makes from now on starts before the returned time (>= window_floor).
+    SimTime booking_horizon(SimTime window_floor);
     void process_until(SimTime end);
     void finish_block(BlockCtx& blk);
     void check_waiters();
@@ -188,6 +190,7 @@ private:
     bool data_effects_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;  // by slot
     int next_block_ = 0;
+    int first_live_slot_ = 0;   // slots below it are done (booking_horizon starts here)
     int live_blocks_ = 0;
     int places_ = 0;                 // cores (or clusters) the launch's blocks run on
     std::vector<int> parts_left_;    // MIX: per block, parts still running
@@ -203,6 +206,7 @@ private:
     std::vector<std::shared_ptr<PendingGmWrite>> deferred_writes_;
     std::uint64_t seq_ = 0;
     SimTime window_end_ = 0;
+    SimTime horizon_ = 0;  // booking_horizon() of the current window
     SimTime kernel_end_ = 0;
     SimTime stall_ps_ = 0;
     std::int64_t instructions_ = 0;

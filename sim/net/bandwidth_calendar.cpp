@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <iterator>
+#include <vector>
 #include <utility>
 
 #include "sim/sim_error.hpp"
@@ -51,156 +53,121 @@ BandwidthCalendar::BandwidthCalendar(std::string name, std::int64_t capacity_byt
 }
 
 std::int64_t BandwidthCalendar::used_at(SimTime t) const {
-    const auto after = used_.upper_bound(t);
-    return after == used_.begin() ? 0 : std::prev(after)->second;
+    BreakpointList::Pos p;
+    return points_.find_last_at_or_before(t, p) ? points_.at(p).rate : 0;
 }
 
 void BandwidthCalendar::forget_before(SimTime t) {
     horizon_ = std::max(horizon_, t);
-    const auto after = used_.upper_bound(t);
-    if (after == used_.begin()) return;
-    // Keep the entry in force at t (its key may be earlier; only its value matters now).
-    const auto in_force = std::prev(after);
-    used_.erase(used_.begin(), in_force);
-    erase_if_redundant(in_force);  // a leading 0 equals the implicit rate before the first key
+    BreakpointList::Pos in_force;
+    if (!points_.find_last_at_or_before(t, in_force)) return;
+    // Keep the breakpoint in force at t (its time may be earlier; only its rate matters now),
+    // unless its rate is 0, which the empty calendar says as well.
+    points_.erase_before(in_force, points_.at(in_force).rate == 0);
 }
 
-void BandwidthCalendar::open_cursor(SimTime t) {
-    if (cursor_open_) {
-        throw SimError("book_transfer: resource '" + name_ + "' appears twice in one path");
+void BandwidthCalendar::add(const Breakpoint* segments, std::size_t count, SimTime end, BreakpointList::Pos at,
+                            bool found) {
+    const SimTime t0 = segments[0].t;
+    // The first breakpoint at or after t0, and the rate in force just before t0.
+    BreakpointList::Pos p = points_.begin();
+    std::int64_t before = 0;
+    if (found) {
+        p = at;
+        if (points_.at(at).t == t0) {
+            if (!points_.is_begin(at)) {
+                BreakpointList::Pos q = at;
+                points_.prev(q);
+                before = points_.at(q).rate;
+            }
+        } else {
+            before = points_.at(at).rate;
+            points_.next(p);
+        }
     }
-    if (t < horizon_) {
-        throw SimError("book_transfer: resource '" + name_ + "': start " + std::to_string(t) +
-                       " ps is before its forgotten history (horizon " +
-                       std::to_string(horizon_) + " ps)");
+    // Merge the old breakpoints in [t0, end] with the segments' starts and `end`, in time order,
+    // keeping a breakpoint only where the new rate changes.
+    scratch_.clear();
+    std::int64_t old_rate = before;
+    std::int64_t added = 0;
+    std::int64_t last = before;
+    std::size_t replaced = 0;
+    std::size_t s = 0;
+    bool end_done = false;
+    BreakpointList::Pos q = p;
+    for (;;) {
+        const bool has_old = !points_.is_end(q) && points_.at(q).t <= end;
+        if (!has_old && end_done) break;
+        SimTime k = s < count ? segments[s].t : end;  // the segments all start before `end`
+        if (has_old) k = std::min(k, points_.at(q).t);
+        if (has_old && points_.at(q).t == k) {
+            old_rate = points_.at(q).rate;
+            points_.next(q);
+            ++replaced;
+        }
+        if (s < count) {
+            if (segments[s].t == k) added = segments[s++].rate;
+        } else if (k == end) {
+            added = 0;
+            end_done = true;
+        }
+        const std::int64_t rate = old_rate + added;
+        if (rate != last) {
+            scratch_.push_back(Breakpoint{k, rate});
+            last = rate;
+        }
     }
-    // Split the step function at t so the booking can change the rate from t on.
-    auto at = used_.lower_bound(t);
-    if (at == used_.end() || at->first != t) {
-        const std::int64_t in_force = at == used_.begin() ? 0 : std::prev(at)->second;
-        at = used_.emplace_hint(at, t, in_force);
-    }
-    read_ = write_ = at;
-    read_end_ = std::next(at) == used_.end() ? kNever : std::next(at)->first;
-    cursor_open_ = true;
-}
-
-// Moves the read cursor to instant t, which never lies beyond the next breakpoint.
-void BandwidthCalendar::step_cursor_to(SimTime t) {
-    if (t < read_end_) return;
-    ++read_;
-    const auto next = std::next(read_);
-    read_end_ = next == used_.end() ? kNever : next->first;
-}
-
-// The entry starting exactly at t, inserting it if needed. t lies within the read cursor's
-// segment or at its end, so the search is O(1).
-BandwidthCalendar::Steps::iterator BandwidthCalendar::split_at(SimTime t) {
-    if (read_->first == t) return read_;
-    const auto next = std::next(read_);
-    if (next != used_.end() && next->first == t) return next;
-    return used_.emplace_hint(next, t, read_->second);
-}
-
-// Adds `rate` over [write cursor, t) and moves both cursors to t. The entries written are
-// behind the read cursor, so the walk only ever reads usage not yet changed by this booking.
-void BandwidthCalendar::write_until(SimTime t, std::int64_t rate) {
-    const auto stop = split_at(t);
-    for (auto it = write_; it != stop;) {
-        const auto next = std::next(it);
-        it->second += rate;
-        erase_if_redundant(it);  // its predecessor is final now, so merging is safe
-        it = next;
-    }
-    read_ = write_ = stop;
-    read_end_ = std::next(stop) == used_.end() ? kNever : std::next(stop)->first;
-}
-
-void BandwidthCalendar::close_cursor() {
-    erase_if_redundant(write_);
-    cursor_open_ = false;
-}
-
-void BandwidthCalendar::erase_if_redundant(Steps::iterator it) {
-    const std::int64_t before = it == used_.begin() ? 0 : std::prev(it)->second;
-    if (it->second == before) used_.erase(it);
+    points_.replace(p, replaced, scratch_);
 }
 
 namespace detail {
 
-// One booking in progress: opens a cursor on every calendar of the path, walks them forwards
-// together step by step (a step ends at the next breakpoint of any of them), and closes the
-// cursors again even when the booking throws, so the calendars stay consistent. A request
-// rejected while opening (duplicate resource, start before the horizon) leaves no trace.
-class PathBooking {
-public:
-    explicit PathBooking(std::span<BandwidthCalendar* const> path) : path_(path) {}
-    PathBooking(const PathBooking&) = delete;
-    PathBooking& operator=(const PathBooking&) = delete;
-    ~PathBooking() {
-        for (std::size_t i = 0; i < opened_; ++i) path_[i]->close_cursor();
-    }
+// One calendar of a path during a booking: where the walk is in its breakpoints.
+struct BookingCursor {
+    BandwidthCalendar* calendar = nullptr;
+    BreakpointList::Pos pos;  // the last breakpoint at or before the walk's instant...
+    bool found = false;       // ...if there is one
+    std::int64_t rate = 0;    // booked rate in force at the walk's instant
+    SimTime next = kNever;    // the next breakpoint's time
+    BreakpointList::Pos base_pos;  // pos and found where the unwritten segments start
+    bool base_found = false;
 
-    // Walks forwards from `start` one step at a time (a step ends at the next breakpoint of any
-    // path resource), accumulating steps of equal rate into one segment that is written to
-    // the calendars only when the rate changes or the bytes run out.
-    SimTime run(SimTime start, Units remaining, std::int64_t cap) {
-        for (BandwidthCalendar* calendar : path_) {
-            calendar->open_cursor(start);
-            ++opened_;
-        }
-        SimTime t = start;
-        std::int64_t segment_rate = current_step(cap).rate;
-        for (;;) {
-            const auto [rate, next] = current_step(cap);
-            if (rate != segment_rate) {
-                write_all(t, segment_rate);
-                segment_rate = rate;
-            }
-            if (rate > 0) {
-                const Units room = static_cast<Units>(rate) * (next - t);
-                if (remaining <= room) {
-                    // Round up: the last byte is only moved at the end of its picosecond.
-                    const SimTime end = t + static_cast<SimTime>((remaining + rate - 1) / rate);
-                    write_all(end, rate);
-                    return end;
-                }
-                remaining -= room;
-            }
-            if (next >= kNever) {
-                throw SimError("book_transfer: transfer starting at " + std::to_string(start) +
-                               " ps cannot finish within the simulated time range");
-            }
-            for (BandwidthCalendar* calendar : path_) calendar->step_cursor_to(next);
-            t = next;  // rate 0 simply waits here for the next breakpoint
+    void seek(SimTime t) {
+        const BreakpointList& points = calendar->points_;
+        found = points.find_last_at_or_before(t, pos);
+        base_pos = pos;
+        base_found = found;
+        if (found) {
+            rate = points.at(pos).rate;
+            BreakpointList::Pos n = pos;
+            points.next(n);
+            next = points.is_end(n) ? kNever : points.at(n).t;
+        } else {
+            rate = 0;
+            next = points.empty() ? kNever : points.at(points.begin()).t;
         }
     }
 
-    void count_bytes(double bytes) {
-        for (BandwidthCalendar* calendar : path_) calendar->bytes_booked_ += bytes;
-    }
-
-private:
-    struct Step {
-        std::int64_t rate;  // what this transfer gets from the current instant on
-        SimTime until;      // the next breakpoint of any path resource (or kNever)
-    };
-
-    Step current_step(std::int64_t cap) const {
-        Step step{cap, kNever};
-        for (const BandwidthCalendar* calendar : path_) {
-            step.rate = std::min(step.rate, calendar->cursor_spare());
-            step.until = std::min(step.until, calendar->cursor_segment_end());
+    // Moves to the breakpoint at `next`.
+    void step() {
+        const BreakpointList& points = calendar->points_;
+        if (found) {
+            points.next(pos);
+        } else {
+            pos = points.begin();
+            found = true;
         }
-        return step;
+        rate = points.at(pos).rate;
+        BreakpointList::Pos n = pos;
+        points.next(n);
+        next = points.is_end(n) ? kNever : points.at(n).t;
     }
 
-    void write_all(SimTime until, std::int64_t rate) {
-        for (BandwidthCalendar* calendar : path_) calendar->write_until(until, rate);
-    }
+    std::int64_t spare() const { return calendar->capacity_ - rate; }
 
-    std::span<BandwidthCalendar* const> path_;
-    std::size_t opened_ = 0;
+    void write(const Breakpoint* segments, std::size_t count, SimTime end) {
+        calendar->add(segments, count, end, base_pos, base_found);
+    }
 };
 
 }  // namespace detail
@@ -208,12 +175,81 @@ private:
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
                       std::int64_t rate_cap_bytes_per_s) {
     check_request(start_ps, bytes, rate_cap_bytes_per_s);
-    const Units units = to_units(bytes);
-    if (units == 0) return start_ps;
-    detail::PathBooking booking(path);
-    const SimTime end = booking.run(start_ps, units, rate_cap_bytes_per_s);
-    booking.count_bytes(bytes);
-    return end;
+    Units remaining = to_units(bytes);
+    if (remaining == 0) return start_ps;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        const BandwidthCalendar& calendar = *path[i];
+        if (std::find(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i), path[i]) !=
+            path.begin() + static_cast<std::ptrdiff_t>(i)) {
+            throw SimError("book_transfer: resource '" + calendar.name_ + "' appears twice in one path");
+        }
+        if (start_ps < calendar.horizon_) {
+            throw SimError("book_transfer: resource '" + calendar.name_ + "': start " + std::to_string(start_ps) +
+                           " ps is before its forgotten history (horizon " + std::to_string(calendar.horizon_) +
+                           " ps)");
+        }
+    }
+    // Cursors on the stack for the usual short paths.
+    constexpr std::size_t kInline = 8;
+    std::array<detail::BookingCursor, kInline> inline_cursors;
+    std::vector<detail::BookingCursor> heap_cursors;
+    std::span<detail::BookingCursor> cursors;
+    if (path.size() <= kInline) {
+        cursors = std::span(inline_cursors.data(), path.size());
+    } else {
+        heap_cursors.resize(path.size());
+        cursors = heap_cursors;
+    }
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        cursors[i].calendar = path[i];
+        cursors[i].seek(start_ps);
+    }
+    // Walk forwards one step at a time (a step ends at the next breakpoint of any calendar of the
+    // path), collecting the transfer's rate changes; they are written into the calendars when the
+    // bytes run out (or when the buffer is full: then the walk goes on from a fresh search).
+    constexpr std::size_t kSegments = 16;
+    std::array<Breakpoint, kSegments> segments;
+    std::size_t count = 0;
+    SimTime t = start_ps;
+    for (;;) {
+        std::int64_t rate = rate_cap_bytes_per_s;  // what this transfer gets from t on
+        SimTime until = kNever;                    // the next breakpoint of any calendar
+        for (const detail::BookingCursor& c : cursors) {
+            rate = std::min(rate, c.spare());
+            until = std::min(until, c.next);
+        }
+        if (count == 0 || rate != segments[count - 1].rate) {
+            if (count == kSegments) {
+                for (detail::BookingCursor& c : cursors) {
+                    c.write(segments.data(), count, t);
+                    c.seek(t);
+                }
+                count = 0;
+            }
+            segments[count++] = Breakpoint{t, rate};
+        }
+        if (rate > 0) {
+            const Units room = static_cast<Units>(rate) * (until - t);
+            if (remaining <= room) {
+                // Round up: the last byte is only moved at the end of its picosecond.
+                const SimTime end = t + static_cast<SimTime>((remaining + rate - 1) / rate);
+                for (detail::BookingCursor& c : cursors) {
+                    c.write(segments.data(), count, end);
+                    c.calendar->bytes_booked_ += bytes;
+                }
+                return end;
+            }
+            remaining -= room;
+        }
+        if (until >= kNever) {
+            throw SimError("book_transfer: transfer starting at " + std::to_string(start_ps) +
+                           " ps cannot finish within the simulated time range");
+        }
+        for (detail::BookingCursor& c : cursors) {
+            if (c.next == until) c.step();
+        }
+        t = until;  // rate 0 simply waits here for the next breakpoint
+    }
 }
 
 }  // namespace tandem

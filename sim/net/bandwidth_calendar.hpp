@@ -12,18 +12,18 @@
 // (rate * picoseconds), so sums of rates and of bytes carry no floating-point residue.
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/net/breakpoint_list.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
 
 namespace detail {
-class PathBooking;  // the booking walk of book_transfer(); see bandwidth_calendar.cpp
+struct BookingCursor;  // the booking walk of book_transfer(); see bandwidth_calendar.cpp
 }
 
 class BandwidthCalendar {
@@ -42,49 +42,36 @@ public:
     double bytes_booked() const { return bytes_booked_; }
 
     // Number of breakpoints of the usage step function currently stored (memory/cost gauge).
-    std::size_t breakpoint_count() const { return used_.size(); }
+    std::size_t breakpoint_count() const { return points_.size(); }
 
     // The booked rate as a step function: (time, bytes per second from then on), in time order,
     // for the history not yet forgotten.
-    std::vector<std::pair<SimTime, std::int64_t>> steps() const { return {used_.begin(), used_.end()}; }
+    std::vector<std::pair<SimTime, std::int64_t>> steps() const { return points_.to_vector(); }
 
     // Drops the usage history strictly before t. The caller promises that no later booking
-    // starts before t; book_transfer() throws SimError if one does. Costs O(entries dropped).
+    // starts before t; book_transfer() throws SimError if one does.
     void forget_before(SimTime t);
 
 private:
-    friend class detail::PathBooking;
+    friend SimTime book_transfer(std::span<BandwidthCalendar* const>, SimTime, double, std::int64_t);
+    friend struct detail::BookingCursor;
 
-    // Breakpoints of the piecewise-constant used rate: the value at key k holds from k up to
-    // the next key. The rate before the first key and after the last is 0. Adjacent entries
-    // always differ (bookings merge equal neighbours), so back-to-back transfers do not grow
-    // the map.
-    using Steps = std::map<SimTime, std::int64_t>;
-
-    // Cursors of one booking in progress (see detail::PathBooking). Keeping them here rather
-    // than in a per-booking array is what makes a booking allocation free apart from map nodes.
-    // The read cursor walks the original usage forwards; the write cursor trails it, marking
-    // where the booking's pending constant-rate segment starts. Writing only when the booked
-    // rate changes means a transfer whose rate never changes costs one split at each end,
-    // however many breakpoints other resources of the path have.
-    void open_cursor(SimTime t);
-    std::int64_t cursor_spare() const { return capacity_ - read_->second; }
-    SimTime cursor_segment_end() const { return read_end_; }
-    void step_cursor_to(SimTime t);
-    void write_until(SimTime t, std::int64_t rate);
-    void close_cursor();
-    Steps::iterator split_at(SimTime t);
-    void erase_if_redundant(Steps::iterator it);
+    // Adds the booking's rates to the step function: segments[i].rate from segments[i].t until
+    // the next segment (the last one until `end`). `at` and `found` are where
+    // find_last_at_or_before(segments[0].t) left the list.
+    void add(const Breakpoint* segments, std::size_t count, SimTime end, BreakpointList::Pos at, bool found);
 
     std::string name_;
     std::int64_t capacity_;
-    Steps used_;
+    // Breakpoints of the piecewise-constant used rate: each rate holds from its time up to the
+    // next breakpoint's. The rate before the first breakpoint and after the last is 0. The
+    // function is stored canonically: no breakpoint repeats the rate before it (bookings merge
+    // equal neighbours, so back-to-back transfers do not grow it), so the same bookings give the
+    // same breakpoints however they were stored.
+    BreakpointList points_;
     SimTime horizon_ = std::numeric_limits<SimTime>::min();
     double bytes_booked_ = 0;
-    Steps::iterator read_{};   // entry in force at the booking's current instant
-    SimTime read_end_ = 0;     // key after read_ (kNever if none): when the usage changes next
-    Steps::iterator write_{};  // entry at the start of the booking's unwritten segment
-    bool cursor_open_ = false;
+    std::vector<Breakpoint> scratch_;  // the new breakpoints of a booking, reused
 };
 
 // Books `bytes` over every resource of `path` (all at once, as one stream), starting at
@@ -97,11 +84,10 @@ private:
 // a start outside [0, kNever), a resource listed twice in the path, a start before a
 // resource's forget_before() horizon, or a transfer that could not finish before kNever.
 //
-// Cost: O(P log B) to find the start in each of the P calendars (B breakpoints each); then
-// O(P) integer comparisons per breakpoint of any path resource inside [start, end); each
-// calendar's own entries in that interval are updated once; new breakpoints appear only where
-// the transfer's rate changes (hinted inserts, amortised O(1)). Nothing is allocated besides
-// the map nodes of those breakpoints.
+// Cost: one search per calendar of the path (interpolation over its leaves, then inside one),
+// O(P) integer comparisons per breakpoint of any path resource inside [start, end), then one
+// merge per calendar of its breakpoints in [start, end] with the transfer's rate changes, moved
+// into place within (usually) one leaf. Nothing is allocated once the calendars have warmed up.
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
                       std::int64_t rate_cap_bytes_per_s);
 

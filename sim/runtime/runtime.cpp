@@ -189,7 +189,8 @@ void HostContext::write_signals(std::int64_t address, int count, std::int32_t va
     if (count < 1) throw SimError(fmt::format("rank {}: host signal write of {} words", rank_, count));
     c.check_signal_address(rank_, address);
     c.check_signal_address(rank_, address + 4LL * (count - 1));
-    c.coordinator().update([&] {
+    // Quietly: a pending write is nothing any waiting thread's condition reads.
+    c.coordinator().update_quietly([&] {
         Message m;
         m.kind = Message::Kind::Signal;
         m.visible_at = now_ + c.cost().host_write_ps;
