@@ -16,7 +16,11 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       stream_id_(stream_id),
       stream_name_(std::move(stream_name)),
       record_log_(cluster.options().record_log),
-      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {}
+      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)),
+      remote_out_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} remote port out", rank),
+                                                      cluster.cost().chip_remote_bps)),
+      remote_in_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} remote port in", rank),
+                                                     cluster.cost().chip_remote_bps)) {}
 
 LogicalProcess::~LogicalProcess() = default;
 
@@ -69,6 +73,8 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     links_.clear();
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
+    remote_out_ = std::make_unique<BandwidthCalendar>(remote_out_->name(), remote_out_->capacity());
+    remote_in_ = std::make_unique<BandwidthCalendar>(remote_in_->name(), remote_in_->capacity());
     if (aborted_) throw SimAborted();
     return stats_;
 }
@@ -82,6 +88,8 @@ void LogicalProcess::run_window(SimTime window_end) {
         // Nothing can start before the window's lower bound again: drop older bookings.
         const SimTime horizon = window_end_ - coord.lookahead();
         fabric_->forget_before(horizon);
+        remote_out_->forget_before(horizon);
+        remote_in_->forget_before(horizon);
         if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
             for (auto& [id, link] : links_) link->forget_before(horizon);
         }

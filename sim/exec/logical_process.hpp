@@ -129,6 +129,9 @@ public:
     void park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h);
     BandwidthCalendar& fabric() { return *fabric_; }
     BandwidthCalendar& link(int link_id);
+    // The chip's port for the remote traffic its cores issue: outgoing (stores to peers) or
+    // incoming (loads from peers), each with the profile's interconnect.chip_remote_gb_s.
+    BandwidthCalendar& remote_port(bool outgoing) { return outgoing ? *remote_out_ : *remote_in_; }
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
@@ -211,6 +214,8 @@ private:
     std::vector<InstrRecord> log_;
     std::unique_ptr<BandwidthCalendar> fabric_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
+    std::unique_ptr<BandwidthCalendar> remote_out_;
+    std::unique_ptr<BandwidthCalendar> remote_in_;
 };
 
 }  // namespace tandem

@@ -117,7 +117,8 @@ void MemMove::await_resume() {
         const int dst = load ? blk_.rank() : gm_.rank();
         auto route = cluster.topology().route(src, dst);
         std::vector<BandwidthCalendar*> path;
-        path.reserve(route.size());
+        path.reserve(route.size() + 1);
+        path.push_back(&lp.remote_port(!load));
         for (int link : route) path.push_back(&lp.link(link));
         end = book_transfer(path, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cost.remote_store_bps) +
               cost.link_latency_ps * static_cast<SimTime>(route.size());
