@@ -66,7 +66,8 @@ def main():
         simulated = per_rank[0]["pipelined_us"]  # rank 0, as the seed prints
         err = (simulated - measured) / measured * 100.0
         errors.append(err)
-        bound = "comm" if result["seq_comm_us"] > result["compute_only_us"] else "compute"
+        rank0 = per_rank[0]
+        bound = "comm" if rank0["seq_comm_us"] > rank0["compute_only_us"] else "compute"  # rank 0's own views
         flag = "  <-- over 10%" if abs(err) > LIMIT_PCT else ("  (over 5%)" if abs(err) > AIM_PCT else "")
         print(f"{row['ranks']:>5} {row['m']:>6} {row['k']:>6} {row['n']:>6} | {measured:11.1f} {simulated:10.1f} "
               f"{err:+6.2f}% | {result['pipelined_rank_mean_us']:9.1f} {result['pipelined_us']:8.1f} {bound:>9}{flag}")
