@@ -94,7 +94,7 @@ void expect_moves(const std::vector<double>& base, const std::vector<double>& ch
 }
 
 const std::vector<std::size_t> kTwoRankRows = {0, 1, 2, 3};  // bound by the link
-const std::size_t kFourRankRow = 4;                           // three peers at once: bound by the chip's port
+const std::size_t kFourRankRow = 4;                           // three peers at once: links in concurrent use
 const std::vector<std::size_t> kAllRows = {0, 1, 2, 3, 4};
 
 TEST_F(Calibration, SlowerLinksSlowTheCommBoundRows) {
@@ -118,24 +118,25 @@ TEST_F(Calibration, SlowerGmToL1MakesTheKLoopLoadBound) {
     for (std::size_t i = 0; i < base_.size(); ++i) EXPECT_NEAR(faster[i], base_[i], 0.01 * base_[i]) << "row " << i;
 }
 
-// The chip's remote port is shared by the links of a chip: a rank with one peer never reaches it
-// (the 2-rank rows do not move at all), a rank sending to three peers at once is held by it.
-TEST_F(Calibration, ChipPortBindsOnlyWithSeveralPeers) {
+// The concurrent-use rate holds a link only while the chip drives other links: a rank with one
+// peer never reaches it (the 2-rank rows do not move at all), a rank sending to three peers at
+// once is held by it.
+TEST_F(Calibration, ConcurrentLinkRateBindsOnlyWithSeveralPeers) {
     for (double factor : {0.9, 1.1}) {
         Profile p = test::b1_profile();
-        p.interconnect.chip_remote_gb_s *= factor;
+        p.interconnect.link_concurrent_gb_s *= factor;
         const std::vector<double> moved = predict(p, rows_);
-        for (std::size_t i : kTwoRankRows) EXPECT_EQ(moved[i], base_[i]) << "port x" << factor << ", row " << i;
-        if (factor < 1) EXPECT_GT(moved[kFourRankRow], base_[kFourRankRow] * 1.02) << "port -10%";
-        else EXPECT_LT(moved[kFourRankRow], base_[kFourRankRow] * 0.98) << "port +10%";
+        for (std::size_t i : kTwoRankRows) EXPECT_EQ(moved[i], base_[i]) << "concurrent rate x" << factor << ", row " << i;
+        if (factor < 1) EXPECT_GT(moved[kFourRankRow], base_[kFourRankRow] * 1.02) << "concurrent rate -10%";
+        else EXPECT_LT(moved[kFourRankRow], base_[kFourRankRow] * 0.98) << "concurrent rate +10%";
     }
 }
 
-// Without the port, three links of 18.25 GB/s would deliver rank 0's data by ~0.46 ms and rank 0
+// Without it, three links of 18.25 GB/s would deliver rank 0's data by ~0.46 ms and rank 0
 // would finish about 19% before the measurement: the mechanism is what carries that row.
-TEST_F(Calibration, WithoutTheChipPortRankZeroOfFourRanksIsFarTooFast) {
+TEST_F(Calibration, WithoutTheConcurrentLinkRateRankZeroOfFourRanksIsFarTooFast) {
     Profile p = test::b1_profile();
-    p.interconnect.chip_remote_gb_s = 1000;
+    p.interconnect.link_concurrent_gb_s = 1000;
     const std::vector<double> unlimited = predict(p, rows_);
     for (std::size_t i : kTwoRankRows) EXPECT_EQ(unlimited[i], base_[i]) << "row " << i;
     EXPECT_LT(unlimited[kFourRankRow], rows_[kFourRankRow].measured_us * 0.85);

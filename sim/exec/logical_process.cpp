@@ -16,11 +16,7 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       stream_id_(stream_id),
       stream_name_(std::move(stream_name)),
       record_log_(cluster.options().record_log),
-      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)),
-      remote_out_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} remote port out", rank),
-                                                      cluster.cost().chip_remote_bps)),
-      remote_in_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} remote port in", rank),
-                                                     cluster.cost().chip_remote_bps)) {}
+      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {}
 
 LogicalProcess::~LogicalProcess() = default;
 
@@ -30,6 +26,25 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
     if (!slot) slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id), cluster_.cost().link_bps);
     return *slot;
+}
+
+BandwidthCalendar& LogicalProcess::concurrent_link(int link_id) {
+    auto& slot = concurrent_links_[link_id];
+    if (!slot)
+        slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id) + " (links in concurrent use)",
+                                                   cluster_.cost().link_concurrent_bps);
+    return *slot;
+}
+
+bool LogicalProcess::other_link_busy(int link_id, SimTime t) const {
+    for (const auto& [id, until] : link_busy_until_)
+        if (id != link_id && until > t) return true;
+    return false;
+}
+
+void LogicalProcess::note_link_busy(int link_id, SimTime end) {
+    SimTime& until = link_busy_until_[link_id];
+    until = std::max(until, end);
 }
 
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
@@ -71,10 +86,10 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     coord.wait_even_if_failed([&] { return finished_; });
     blocks_.clear();
     links_.clear();
+    concurrent_links_.clear();
+    link_busy_until_.clear();
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
-    remote_out_ = std::make_unique<BandwidthCalendar>(remote_out_->name(), remote_out_->capacity());
-    remote_in_ = std::make_unique<BandwidthCalendar>(remote_in_->name(), remote_in_->capacity());
     if (aborted_) throw SimAborted();
     return stats_;
 }
@@ -88,8 +103,7 @@ void LogicalProcess::run_window(SimTime window_end) {
         // Nothing can start before the window's lower bound again: drop older bookings.
         const SimTime horizon = window_end_ - coord.lookahead();
         fabric_->forget_before(horizon);
-        remote_out_->forget_before(horizon);
-        remote_in_->forget_before(horizon);
+        for (auto& [id, link] : concurrent_links_) link->forget_before(horizon);
         if (!record_log_) {  // a logged run keeps the links' history for the trace's counters
             for (auto& [id, link] : links_) link->forget_before(horizon);
         }
