@@ -110,12 +110,14 @@ TEST_F(Calibration, SlowerGmToL1MakesTheKLoopLoadBound) {
     Profile p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 0.9;  // below the cube-bound threshold: every GEMM slows down
     expect_moves(base_, predict(p, rows_), +1, kAllRows, "GM->L1 -10%");
-    // Already cube-bound: faster loads change nothing that matters. (Under 1%: the order in
-    // which cores get the shared fabric shifts a little, and with it the chunk arrival order.)
+    // Already cube-bound: faster loads change nothing that matters. (Under 2%: the order in
+    // which cores get the shared fabric shifts a little, and with it the chunk arrival order and
+    // which of a chip's links books first at full rate before the others run at the concurrent
+    // rate: 4-rank row +1.3%.)
     p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 1.1;
     const std::vector<double> faster = predict(p, rows_);
-    for (std::size_t i = 0; i < base_.size(); ++i) EXPECT_NEAR(faster[i], base_[i], 0.01 * base_[i]) << "row " << i;
+    for (std::size_t i = 0; i < base_.size(); ++i) EXPECT_NEAR(faster[i], base_[i], 0.02 * base_[i]) << "row " << i;
 }
 
 // The concurrent-use rate holds a link only while the chip drives other links: a rank with one
