@@ -57,6 +57,7 @@ struct PipeProfile {
 struct InterconnectProfile {
     TopologyKind topology = TopologyKind::FullMesh;
     double link_gb_s = 0;                // per link, per direction, decimal GB/s
+    double link_concurrent_gb_s = 0;     // one link's rate while the chip drives other links at the same time
     double link_latency_ns = 0;          // one hop
     double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM (per-block TPUT rate)
     double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible

@@ -109,6 +109,7 @@ constexpr std::array kFields{
     field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kNonNeg),
 
     field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kPos),
+    field<kNet, &I::link_concurrent_gb_s>("interconnect", "link_concurrent_gb_s", kPos),
     field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNonNeg),
     field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kPos),
     field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNonNeg),

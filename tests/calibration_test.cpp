@@ -1,5 +1,7 @@
 // The calibrated profile against the measured rows, and the physics of its fitted parameters:
-// each one, moved by 10%, must move the predictions the way the hardware would.
+// each one, moved by 10%, must move the predictions the way the hardware would. The figure
+// compared is rank 0's pipelined time: the seed's host program prints rank 0's own average
+// (PrintRank0Results), so that is what the measured rows are (sim/MODEL.md).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -43,7 +45,7 @@ std::vector<Row> calibration_rows() {
     return rows;
 }
 
-// Mean over ranks of the pipelined time, per row (the figure compared with the measurement).
+// Rank 0's pipelined time, per row (the figure compared with the measurement).
 std::vector<double> predict(const Profile& p, const std::vector<Row>& rows) {
     std::vector<double> out;
     for (const Row& r : rows) {
@@ -55,9 +57,7 @@ std::vector<double> predict(const Profile& p, const std::vector<Row>& rows) {
         cfg.timing_only = true;
         apply_profile_defaults(cfg, p);
         const BenchOutcome o = run_views(p, cfg, nullptr);
-        double sum = 0;
-        for (const RankViewTimes& t : o.per_rank) sum += t.pipelined_us;
-        out.push_back(sum / static_cast<double>(o.per_rank.size()));
+        out.push_back(o.per_rank.at(0).pipelined_us);
     }
     return out;
 }
@@ -74,11 +74,11 @@ protected:
 std::vector<Row> Calibration::rows_;
 std::vector<double> Calibration::base_;
 
-TEST_F(Calibration, EveryMeasuredRowWithinTenPercent) {
+TEST_F(Calibration, EveryMeasuredRowWithinFivePercentOfRankZero) {
     ASSERT_EQ(rows_.size(), 5U);
     for (std::size_t i = 0; i < rows_.size(); ++i) {
         const double err = (base_[i] - rows_[i].measured_us) / rows_[i].measured_us;
-        EXPECT_LT(std::abs(err), 0.10) << "row " << i << ": simulated " << base_[i] << " us, measured "
+        EXPECT_LT(std::abs(err), 0.05) << "row " << i << ": simulated " << base_[i] << " us, measured "
                                        << rows_[i].measured_us << " us";
     }
 }
@@ -94,6 +94,7 @@ void expect_moves(const std::vector<double>& base, const std::vector<double>& ch
 }
 
 const std::vector<std::size_t> kTwoRankRows = {0, 1, 2, 3};  // bound by the link
+const std::size_t kFourRankRow = 4;                           // three peers at once: links in concurrent use
 const std::vector<std::size_t> kAllRows = {0, 1, 2, 3, 4};
 
 TEST_F(Calibration, SlowerLinksSlowTheCommBoundRows) {
@@ -109,18 +110,46 @@ TEST_F(Calibration, SlowerGmToL1MakesTheKLoopLoadBound) {
     Profile p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 0.9;  // below the cube-bound threshold: every GEMM slows down
     expect_moves(base_, predict(p, rows_), +1, kAllRows, "GM->L1 -10%");
-    // Already cube-bound: faster loads change nothing that matters. (Under 1%: the order in
-    // which cores get the shared fabric shifts a little, and with it the chunk arrival order.)
+    // Already cube-bound: faster loads change nothing that matters. (Under 2%: the order in
+    // which cores get the shared fabric shifts a little, and with it the chunk arrival order and
+    // which of a chip's links books first at full rate before the others run at the concurrent
+    // rate: 4-rank row +1.3%.)
     p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 1.1;
     const std::vector<double> faster = predict(p, rows_);
-    for (std::size_t i = 0; i < base_.size(); ++i) EXPECT_NEAR(faster[i], base_[i], 0.01 * base_[i]) << "row " << i;
+    for (std::size_t i = 0; i < base_.size(); ++i) EXPECT_NEAR(faster[i], base_[i], 0.02 * base_[i]) << "row " << i;
 }
 
-TEST_F(Calibration, SlowerCubeSlowsTheComputeBoundRow) {
+// The concurrent-use rate holds a link only while the chip drives other links: a rank with one
+// peer never reaches it (the 2-rank rows do not move at all), a rank sending to three peers at
+// once is held by it.
+TEST_F(Calibration, ConcurrentLinkRateBindsOnlyWithSeveralPeers) {
+    for (double factor : {0.9, 1.1}) {
+        Profile p = test::b1_profile();
+        p.interconnect.link_concurrent_gb_s *= factor;
+        const std::vector<double> moved = predict(p, rows_);
+        for (std::size_t i : kTwoRankRows) EXPECT_EQ(moved[i], base_[i]) << "concurrent rate x" << factor << ", row " << i;
+        if (factor < 1) EXPECT_GT(moved[kFourRankRow], base_[kFourRankRow] * 1.02) << "concurrent rate -10%";
+        else EXPECT_LT(moved[kFourRankRow], base_[kFourRankRow] * 0.98) << "concurrent rate +10%";
+    }
+}
+
+// Without it, three links of 18.25 GB/s would deliver rank 0's data by ~0.46 ms and rank 0
+// would finish about 19% before the measurement: the mechanism is what carries that row.
+TEST_F(Calibration, WithoutTheConcurrentLinkRateRankZeroOfFourRanksIsFarTooFast) {
+    Profile p = test::b1_profile();
+    p.interconnect.link_concurrent_gb_s = 1000;
+    const std::vector<double> unlimited = predict(p, rows_);
+    for (std::size_t i : kTwoRankRows) EXPECT_EQ(unlimited[i], base_[i]) << "row " << i;
+    EXPECT_LT(unlimited[kFourRankRow], rows_[kFourRankRow].measured_us * 0.85);
+}
+
+TEST_F(Calibration, SlowerCubeSlowsEveryComputeTail) {
     Profile p = test::b1_profile();
     p.pipes.cube_efficiency *= 0.9;
-    expect_moves(base_, predict(p, rows_), +1, {4}, "cube efficiency -10%");
+    // Rank 0 of the 4-rank row finishes a row group after its last chunk arrives; the 2-rank
+    // rows end on the same kind of compute tail.
+    expect_moves(base_, predict(p, rows_), +1, kAllRows, "cube efficiency -10%");
 }
 
 TEST_F(Calibration, LongerLaunchSlowsEveryRow) {

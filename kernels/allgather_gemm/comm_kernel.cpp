@@ -49,7 +49,7 @@ Task comm_mesh(BlockCtx& blk, AgGemmArgs a) {
     const int peers = ranks - 1;
     const int blocks = blk.block_num();
     const int me = a.my_rank;
-    auto dest_rank = [&](int destIdx) { return (me + 1 + destIdx) % ranks; };
+    auto dest_rank = [&](int destIdx) { return destIdx < me ? destIdx : destIdx + 1; };  // DestIdxToRank
     if (blocks >= peers) {
         // Many blocks: a contiguous range of chunks per block, blocksPerDest blocks per peer.
         const int blocksPerDest = blocks / peers;

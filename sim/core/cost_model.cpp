@@ -35,6 +35,7 @@ CostModel::CostModel(const Profile& p)
       l0c_to_gm_bps(gib_s_to_bps(p.pipes.l0c_to_gm_gib_s)),
       fabric_bps(gib_s_to_bps(p.chip.gm_fabric_gib_s)),
       link_bps(gb_s_to_bps(p.interconnect.link_gb_s)),
+      link_concurrent_bps(gb_s_to_bps(p.interconnect.link_concurrent_gb_s)),
       remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),
       link_latency_ps(from_ns(p.interconnect.link_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),

@@ -34,6 +34,7 @@ struct CostModel {
     std::int64_t l0c_to_gm_bps;
     std::int64_t fabric_bps;
     std::int64_t link_bps;
+    std::int64_t link_concurrent_bps;
     std::int64_t remote_store_bps;
     SimTime link_latency_ps;
     SimTime remote_atomic_ps;

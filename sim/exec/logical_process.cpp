@@ -32,6 +32,26 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
     return *slot;
 }
 
+BandwidthCalendar& LogicalProcess::concurrent_link(int link_id) {
+    auto& slot = concurrent_links_[link_id];
+    if (!slot)
+        slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id) + " (links in concurrent use)",
+                                                   cluster_.cost().link_concurrent_bps);
+    slot->forget_before(horizon_);  // forgotten when booked, as link() (no trace counter reads it)
+    return *slot;
+}
+
+bool LogicalProcess::other_link_busy(int link_id, SimTime t) const {
+    for (const auto& [id, until] : link_busy_until_)
+        if (id != link_id && until > t) return true;
+    return false;
+}
+
+void LogicalProcess::note_link_busy(int link_id, SimTime end) {
+    SimTime& until = link_busy_until_[link_id];
+    until = std::max(until, end);
+}
+
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
                                        const CompletionFn& on_complete) {
     launch_ = &launch;
@@ -72,6 +92,8 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     coord.wait_even_if_failed([&] { return finished_; });
     blocks_.clear();
     links_.clear();
+    concurrent_links_.clear();
+    link_busy_until_.clear();
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
     if (aborted_) throw SimAborted();

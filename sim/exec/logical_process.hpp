@@ -129,6 +129,16 @@ public:
     void park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h);
     BandwidthCalendar& fabric() { return *fabric_; }
     BandwidthCalendar& link(int link_id);
+    // A link's rate while the chip drives other links at the same time
+    // (interconnect.link_concurrent_gb_s): a second calendar of `link_id`, booked besides the
+    // link itself by a transfer that starts while another link this stream uses still carries
+    // traffic (other_link_busy). Bookings are made in simulated-time order of issue within this
+    // stream, so the rule is deterministic.
+    BandwidthCalendar& concurrent_link(int link_id);
+    // True if a link other than `link_id` has traffic booked by this stream ending after t.
+    bool other_link_busy(int link_id, SimTime t) const;
+    // Record that `link_id` carries traffic booked by this stream until `end`.
+    void note_link_busy(int link_id, SimTime end);
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
@@ -215,6 +225,8 @@ private:
     std::vector<InstrRecord> log_;
     std::unique_ptr<BandwidthCalendar> fabric_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
+    std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> concurrent_links_;
+    std::unordered_map<int, SimTime> link_busy_until_;
 };
 
 }  // namespace tandem

@@ -116,11 +116,18 @@ void MemMove::await_resume() {
         const int src = load ? gm_.rank() : blk_.rank();
         const int dst = load ? blk_.rank() : gm_.rank();
         auto route = cluster.topology().route(src, dst);
+        const SimTime begin = start_ + cost.gm_latency_ps;
+        // While the chip drives another link, each link it uses runs at the concurrent rate.
+        const bool concurrent = lp.other_link_busy(route.front(), begin);
         std::vector<BandwidthCalendar*> path;
-        path.reserve(route.size());
-        for (int link : route) path.push_back(&lp.link(link));
-        end = book_transfer(path, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cost.remote_store_bps) +
-              cost.link_latency_ps * static_cast<SimTime>(route.size());
+        path.reserve(2 * route.size());
+        for (int link : route) {
+            path.push_back(&lp.link(link));
+            if (concurrent) path.push_back(&lp.concurrent_link(link));
+        }
+        const SimTime moved = book_transfer(path, begin, static_cast<double>(bytes), cost.remote_store_bps);
+        for (int link : route) lp.note_link_busy(link, moved);
+        end = moved + cost.link_latency_ps * static_cast<SimTime>(route.size());
     }
     blk_.occupy(pipe_, start_, end);
     if (load) {
