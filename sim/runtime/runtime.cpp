@@ -248,7 +248,10 @@ void HostContext::barrier() {
         generation = rt_.barrier_generation_;
         rt_.barrier_max_ = std::max(rt_.barrier_max_, now_);
         coord.set_bound_locked(host_id_, std::nullopt);
-        rt_.barrier_vc_.join(san_vc_);
+        if (cluster().sanitizer()) {
+            san_vc_.set(san_key(), san_clock_++);  // arriving releases this host's past
+            rt_.barrier_vc_.join(san_vc_);
+        }
         if (++rt_.barrier_arrived_ == rt_.ranks()) {
             rt_.barrier_released_ = std::move(rt_.barrier_vc_);
             rt_.barrier_vc_ = VectorClock();

@@ -198,7 +198,9 @@ const std::vector<SanViolation>& Sanitizer::check() {
                                  describe_access("read", second));
         } else {
             v.cls = kClassUnsyncRead;
-            v.text = fmt::format("[{}] an atomic add and a plain write of the same data are not ordered\n{}\n{}", v.cls,
+            const bool atomic = earlier.kind == SanAccess::Kind::Atomic || later.kind == SanAccess::Kind::Atomic;
+            v.text = fmt::format("[{}] {} of the same data are not ordered: what a later read sees depends on timing\n{}\n{}", v.cls,
+                                 atomic ? "an atomic add and a plain write" : "two plain writes",
                                  describe_access("first", earlier), describe_access("second", later));
         }
         found_.push_back(std::move(v));
