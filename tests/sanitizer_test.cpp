@@ -101,6 +101,7 @@ TEST(Sanitizer, FlagRaisedBeforeTheDataIsCaughtNamingTheFlag) {
     const auto v = run_handoff(Handoff::FlagBeforeData);
     ASSERT_EQ(v.size(), 1u) << all_text(v);
     EXPECT_EQ(v[0].cls, kClassFlagBeforeData);
+    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
     expect_has(v[0].text, {"[flag before data]", "flag: rank 0, stream 'comm', kernel 'producer', block 0, TNOTIFY(set 1) on rank 1 'ready'+0x0",
                            "write: rank 0, stream 'comm', kernel 'producer', block 0, TSTORE",
                            "read: rank 1, stream 'comm', kernel 'consumer', block 0, TLOAD"});
