@@ -18,7 +18,7 @@ Usage:
   ./run.sh [--op OP] [--variant V] [--schedule S] [--dtype fp16|bf16] [--out-dtype D] [--bias none|m|n]
            [-r sim|npu] [-v SOC] [-n RANKS] [--gm M] [--gk K] [--gn N]
            [--base-m 128] [--base-n 256] [--compute-blocks B] [--comm-blocks B]
-           [--comm-mode mesh|ring] [--timing-only] [--json FILE] [--trace FILE]
+           [--comm-mode mesh|ring] [--timing-only] [--sanitize] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
   ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
@@ -44,6 +44,8 @@ Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
   --comm-blocks B          AIV blocks of the comm kernel, 1..4096 (beyond the cores: waves)
   --comm-mode mesh|ring    mesh: direct sends (published kernel); ring: forwarding ring
   --timing-only            timing model only: no data, no math, no verification
+  --sanitize               check synchronisation (races, flags before data, stale flags, unschedulable
+                           spinners, disagreeing ranks, out of bounds); a violation exits 4
   --json FILE              results JSON (SPEC.md contract)
   --trace FILE             Chrome Trace Event JSON of the pipelined run
   --out-dir DIR            output_rank<r>.bin (and inputs with --write-inputs); default out

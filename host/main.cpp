@@ -95,6 +95,13 @@ int run(int argc, char** argv) {
         fmt::print("[INFO] simulated {} instructions in {:.2f} s of host time\n", out.bench.instructions, out.wall_seconds);
         if (!cfg.timing_only) fmt::print("[INFO] outputs: {}/output_rank<r>.bin\n", cfg.out_dir);
     }
+    if (cfg.sanitize) {
+        if (out.bench.sanitizer_total > 0) {
+            std::cerr << format_sanitizer_report(out.bench.sanitizer_violations, out.bench.sanitizer_total);
+            return kSanitizerExitCode;
+        }
+        if (!cfg.quiet) fmt::print("[SANITIZE] clean: no violation found\n");
+    }
     return out.results.verification == Verification::Failed ? 1 : 0;
 }
 
@@ -108,6 +115,9 @@ int main(int argc, char** argv) {
         return run(argc, argv);
     } catch (const CLI::Error& e) {
         return report_cli_error(e, std::cout, std::cerr);
+    } catch (const tandem::SanitizerFailure& e) {
+        std::cerr << e.what();
+        return tandem::host::kSanitizerExitCode;
     } catch (const tandem::SimError& e) {
         std::cerr << "[ERROR] " << e.what() << "\n";
         return 2;

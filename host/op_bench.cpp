@@ -133,6 +133,7 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
     options.ranks = params.ranks;
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
     options.record_log = cfg.record_log;
+    options.sanitize = cfg.sanitize;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
 
@@ -155,6 +156,7 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
     out.per_rank.resize(static_cast<std::size_t>(params.ranks));
     out.pipelined_start = kNever;
     std::mutex stats_mu;
+    try {
     rt.run_hosts([&](HostContext& host) {
         const int r = host.rank();
         RankViewTimes& times = out.per_rank[static_cast<std::size_t>(r)];
@@ -202,6 +204,17 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
             }
         }
     });
+    } catch (const SimError& e) {
+        if (!cfg.sanitize) throw;
+        // The error joins the sanitizer's report, with whatever else it found before it.
+        cluster.sanitizer()->add_violation(classify_run_error(e.what()));
+        const auto& found = cluster.sanitizer()->check();
+        throw SanitizerFailure(format_sanitizer_report(found, cluster.sanitizer()->total_violations()));
+    }
+    if (Sanitizer* san = cluster.sanitizer()) {
+        out.sanitizer_violations = san->check();
+        out.sanitizer_total = san->total_violations();
+    }
     out.windows = cluster.coordinator().windows();
     if (cfg.record_log) {
         out.pipelined_log = cluster.event_log();

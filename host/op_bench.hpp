@@ -21,6 +21,7 @@
 #include "sim/exec/instr_record.hpp"
 #include "sim/mem/zeroed_buffer.hpp"
 #include "sim/profile.hpp"
+#include "sim/sanitize/sanitizer.hpp"
 
 namespace tandem::host {
 
@@ -57,6 +58,9 @@ struct BenchOutcome {
     std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, every kernel of the view
     std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> pipelined_link_usage;  // when logged
     std::function<std::string(int, std::int64_t)> signal_name;  // the op's names for signal words
+    // --sanitize: what the sanitizer found (empty: clean).
+    std::vector<SanViolation> sanitizer_violations;
+    std::size_t sanitizer_total = 0;
     std::vector<std::int64_t> out_base;      // each rank's output address (to tell its stores in the log)
 };
 

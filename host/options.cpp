@@ -176,6 +176,10 @@ void build_app(CLI::App& app, ParseTargets& t) {
         ->check(without_description(CLI::ExistingDirectory))
         ->type_name("DIR");
     app.add_flag("--quiet", c.quiet, "Print only errors and the final summary (default: off)");
+    app.add_flag("--sanitize", c.sanitize,
+                 "Check the kernels' synchronisation (unsynchronised reads, flags raised before their data, "
+                 "stale flags, blocks that can never be scheduled, ranks that disagree, out-of-bounds accesses); "
+                 "print each violation and exit 4 (default: off)");
     app.add_option("--sweep", c.sweep_file,
                    "Run every row of FILE, a CSV with a header row or a JSON array of objects; columns ranks, m, "
                    "k, n (required), base_m, base_n, compute_blocks, comm_blocks, comm_mode, profile (SoC or "
@@ -196,6 +200,8 @@ void build_app(CLI::App& app, ParseTargets& t) {
         "Examples:\n"
         "  -r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024\n"
         "  -r sim -v Ascend910B1 -n 8 --gm 16384 --gk 4096 --gn 4096 --timing-only --json r.json\n"
+        "  --op allgather_gemm -n 4 --sanitize\n"
+        "Exit codes: 0 done, 1 verification failed, 2 error, 4 --sanitize found a violation.\n"
         "  --sweep rows.csv --sweep-out out/sweep --jobs 2\n"
         "  -n 8 --gm 16384 --gk 4096 --gn 4096 --tune");
 }

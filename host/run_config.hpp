@@ -41,12 +41,16 @@ struct RunConfig {
     bool write_inputs = false;         // --write-inputs: also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin
     std::string input_dir;             // --input-dir DIR: read the seed's input files instead of generating
     bool quiet = false;
+    bool sanitize = false;             // --sanitize: check synchronisation, exit kSanitizerExitCode on a violation
     bool record_log = false;           // keep the pipelined view's event log (for --trace and tests)
     std::string sweep_file;            // --sweep FILE: run every row of FILE (host/sweep.hpp)
     bool tune = false;                 // --tune: search chunk size, tile and block split (host/tune.hpp)
     std::string sweep_out;             // --sweep-out PREFIX (default: out/sweep, out/tune with --tune)
     std::optional<int> jobs;           // --jobs N: configurations run at once (default: the host's cores)
 };
+
+// The exit code of a --sanitize run that found a violation (1: verification failed, 2: error).
+inline constexpr int kSanitizerExitCode = 4;
 
 inline const char* comm_mode_name(CommMode m) { return m == CommMode::Mesh ? "mesh" : "ring"; }
 

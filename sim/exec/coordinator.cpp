@@ -258,6 +258,14 @@ bool Coordinator::advance_window_locked() {
         std::sort(lines.begin(), lines.end());  // deterministic report, whatever the join order
         std::string msg = "deadlock: every running block waits on a signal that no pending write or running "
                           "stream can change";
+        // A named cause (blocks that can never be scheduled) heads the report.
+        for (auto it = lines.begin(); it != lines.end(); ++it) {
+            if (it->starts_with(kUnschedulableSpinnersCause)) {
+                msg = "deadlock: " + *it;
+                lines.erase(it);
+                break;
+            }
+        }
         for (const auto& line : lines) msg += "\n  " + line;
         failed_ = true;
         failed_flag_.store(true, std::memory_order_release);

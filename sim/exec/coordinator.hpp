@@ -46,6 +46,10 @@ public:
     SimAborted() : std::runtime_error("simulation aborted") {}
 };
 
+// How a deadlock report's cause line starts when blocks spin on work of blocks that can never be
+// scheduled because the spinners hold every core (the sanitizer's class of that name).
+inline constexpr const char* kUnschedulableSpinnersCause = "unschedulable spinners (more blocks than cores)";
+
 class Participant {
 public:
     virtual ~Participant() = default;

@@ -16,7 +16,9 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       stream_id_(stream_id),
       stream_name_(std::move(stream_name)),
       record_log_(cluster.options().record_log),
-      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {}
+      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {
+    if (Sanitizer* s = cluster.sanitizer()) san_ = std::make_unique<StreamSanitizer>(*s, *this);
+}
 
 LogicalProcess::~LogicalProcess() = default;
 
@@ -200,6 +202,7 @@ void LogicalProcess::finish_kernel() {
         for (auto& [id, link] : links_) cluster_.append_link_usage(id, link->steps());
     }
     log_.clear();
+    if (san_) san_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
@@ -209,6 +212,7 @@ void LogicalProcess::finish_kernel() {
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
     log_.clear();
+    if (san_) san_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         aborted_ = true;
         finished_ = true;
@@ -247,6 +251,7 @@ void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTim
     auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
     ctx->task = launch_->fn(*ctx);
     ctx->resume_point = ctx->task.handle();
+    if (san_) san_->start_block(*ctx);
     blocks_[static_cast<std::size_t>(place.slot)] = std::move(ctx);
     ++live_blocks_;
     events_.push(Event{t, place.slot});
@@ -362,6 +367,7 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
     SimTime end = blk.now();
     for (SimTime t : blk.core().free_at) end = std::max(end, t);
     blk.finished = true;
+    if (san_) san_->end_block(blk);
     if (record_log_) {
         InstrRecord r;
         r.start = blk.start_time;
@@ -410,7 +416,22 @@ std::vector<std::string> LogicalProcess::describe_waiters() const {
                                     cmp_symbol(blk.wait_cmp), blk.wait_value, seen, to_us(blk.wait_since)));
     }
     for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));
+    if (!lines.empty()) {
+        std::string cause = unschedulable_cause();
+        if (!cause.empty()) lines.push_back(std::move(cause));
+    }
     return lines;
+}
+
+std::string LogicalProcess::unschedulable_cause() const {
+    if (launch_ == nullptr || next_block_ >= launch_->blocks) return {};
+    // Blocks wait on work that only blocks still queued behind them could do: they hold every
+    // core (or cluster) while they spin, so the rest can never start.
+    return fmt::format("{}: rank {}, stream '{}', kernel '{}' has {} blocks for {} {}: blocks 0..{} were started "
+                       "and hold every one of them while waiting; blocks {}..{} were never scheduled",
+                       kUnschedulableSpinnersCause, rank_,
+                       stream_name_, launch_->name, launch_->blocks, places_, launch_->core_type.mix() ? "clusters" : "cores",
+                       next_block_ - 1, next_block_, launch_->blocks - 1);
 }
 
 }  // namespace tandem

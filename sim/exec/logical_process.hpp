@@ -25,6 +25,7 @@
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/net/bandwidth_calendar.hpp"
+#include "sim/sanitize/stream_sanitizer.hpp"
 
 namespace tandem {
 
@@ -127,6 +128,8 @@ public:
     bool cross_core_try_take(BlockCtx& blk, int flag, SimTime t);
     // Suspend `blk` in CrossCoreWaitFlag(flag) issued at `issue`.
     void park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h);
+    // Under --sanitize, this stream's sanitizer state; else null (one branch per hook).
+    StreamSanitizer* sanitizer() { return san_.get(); }
     BandwidthCalendar& fabric() { return *fabric_; }
     BandwidthCalendar& link(int link_id);
     // A link's rate while the chip drives other links at the same time
@@ -142,6 +145,9 @@ public:
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
+    // When blocks of the running kernel were never scheduled (more blocks than cores, the
+    // started ones all waiting): a line naming that cause, else empty.
+    std::string unschedulable_cause() const;
     void run_window(SimTime window_end) override;
 
 private:
@@ -224,6 +230,7 @@ private:
     std::int64_t remote_load_bytes_ = 0;
     std::vector<InstrRecord> log_;
     std::unique_ptr<BandwidthCalendar> fabric_;
+    std::unique_ptr<StreamSanitizer> san_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> concurrent_links_;
     std::unordered_map<int, SimTime> link_busy_until_;

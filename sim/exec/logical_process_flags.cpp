@@ -113,6 +113,8 @@ std::string LogicalProcess::cross_core_deadlock() const {
     for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));
     std::sort(lines.begin(), lines.end());
     std::string msg = "deadlock: every running block of this kernel waits on a cross-core flag that no block will set";
+    const std::string cause = unschedulable_cause();
+    if (!cause.empty()) msg = "deadlock: " + cause;
     for (const auto& line : lines) msg += "\n  " + line;
     return msg;
 }

@@ -4,10 +4,12 @@
 // at the next barrier in a total order (time, source, sequence), never in host arrival order.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/exec/signal.hpp"
 #include "sim/mem/dtype.hpp"
+#include "sim/sanitize/vector_clock.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -35,6 +37,8 @@ struct Message {
     std::int64_t ld_bytes = 0;
     DType dtype = DType::F32;        // Data / AtomicAdd: the elements' type in GM
     std::vector<std::byte> payload;  // functional mode only
+    // Signal, under --sanitize: the writer's vector clock (what a reader that observes it learns).
+    std::shared_ptr<const VectorClock> clock;
 };
 
 inline bool message_order(const Message& a, const Message& b) {

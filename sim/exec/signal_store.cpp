@@ -32,6 +32,16 @@ std::optional<SimTime> SignalStore::first_time_true(std::int64_t address, CmpOp 
     return std::nullopt;
 }
 
+void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& into) const {
+    auto it = words_.find(address);
+    if (it == words_.end()) return;
+    if (it->second.base_clock) into.join(*it->second.base_clock);
+    for (const Op& op : it->second.ops) {
+        if (op.visible_at > t) break;
+        if (op.clock) into.join(*op.clock);
+    }
+}
+
 void SignalStore::insert(std::int64_t address, const Op& op) {
     Word& w = words_[address];
     if (w.ops.empty()) dirty_.push_back(address);
@@ -46,7 +56,14 @@ void SignalStore::fold_before(SimTime horizon) {
     for (std::int64_t address : dirty_) {
         Word& w = words_[address];
         std::size_t n = 0;
-        while (n < w.ops.size() && w.ops[n].visible_at < horizon) w.base = apply(w.base, w.ops[n++]);
+        while (n < w.ops.size() && w.ops[n].visible_at < horizon) {
+            const Op& op = w.ops[n++];
+            w.base = apply(w.base, op);
+            if (op.clock) {
+                if (!w.base_clock) w.base_clock = std::make_shared<VectorClock>();
+                w.base_clock->join(*op.clock);
+            }
+        }
         w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));
         if (!w.ops.empty()) dirty_[keep++] = address;
     }

@@ -5,11 +5,13 @@
 // that is what makes TWAIT resolve at the exact time its condition first held, whatever the
 // host thread timing.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "sim/exec/signal.hpp"
+#include "sim/sanitize/vector_clock.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -21,6 +23,7 @@ public:
         std::uint64_t order;  // total order among ops at the same time (barrier merge order)
         NotifyOp op;
         std::int32_t value;
+        std::shared_ptr<const VectorClock> clock;  // the writer's, under --sanitize
     };
 
     // Value of the word at `address` as of time t (all ops visible at or before t applied).
@@ -30,6 +33,10 @@ public:
     std::optional<SimTime> first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected, SimTime since,
                                            SimTime before) const;
 
+    // Under --sanitize: joins into `into` the clocks of every write of the word visible at or
+    // before t (what a TWAIT or TTEST that read it then has synchronised with).
+    void acquire_clocks(std::int64_t address, SimTime t, VectorClock& into) const;
+
     // Barrier-only mutators.
     void insert(std::int64_t address, const Op& op);
     void fold_before(SimTime horizon);  // merge ops visible before `horizon` into the base value
@@ -37,6 +44,7 @@ public:
 private:
     struct Word {
         std::int32_t base = 0;
+        std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
         std::vector<Op> ops;  // sorted by (visible_at, order)
     };
     static std::int32_t apply(std::int32_t v, const Op& op) {

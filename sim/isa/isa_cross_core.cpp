@@ -4,6 +4,7 @@
 // and the logical process.
 #include <fmt/format.h>
 
+#include "sim/exec/logical_process.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
 #include "sim/sim_error.hpp"
@@ -107,6 +108,11 @@ void CrossCoreSetFlag(BlockCtx& blk, int mode, Pipe pipe, int flag) {
     }
     blk.now_ref() = issue;
     const SimTime visible = done + cost.cross_core_flag_ps;
+    if (StreamSanitizer* san = lp.sanitizer()) {
+        // The set leaves once `pipe` has drained: what it carried is published with it.
+        if (pipe != Pipe::S) san->pipe_waited(blk, pipe);
+        san->cross_flag(flag).join(*san->release(blk, fmt::format("CrossCoreSetFlag({})", flag).c_str()));
+    }
     flags.set(g.key, flag, g.sources, g.targets, blk.slot(), visible);
     lp.cross_core_flag_set(g.targets, flag);
     lp.count_instruction();
@@ -133,6 +139,7 @@ void CrossCoreWait::await_suspend(std::coroutine_handle<> h) { blk_.lp().park_cr
 
 void CrossCoreWait::await_resume() {
     blk_.current_instr = "CrossCoreWaitFlag";
+    if (StreamSanitizer* san = blk_.lp().sanitizer()) san->acquire(blk_, san->cross_flag(flag_));
     blk_.lp().count_instruction();
     record(blk_, Pipe::S, Opcode::CROSS_CORE_WAIT_FLAG, issue_ - blk_.cost().issue_ps, blk_.now(),
            RecordArgs{0, 0, -1, flag_, 0});

@@ -141,6 +141,11 @@ void MemMove::await_resume() {
     const SimTime visible = atomic ? std::max(end, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
     record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : Opcode::TSTORE), start_, end,
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
+    if (StreamSanitizer* san = lp.sanitizer()) {
+        using A = StreamSanitizer::Access;
+        san->access(blk_, load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : end),
+                    pipe_, atomic ? "TSTORE(AtomicAdd)" : instr);
+    }
     if (!blk_.functional()) return;
     if (atomic) {
         // Every atomic add is a message delivered at a window barrier in the coordinator's total

@@ -28,6 +28,11 @@ void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op) {
     m.address = sig.address;
     m.op = op;
     m.value = value;
+    if (StreamSanitizer* san = lp.sanitizer()) {
+        m.clock = san->release(blk, fmt::format("TNOTIFY({} {}) on {}", op == NotifyOp::Set ? "set" : "add", value,
+                                                cluster.describe_address(sig.rank, sig.address))
+                                        .c_str());
+    }
     lp.send(std::move(m));
     lp.count_instruction();
     isa_detail::record(blk, Pipe::S, Opcode::TNOTIFY, issue - cost.issue_ps, issue,
@@ -89,6 +94,12 @@ bool SignalRead::await_resume() {
         blk_.now_ref() = issue_ + blk_.cost().twait_poll_ps;
     }
     if (blocking_) result_ = true;
+    if (StreamSanitizer* san = lp.sanitizer()) {
+        // What the read observed: every write of the word visible by then.
+        VectorClock seen;
+        lp.cluster().chip(sig_.rank).signals.acquire_clocks(sig_.address, blk_.now(), seen);
+        san->acquire(blk_, seen);
+    }
     lp.count_instruction();
     record(blk_, Pipe::S, blocking_ ? Opcode::TWAIT : Opcode::TTEST, issue_ - blk_.cost().issue_ps, blk_.now(),
            RecordArgs{0, sig_.address, -1, value_, 0});

@@ -14,6 +14,7 @@
 #include "sim/machine/chip.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/profile.hpp"
+#include "sim/sanitize/sanitizer.hpp"
 
 namespace tandem {
 
@@ -23,6 +24,7 @@ struct ClusterOptions {
     int ranks = 2;
     DataMode data_mode = DataMode::Functional;
     bool record_log = false;  // keep every instruction (event log / trace)
+    bool sanitize = false;    // --sanitize: check synchronisation (sim/sanitize/sanitizer.hpp)
 };
 
 class Cluster : public MessageSink {
@@ -39,6 +41,8 @@ public:
     Coordinator& coordinator() { return coordinator_; }
     // Host threads for work outside the simulated timeline (deferred products at kernel end).
     WorkerPool& workers() { return workers_; }
+    // The sanitizer of a --sanitize run, else null.
+    Sanitizer* sanitizer() { return sanitizer_.get(); }
 
     // Checks that [address, address+4) is a 4-byte-aligned word inside an allocation of `rank`.
     void check_signal_address(int rank, std::int64_t address) const;
@@ -70,6 +74,7 @@ private:
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
     std::vector<std::pair<int, std::vector<std::pair<SimTime, std::int64_t>>>> link_usage_;
+    std::unique_ptr<Sanitizer> sanitizer_;
     // Last member: destroyed (its threads joined) first.
     WorkerPool workers_;
 };

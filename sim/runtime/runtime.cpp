@@ -36,7 +36,8 @@ void Stream::launch(KernelLaunch kernel) {
     Coordinator& coord = cluster.coordinator();
     coord.update([&] {
         const SimTime h = host_.now_;
-        queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr});
+        queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr,
+                                 cluster.sanitizer() ? host_.san_release() : nullptr});
         refresh_bound_locked();
         host_.now_ = h + cost.launch_host_ps;
         coord.set_bound_locked(host_.host_id_, host_.now_);
@@ -46,7 +47,7 @@ void Stream::launch(KernelLaunch kernel) {
 void Stream::record(Event& event) {
     host_.cluster().coordinator().update([&] {
         event.reached_ = false;
-        queue_.push_back(Command{std::nullopt, 0, &event});
+        queue_.push_back(Command{std::nullopt, 0, &event, nullptr});
     });
 }
 
@@ -93,6 +94,9 @@ void Stream::synchronize() {
         }
     });
     if (!done) coord.wait([&] { return !waiting_host_; });
+    if (cluster.sanitizer()) {  // the host now knows everything the stream's kernels did
+        coord.update([&] { host_.san_vc_.join(lp_.sanitizer()->stream_clock()); });
+    }
 }
 
 void Stream::thread_main() {
@@ -114,6 +118,7 @@ void Stream::thread_main() {
             });
             if (stop) return;
             if (cmd.kernel) {
+                if (cmd.host_clock) lp_.sanitizer()->begin_kernel(*cmd.host_clock);
                 lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_, [&](const KernelStats& stats) {
                     stats_.push_back(stats);
                     complete_locked(stats.end + cluster.cost().kernel_end_ps);
@@ -162,6 +167,34 @@ void check_host_copy_target(const char* what, int rank, const GmTensor& t) {
 }
 }  // namespace
 
+std::shared_ptr<const VectorClock> HostContext::san_release() {
+    san_vc_.set(san_key(), san_clock_++);
+    return std::make_shared<const VectorClock>(san_vc_);
+}
+
+void HostContext::san_access(SanAccess::Kind kind, const GmTensor& t, const char* what) {
+    Sanitizer* san = cluster().sanitizer();
+    if (san == nullptr) return;
+    SanAccess a;
+    cluster().coordinator().update([&] {
+        a.time = now_;
+        a.seq = san_seq_++;
+        a.issue_clock = a.epoch = san_clock_;
+        a.vc = std::make_shared<const VectorClock>(san_vc_);
+    });
+    a.thread = san_key();
+    a.kind = kind;
+    a.alloc = &t.allocation();
+    a.offset = t.offset_bytes();
+    const std::int64_t es = dtype_bytes(t.dtype());
+    const bool nd = t.layout() == Layout::ND;
+    a.rows = nd ? t.rows() : t.cols();
+    a.row_bytes = std::int64_t{nd ? t.cols() : t.rows()} * es;
+    a.ld_bytes = t.ld() * es;
+    a.where = fmt::format("rank {} host, {} at {:.3f} us", rank_, what, to_us(a.time));
+    san->add_access(std::move(a));
+}
+
 void HostContext::copy_device(const GmTensor& dst, const GmTensor& src) {
     check_host_copy_target("copy", rank_, dst);
     check_host_copy_target("copy", rank_, src);
@@ -169,6 +202,8 @@ void HostContext::copy_device(const GmTensor& dst, const GmTensor& src) {
         throw SimError(fmt::format("rank {}: host copy from {} into {}: shapes or dtypes differ", rank_, src.describe(),
                                    dst.describe()));
     }
+    san_access(SanAccess::Kind::Read, src, "host copy (source)");
+    san_access(SanAccess::Kind::Write, dst, "host copy (destination)");
     if (!cluster().functional()) return;
     gm_before_read(src.allocation(), GmSpan::of(src));
     gm_before_write(dst.allocation(), GmSpan::of(dst));
@@ -178,6 +213,7 @@ void HostContext::copy_device(const GmTensor& dst, const GmTensor& src) {
 
 void HostContext::zero_device(const GmTensor& dst) {
     check_host_copy_target("clear", rank_, dst);
+    san_access(SanAccess::Kind::Write, dst, "host clear");
     if (!cluster().functional()) return;
     gm_before_write(dst.allocation(), GmSpan::of(dst));
     const std::size_t row_bytes = static_cast<std::size_t>(dst.cols()) * static_cast<std::size_t>(dtype_bytes(dst.dtype()));
@@ -201,6 +237,7 @@ void HostContext::write_signals(std::int64_t address, int count, std::int32_t va
         m.op = NotifyOp::Set;
         m.value = value;
         m.count = count;
+        if (c.sanitizer()) m.clock = san_release();
         c.coordinator().post_locked(std::move(m));
     });
 }
@@ -212,7 +249,13 @@ void HostContext::barrier() {
         generation = rt_.barrier_generation_;
         rt_.barrier_max_ = std::max(rt_.barrier_max_, now_);
         coord.set_bound_locked(host_id_, std::nullopt);
+        if (cluster().sanitizer()) {
+            san_vc_.set(san_key(), san_clock_++);  // arriving releases this host's past
+            rt_.barrier_vc_.join(san_vc_);
+        }
         if (++rt_.barrier_arrived_ == rt_.ranks()) {
+            rt_.barrier_released_ = std::move(rt_.barrier_vc_);
+            rt_.barrier_vc_ = VectorClock();
             const SimTime release = rt_.barrier_max_ + cluster().cost().host_barrier_ps;
             for (auto& h : rt_.hosts_) {
                 h->now_ = release;
@@ -223,7 +266,13 @@ void HostContext::barrier() {
             ++rt_.barrier_generation_;
         }
     });
-    coord.wait([&] { return rt_.barrier_generation_ != generation; });
+    coord.wait([&] {
+        if (rt_.barrier_generation_ == generation) return false;
+        // Released: every host's past happens before what each does next. (The next barrier
+        // cannot release before this host arrives at it, so this is still this one's clock.)
+        san_vc_.join(rt_.barrier_released_);
+        return true;
+    });
 }
 
 void HostContext::finish() {

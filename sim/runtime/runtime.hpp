@@ -58,6 +58,7 @@ private:
         std::optional<KernelLaunch> kernel;
         SimTime ready_at = 0;
         Event* event = nullptr;
+        std::shared_ptr<const VectorClock> host_clock;  // --sanitize: what the host knew at the launch
     };
     void thread_main();
     // While a kernel waits in the queue, the earliest time it can start bounds the windows.
@@ -112,6 +113,11 @@ private:
     friend class Stream;
     friend class Runtime;
     void finish();
+    // --sanitize: the host thread's release (a launch, a signal write), and its record of a
+    // host access to device memory.
+    std::shared_ptr<const VectorClock> san_release();
+    void san_access(SanAccess::Kind kind, const GmTensor& t, const char* what);
+    ThreadKey san_key() const { return thread_key(rank_, kHostStream, 0); }
 
     Runtime& rt_;
     int rank_;
@@ -119,6 +125,10 @@ private:
     SimTime now_ = 0;  // guarded by the coordinator's lock
     std::uint64_t message_seq_ = 0;
     std::vector<std::unique_ptr<Stream>> streams_;
+    // --sanitize: the host thread's vector clock (guarded by the coordinator's lock).
+    VectorClock san_vc_;
+    std::uint32_t san_clock_ = 1;
+    std::uint64_t san_seq_ = 0;
 };
 
 class Runtime {
@@ -143,6 +153,8 @@ private:
     SimTime barrier_max_ = 0;
     SimTime barrier_release_ = 0;
     std::uint64_t barrier_generation_ = 0;
+    VectorClock barrier_vc_;        // --sanitize: joined clocks of the hosts arrived so far
+    VectorClock barrier_released_;  // ... of the last barrier released
 };
 
 }  // namespace tandem

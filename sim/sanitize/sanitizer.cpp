@@ -1,0 +1,229 @@
+#include "sim/sanitize/sanitizer.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sim/mem/global_memory.hpp"
+
+namespace tandem {
+
+namespace {
+
+constexpr std::int64_t kCellBytes = 32;  // Ascend's GM access granule
+
+struct Cell {
+    std::int32_t write = -1;  // last plain write (index into the sorted accesses)
+    std::int32_t list = -1;   // reads and atomic adds since it (index into the pool)
+};
+struct ListEntry {
+    std::int32_t access;
+    std::int32_t next;
+};
+
+const char* kind_name(SanAccess::Kind k) {
+    switch (k) {
+        case SanAccess::Kind::Read: return "read";
+        case SanAccess::Kind::Write: return "write";
+        case SanAccess::Kind::Atomic: return "atomic add";
+    }
+    return "?";
+}
+
+// Does x happen before y? (x's epoch is known to y's thread when y issued.)
+bool happens_before(const SanAccess& x, const SanAccess& y) {
+    const std::uint32_t e = x.kind == SanAccess::Kind::Read ? x.issue_clock : x.epoch;
+    return y.vc && y.vc->get(x.thread) >= e;
+}
+
+class Replay {
+public:
+    Replay(std::vector<SanAccess>& acc, const std::vector<SanRelease>& rel) : acc_(acc) {
+        for (const SanRelease& r : rel) releases_[r.thread].push_back(&r);
+        for (auto& [t, v] : releases_)
+            std::sort(v.begin(), v.end(), [](const SanRelease* a, const SanRelease* b) { return a->clock < b->clock; });
+    }
+
+    void run() {
+        for (std::size_t i = 0; i < acc_.size(); ++i) {
+            const SanAccess& a = acc_[i];
+            std::vector<Cell>& cells = shadow_[a.alloc];
+            if (cells.empty()) cells.resize(static_cast<std::size_t>((a.alloc->bytes + kCellBytes - 1) / kCellBytes));
+            for (int r = 0; r < a.rows; ++r) {
+                const std::int64_t lo = a.offset + r * a.ld_bytes;
+                const std::int64_t hi = lo + a.row_bytes;
+                for (std::int64_t c = lo / kCellBytes; c * kCellBytes < hi && c < static_cast<std::int64_t>(cells.size()); ++c)
+                    visit(cells[static_cast<std::size_t>(c)], static_cast<std::int32_t>(i));
+            }
+        }
+    }
+
+    std::vector<std::pair<std::int32_t, std::int32_t>> pairs;  // (earlier, later), in finding order
+
+private:
+    void conflict(std::int32_t earlier, std::int32_t later) {
+        if (seen_.insert({earlier, later}).second) pairs.emplace_back(earlier, later);
+    }
+    bool ordered(std::int32_t x, std::int32_t y) const {
+        const SanAccess& a = acc_[static_cast<std::size_t>(x)];
+        const SanAccess& b = acc_[static_cast<std::size_t>(y)];
+        return a.thread == b.thread || happens_before(a, b) || happens_before(b, a);
+    }
+    void visit(Cell& cell, std::int32_t i) {
+        const SanAccess& a = acc_[static_cast<std::size_t>(i)];
+        if (cell.write >= 0 && !ordered(cell.write, i)) conflict(cell.write, i);
+        if (a.kind == SanAccess::Kind::Read || a.kind == SanAccess::Kind::Atomic) {
+            for (std::int32_t e = cell.list; e >= 0; e = pool_[static_cast<std::size_t>(e)].next) {
+                const std::int32_t other = pool_[static_cast<std::size_t>(e)].access;
+                const SanAccess::Kind ok = acc_[static_cast<std::size_t>(other)].kind;
+                // Reads do not conflict with reads, nor atomic adds with atomic adds.
+                if (ok != a.kind && !ordered(other, i)) conflict(other, i);
+            }
+            // The same thread's latest access stands for its earlier ones of the same kind.
+            if (cell.list >= 0) {
+                ListEntry& head = pool_[static_cast<std::size_t>(cell.list)];
+                const SanAccess& h = acc_[static_cast<std::size_t>(head.access)];
+                if (h.thread == a.thread && h.kind == a.kind) {
+                    head.access = i;
+                    return;
+                }
+            }
+            pool_.push_back(ListEntry{i, cell.list});
+            cell.list = static_cast<std::int32_t>(pool_.size() - 1);
+            return;
+        }
+        for (std::int32_t e = cell.list; e >= 0; e = pool_[static_cast<std::size_t>(e)].next) {
+            const std::int32_t other = pool_[static_cast<std::size_t>(e)].access;
+            if (!ordered(other, i)) conflict(other, i);
+        }
+        cell.write = i;
+        cell.list = -1;
+    }
+
+public:
+    // The release of the writer's thread that a reader synchronised with while the write was
+    // still in flight (issued before it, done after it), if any.
+    const SanRelease* early_release(const SanAccess& w, const SanAccess& r) const {
+        if (w.kind == SanAccess::Kind::Read || w.epoch <= w.issue_clock || !r.vc) return nullptr;
+        const std::uint32_t known = r.vc->get(w.thread);
+        if (known < w.issue_clock || known >= w.epoch) return nullptr;
+        auto it = releases_.find(w.thread);
+        if (it == releases_.end()) return nullptr;
+        for (const SanRelease* rel : it->second)
+            if (rel->clock >= w.issue_clock && rel->clock < w.epoch) return rel;
+        return nullptr;
+    }
+
+private:
+    std::vector<SanAccess>& acc_;
+    std::unordered_map<const GmAllocation*, std::vector<Cell>> shadow_;
+    std::vector<ListEntry> pool_;
+    std::set<std::pair<std::int32_t, std::int32_t>> seen_;
+    std::map<ThreadKey, std::vector<const SanRelease*>> releases_;
+};
+
+std::string describe_region(const SanAccess& a) {
+    return fmt::format("rank {} '{}' bytes [{:#x}, {:#x}) ({} rows of {} bytes)", a.alloc->rank, a.alloc->name, a.offset,
+                       a.offset + (a.rows - 1) * a.ld_bytes + a.row_bytes, a.rows, a.row_bytes);
+}
+
+std::string describe_access(const char* role, const SanAccess& a) {
+    return fmt::format("  {}: {} {} of {}, effective at {:.3f} us", role, a.where, kind_name(a.kind), describe_region(a),
+                       to_us(a.time));
+}
+
+}  // namespace
+
+void Sanitizer::add_accesses(std::vector<SanAccess>&& a, std::vector<SanRelease>&& r) {
+    std::lock_guard lock(mu_);
+    if (!a.empty()) batches_.push_back(std::move(a));
+    releases_.insert(releases_.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+}
+
+void Sanitizer::add_access(SanAccess a) {
+    std::lock_guard lock(mu_);
+    batches_.push_back({});
+    batches_.back().push_back(std::move(a));
+}
+
+void Sanitizer::add_violation(SanViolation v) {
+    std::lock_guard lock(mu_);
+    runtime_.push_back(std::move(v));
+}
+
+const std::vector<SanViolation>& Sanitizer::check() {
+    std::lock_guard lock(mu_);
+    if (checked_) return found_;
+    checked_ = true;
+    std::vector<SanAccess> all;
+    for (auto& b : batches_) std::move(b.begin(), b.end(), std::back_inserter(all));
+    batches_.clear();
+    std::sort(all.begin(), all.end(), [](const SanAccess& a, const SanAccess& b) {
+        if (a.time != b.time) return a.time < b.time;
+        if (a.thread != b.thread) return a.thread < b.thread;
+        return a.seq < b.seq;
+    });
+    std::sort(runtime_.begin(), runtime_.end(), [](const SanViolation& a, const SanViolation& b) { return a.text < b.text; });
+    runtime_.erase(std::unique(runtime_.begin(), runtime_.end(),
+                               [](const SanViolation& a, const SanViolation& b) { return a.text == b.text; }),
+                   runtime_.end());
+    total_ = runtime_.size();
+    for (auto& v : runtime_)
+        if (found_.size() < kMaxReports) found_.push_back(std::move(v));
+    Replay replay(all, releases_);
+    replay.run();
+    total_ += replay.pairs.size();
+    for (const auto& [e, l] : replay.pairs) {
+        if (found_.size() >= kMaxReports) break;
+        const SanAccess& earlier = all[static_cast<std::size_t>(e)];
+        const SanAccess& later = all[static_cast<std::size_t>(l)];
+        // Name the read (the side that may see the wrong bytes) and the write it races with.
+        const bool later_reads = later.kind == SanAccess::Kind::Read;
+        const SanAccess& first = earlier.kind == SanAccess::Kind::Read ? later : earlier;
+        const SanAccess& second = &first == &earlier ? later : earlier;
+        const SanRelease* rel = replay.early_release(first, second);
+        SanViolation v;
+        if (rel) {
+            v.cls = kClassFlagBeforeData;
+            v.text = fmt::format("[{}] a flag was raised before the data it guards was complete: the reader "
+                                 "synchronised with the flag, not with the write\n  flag: {}\n{}\n{}",
+                                 v.cls, rel->where, describe_access("write", first), describe_access("read", second));
+        } else if (earlier.kind == SanAccess::Kind::Read || later_reads) {
+            v.cls = kClassUnsyncRead;
+            v.text = fmt::format("[{}] no synchronisation orders the write and the read{}\n{}\n{}", v.cls,
+                                 later_reads ? "" : " (the write lands after the read)", describe_access("write", first),
+                                 describe_access("read", second));
+        } else {
+            v.cls = kClassUnsyncRead;
+            const bool atomic = earlier.kind == SanAccess::Kind::Atomic || later.kind == SanAccess::Kind::Atomic;
+            v.text = fmt::format("[{}] {} of the same data are not ordered: what a later read sees depends on timing\n{}\n{}", v.cls,
+                                 atomic ? "an atomic add and a plain write" : "two plain writes",
+                                 describe_access("first", earlier), describe_access("second", later));
+        }
+        found_.push_back(std::move(v));
+    }
+    return found_;
+}
+
+SanViolation classify_run_error(const std::string& message) {
+    SanViolation v;
+    auto has = [&](const char* s) { return message.find(s) != std::string::npos; };
+    if (has("unschedulable spinners")) v.cls = kClassUnschedulable;
+    else if (has("out of bounds") || has("overflow") || has("outside") || has("access violation")) v.cls = kClassBounds;
+    else v.cls = "run error";
+    v.text = fmt::format("[{}] {}", v.cls, message);
+    return v;
+}
+
+std::string format_sanitizer_report(const std::vector<SanViolation>& v, std::size_t total) {
+    std::string out = fmt::format("[SANITIZE] {} violation{} found", total, total == 1 ? "" : "s");
+    if (total > v.size()) out += fmt::format(" (the first {} reported)", v.size());
+    out += "\n";
+    for (const SanViolation& x : v) out += x.text + "\n";
+    return out;
+}
+
+}  // namespace tandem

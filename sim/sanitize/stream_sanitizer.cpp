@@ -1,0 +1,116 @@
+#include "sim/sanitize/stream_sanitizer.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/exec/block_ctx.hpp"
+#include "sim/exec/logical_process.hpp"
+#include "sim/mem/gm_tensor.hpp"
+
+namespace tandem {
+
+void StreamSanitizer::begin_kernel(const VectorClock& host_clock) {
+    stream_clock_.join(host_clock);
+    kernel_end_ = stream_clock_;
+    blocks_.clear();
+    for (VectorClock& f : cross_flags_) f = VectorClock();
+}
+
+void StreamSanitizer::start_block(const BlockCtx& blk) {
+    BlockState& s = blocks_[blk.slot()];
+    s = BlockState();
+    s.key = thread_key(lp_.rank(), static_cast<std::uint64_t>(lp_.stream_id()), blk.slot());
+    s.vc = stream_clock_;
+    // The slot's thread goes on from its previous kernel (which this one follows on the stream).
+    s.clock = std::max(slot_clock_[blk.slot()], stream_clock_.get(s.key)) + 1;
+}
+
+StreamSanitizer::BlockState& StreamSanitizer::state(const BlockCtx& blk) { return blocks_[blk.slot()]; }
+
+std::string StreamSanitizer::where(const BlockCtx& blk, const char* instr) const {
+    return fmt::format("rank {}, stream '{}', kernel '{}', {}, {} issued at {:.3f} us", lp_.rank(), lp_.stream_name(),
+                       lp_.launch().name, lp_.slot_label(blk.slot()), instr, to_us(blk.now()));
+}
+
+void StreamSanitizer::access(const BlockCtx& blk, Access kind, const GmTensor& gm, SimTime effective, Pipe pipe,
+                             const char* instr) {
+    // A launch run for its timing only (a benchmark view) moves no data: nothing it "writes" can
+    // be seen, so its accesses are not checked.
+    if (lp_.launch().timing_only) return;
+    BlockState& s = state(blk);
+    if (!s.snapshot) s.snapshot = std::make_shared<const VectorClock>(s.vc);
+    SanAccess a;
+    a.time = effective;
+    a.thread = s.key;
+    a.seq = seq_++;
+    a.kind = kind == Access::Read ? SanAccess::Kind::Read : kind == Access::Write ? SanAccess::Kind::Write : SanAccess::Kind::Atomic;
+    a.alloc = &gm.allocation();
+    a.offset = gm.offset_bytes();
+    const std::int64_t es = dtype_bytes(gm.dtype());
+    // The rows as stored: ND rows, or DN columns.
+    const bool nd = gm.layout() == Layout::ND;
+    a.rows = nd ? gm.rows() : gm.cols();
+    a.row_bytes = std::int64_t{nd ? gm.cols() : gm.rows()} * es;
+    a.ld_bytes = gm.ld() * es;
+    a.issue_clock = s.clock;
+    a.epoch = s.clock;
+    a.vc = s.snapshot;
+    a.where = where(blk, instr);
+    if (kind != Access::Read) s.pending.emplace_back(pipe, accesses_.size());
+    accesses_.push_back(std::move(a));
+}
+
+void StreamSanitizer::finish_pending(BlockState& s, Pipe pipe) {
+    std::size_t keep = 0;
+    for (auto& p : s.pending) {
+        if (pipe == Pipe::ALL || p.first == pipe) accesses_[p.second].epoch = s.clock;
+        else s.pending[keep++] = p;
+    }
+    s.pending.resize(keep);
+}
+
+void StreamSanitizer::pipe_waited(const BlockCtx& blk, Pipe pipe) {
+    BlockState& s = state(blk);
+    if (!s.pending.empty()) finish_pending(s, pipe);
+}
+
+void StreamSanitizer::pipe_ordered(const BlockCtx& blk, Pipe src, Pipe dst) {
+    for (auto& p : state(blk).pending)
+        if (p.first == src) p.first = dst;
+}
+
+std::shared_ptr<const VectorClock> StreamSanitizer::release(const BlockCtx& blk, const char* what) {
+    BlockState& s = state(blk);
+    s.vc.set(s.key, s.clock);
+    auto published = std::make_shared<const VectorClock>(s.vc);
+    releases_.push_back(SanRelease{s.key, s.clock, where(blk, what)});
+    // Writes still in flight get a later epoch than this release: it does not publish them.
+    ++s.clock;
+    s.snapshot.reset();
+    return published;
+}
+
+void StreamSanitizer::acquire(const BlockCtx& blk, const VectorClock& vc) {
+    BlockState& s = state(blk);
+    s.vc.join(vc);
+    s.snapshot.reset();
+}
+
+void StreamSanitizer::end_block(const BlockCtx& blk) {
+    BlockState& s = state(blk);
+    finish_pending(s, Pipe::ALL);
+    s.vc.set(s.key, s.clock);
+    kernel_end_.join(s.vc);
+    slot_clock_[blk.slot()] = s.clock;
+}
+
+void StreamSanitizer::end_kernel() {
+    stream_clock_.join(kernel_end_);
+    // A failed kernel's blocks never ended: their writes count as done at their last clock.
+    for (auto& [slot, s] : blocks_) finish_pending(s, Pipe::ALL);
+    blocks_.clear();
+    san_.add_accesses(std::move(accesses_), std::move(releases_));
+    accesses_.clear();
+    releases_.clear();
+}
+
+}  // namespace tandem

@@ -1,0 +1,54 @@
+#pragma once
+// A vector clock over the sanitizer's threads (a block part of one stream, or a rank's host),
+// sparse: only the threads this one has synchronised with appear. Clocks start at 1, so an
+// absent thread reads 0 (nothing of it is known).
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tandem {
+
+// rank, stream and slot of a block part, or a rank's host (stream kHostStream).
+using ThreadKey = std::uint64_t;
+inline constexpr std::uint64_t kHostStream = 0xFFFF;
+inline ThreadKey thread_key(int rank, std::uint64_t stream, int slot) {
+    return (static_cast<std::uint64_t>(rank) << 40) | (stream << 24) | static_cast<std::uint64_t>(slot);
+}
+
+class VectorClock {
+public:
+    std::uint32_t get(ThreadKey t) const {
+        auto it = std::lower_bound(e_.begin(), e_.end(), t, [](const auto& e, ThreadKey k) { return e.first < k; });
+        return it != e_.end() && it->first == t ? it->second : 0;
+    }
+    void set(ThreadKey t, std::uint32_t c) {
+        auto it = std::lower_bound(e_.begin(), e_.end(), t, [](const auto& e, ThreadKey k) { return e.first < k; });
+        if (it != e_.end() && it->first == t) it->second = std::max(it->second, c);
+        else e_.insert(it, {t, c});
+    }
+    // this = max(this, o) per thread.
+    void join(const VectorClock& o) {
+        if (o.e_.empty()) return;
+        std::vector<std::pair<ThreadKey, std::uint32_t>> out;
+        out.reserve(e_.size() + o.e_.size());
+        auto a = e_.cbegin();
+        auto b = o.e_.cbegin();
+        while (a != e_.cend() || b != o.e_.cend()) {
+            if (b == o.e_.end() || (a != e_.end() && a->first < b->first)) out.push_back(*a++);
+            else if (a == e_.end() || b->first < a->first) out.push_back(*b++);
+            else {
+                out.emplace_back(a->first, std::max(a->second, b->second));
+                ++a;
+                ++b;
+            }
+        }
+        e_ = std::move(out);
+    }
+    bool empty() const { return e_.empty(); }
+
+private:
+    std::vector<std::pair<ThreadKey, std::uint32_t>> e_;  // sorted by thread
+};
+
+}  // namespace tandem

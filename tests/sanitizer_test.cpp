@@ -1,0 +1,220 @@
+// The kernel sanitizer (--sanitize): each class of bug comes as a deliberately broken kernel the
+// sanitizer must catch, naming the class and both accesses, and its correct twin that it must
+// pass. These kernels live here only (not in the op list). Shapes are one small tile.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/isa/isa.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/sanitize/sanitizer.hpp"
+#include "sim/sim_error.hpp"
+#include "tests/test_support.hpp"
+
+namespace tandem {
+namespace {
+
+const Profile& profile() {
+    static const Profile p = test::b1_profile();
+    return p;
+}
+
+ClusterOptions sanitized(int ranks, DataMode mode = DataMode::Functional) {
+    ClusterOptions o{ranks, mode, false};
+    o.sanitize = true;
+    return o;
+}
+
+std::string all_text(const std::vector<SanViolation>& v) {
+    std::string s;
+    for (const auto& x : v) s += x.text + "\n";
+    return s;
+}
+
+void expect_has(const std::string& text, std::initializer_list<std::string> parts) {
+    for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "report lacks '" << p << "':\n" << text;
+}
+
+// ---- classes 1 and 2: a producer on rank 0 puts a tile into rank 1's window, a consumer on
+// rank 1 reads it ---------------------------------------------------------------------------
+
+enum class Handoff {
+    NoFlag,             // broken: the consumer reads without waiting for anything
+    FlagBeforeData,     // broken: TNOTIFY right after the remote TSTORE, no barrier
+    FlagAfterBarrier,   // correct: pipe_barrier(PIPE_ALL), then TNOTIFY (the published kernel)
+};
+
+constexpr int kRows = 16;
+constexpr int kCols = 64;
+
+std::vector<SanViolation> run_handoff(Handoff h, DataMode mode = DataMode::Functional) {
+    Runtime rt(profile(), sanitized(2, mode));
+    Cluster& c = rt.cluster();
+    const std::int64_t bytes = kRows * kCols * 2;
+    GmAllocation& src = c.chip(0).gm.allocate("src", bytes);
+    GmAllocation& inbox = c.chip(1).gm.allocate("inbox", bytes, true);
+    GmAllocation& flags = c.chip(1).gm.allocate("ready", 64, true);
+    GmAllocation& dst = c.chip(1).gm.allocate("dst", bytes);
+    const SignalAddr ready{1, flags.base};
+    const GmTensor srcT(src, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor inboxT(inbox, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor dstT(dst, 0, kRows, kCols, kCols, DType::F16);
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        if (host.rank() == 0) {
+            s.launch(KernelLaunch{"producer", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                co_await TLOAD(ub, srcT);
+                set_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                wait_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                co_await TSTORE(inboxT, ub);
+                if (h == Handoff::FlagAfterBarrier) pipe_barrier(b, PIPE_ALL);
+                if (h != Handoff::NoFlag) TNOTIFY(b, ready, 1, NotifyOp::Set);
+            }});
+        } else {
+            s.launch(KernelLaunch{"consumer", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                if (h != Handoff::NoFlag) co_await TWAIT(b, ready, CmpOp::EQ, 1);
+                co_await TLOAD(ub, inboxT);
+                set_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                wait_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                co_await TSTORE(dstT, ub);
+            }});
+        }
+        s.synchronize();
+    });
+    return c.sanitizer()->check();
+}
+
+TEST(Sanitizer, UnsynchronisedReadIsCaughtWithBothAccesses) {
+    const auto v = run_handoff(Handoff::NoFlag);
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassUnsyncRead);
+    expect_has(v[0].text, {"[unsynchronised read]", "write: rank 0, stream 'comm', kernel 'producer', block 0, TSTORE",
+                           "read: rank 1, stream 'comm', kernel 'consumer', block 0, TLOAD", "rank 1 'inbox'",
+                           "16 rows of 128 bytes", " us"});
+}
+
+TEST(Sanitizer, FlagRaisedBeforeTheDataIsCaughtNamingTheFlag) {
+    const auto v = run_handoff(Handoff::FlagBeforeData);
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassFlagBeforeData);
+    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    expect_has(v[0].text, {"[flag before data]", "flag: rank 0, stream 'comm', kernel 'producer', block 0, TNOTIFY(set 1) on rank 1 'ready'+0x0",
+                           "write: rank 0, stream 'comm', kernel 'producer', block 0, TSTORE",
+                           "read: rank 1, stream 'comm', kernel 'consumer', block 0, TLOAD"});
+}
+
+TEST(Sanitizer, PublishedHandoffIsClean) {
+    EXPECT_TRUE(run_handoff(Handoff::FlagAfterBarrier).empty());
+}
+
+TEST(Sanitizer, TimingOnlyRunsAreCheckedTheSame) {
+    EXPECT_EQ(all_text(run_handoff(Handoff::FlagBeforeData, DataMode::TimingOnly)),
+              all_text(run_handoff(Handoff::FlagBeforeData)));
+    EXPECT_TRUE(run_handoff(Handoff::FlagAfterBarrier, DataMode::TimingOnly).empty());
+}
+
+TEST(Sanitizer, ReportsAreDeterministic) {
+    const std::string first = all_text(run_handoff(Handoff::NoFlag));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(all_text(run_handoff(Handoff::NoFlag)), first);
+}
+
+// Kernel boundaries on one stream order a kernel's writes before the next kernel's reads; on two
+// streams nothing does unless the host synchronises in between.
+std::vector<SanViolation> run_two_kernels(bool same_stream) {
+    Runtime rt(profile(), sanitized(1));
+    Cluster& c = rt.cluster();
+    GmAllocation& buf = c.chip(0).gm.allocate("buf", kRows * kCols * 4);
+    GmAllocation& out = c.chip(0).gm.allocate("out", kRows * kCols * 4);
+    const GmTensor bufT(buf, 0, kRows, kCols, kCols, DType::F32);
+    const GmTensor outT(out, 0, kRows, kCols, kCols, DType::F32);
+    rt.run_hosts([&](HostContext& host) {
+        Stream& a = host.create_stream("a");
+        Stream& b = same_stream ? a : host.create_stream("b");
+        a.launch(KernelLaunch{"writer", CoreType::AIV, 1, [&](BlockCtx& blk) -> Task {
+            Tile& ub = blk.alloc_tile(MemKind::UB, kRows, kCols, DType::F32, "ubTile");
+            TADDS(ub, ub, 1.0f);
+            set_flag(blk, PIPE_V, PIPE_MTE3, 0);
+            wait_flag(blk, PIPE_V, PIPE_MTE3, 0);
+            co_await TSTORE(bufT, ub);
+        }});
+        b.launch(KernelLaunch{"reader", CoreType::AIV, 1, [&](BlockCtx& blk) -> Task {
+            Tile& ub = blk.alloc_tile(MemKind::UB, kRows, kCols, DType::F32, "ubTile");
+            co_await TLOAD(ub, bufT);
+            set_flag(blk, PIPE_MTE2, PIPE_MTE3, 0);
+            wait_flag(blk, PIPE_MTE2, PIPE_MTE3, 0);
+            co_await TSTORE(outT, ub);
+        }});
+        a.synchronize();
+        if (!same_stream) b.synchronize();
+    });
+    return c.sanitizer()->check();
+}
+
+TEST(Sanitizer, KernelBoundaryOnOneStreamOrdersAccesses) { EXPECT_TRUE(run_two_kernels(true).empty()); }
+
+TEST(Sanitizer, TwoStreamsWithoutSynchronisationRace) {
+    const auto v = run_two_kernels(false);
+    ASSERT_FALSE(v.empty());
+    expect_has(v[0].text, {"[unsynchronised read]", "kernel 'writer'", "kernel 'reader'", "'buf'"});
+}
+
+// ---- class 4: unschedulable spinners ---------------------------------------------------------
+
+// Every block but the last waits for the last block's flag. With more blocks than cores the
+// waiters hold every core and the last block never starts.
+std::string run_spinners(int blocks) {
+    Runtime rt(profile(), sanitized(1, DataMode::TimingOnly));
+    GmAllocation& flags = rt.cluster().chip(0).gm.allocate("go", 64, true);
+    const SignalAddr go{0, flags.base};
+    try {
+        test::run_one_kernel(rt, CoreType::AIV, blocks, [&](BlockCtx& b) -> Task {
+            if (b.block_idx() == b.block_num() - 1) TNOTIFY(b, go, 1, NotifyOp::Set);
+            else co_await TWAIT(b, go, CmpOp::EQ, 1);
+        }, "spin");
+    } catch (const SimError& e) {
+        return classify_run_error(e.what()).text;
+    }
+    return {};
+}
+
+TEST(Sanitizer, UnschedulableSpinnersAreNamed) {
+    const int cores = profile().chip.aiv_cores;
+    const std::string r = run_spinners(cores + 1);
+    expect_has(r, {"[unschedulable spinners]", "rank 0, stream 's0', kernel 'spin'",
+                   fmt::format("{} blocks for {} cores", cores + 1, cores),
+                   fmt::format("blocks {}..{} were never scheduled", cores, cores)});
+}
+
+TEST(Sanitizer, SpinnersThatFitOnTheCoresPass) { EXPECT_EQ(run_spinners(profile().chip.aiv_cores), ""); }
+
+// ---- class 6: today's bounds checks join the report ------------------------------------------
+
+TEST(Sanitizer, OutOfBoundsAccessJoinsTheReport) {
+    for (const bool broken : {true, false}) {
+        Runtime rt(profile(), sanitized(1));
+        GmAllocation& buf = rt.cluster().chip(0).gm.allocate("buf", kRows * kCols * 2);
+        std::string report;
+        try {
+            test::run_one_kernel(rt, CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                const GmTensor whole(buf, 0, kRows, kCols, kCols, DType::F16);
+                co_await TLOAD(ub, whole.sub(broken ? kRows / 2 : 0, 0, kRows, kCols));
+            }, broken ? "oob" : "inb");
+        } catch (const SimError& e) {
+            report = classify_run_error(e.what()).text;
+        }
+        if (broken) {
+            expect_has(report, {"[out of bounds / overflow]", "GM access out of bounds", "kernel 'oob'"});
+        } else {
+            EXPECT_EQ(report, "");
+            EXPECT_TRUE(rt.cluster().sanitizer()->check().empty());
+        }
+    }
+}
+
+}  // namespace
+}  // namespace tandem
