@@ -9,6 +9,7 @@
 #include "kernels/all_gather_matmul/op.hpp"
 #include "kernels/allgather_gemm/op.hpp"
 #include "kernels/matmul_all_scatter/op.hpp"
+#include "kernels/matmul_all_reduce/op.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::kernels {
@@ -18,6 +19,7 @@ const std::vector<const OpDesc*>& registered_ops() {
         &allgather_gemm_op(),
         &matmul_all_scatter_op(),
         &all_gather_matmul_op(),
+        &matmul_all_reduce_op(),
     };
     return ops;
 }

@@ -84,10 +84,10 @@ Task GemmTilePipeline::store(GmTensor cTile) {
     set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
 }
 
-Task GemmTilePipeline::store_each(std::vector<GmTensor> cTiles) {
+Task GemmTilePipeline::store_each(std::vector<GmTensor> cTiles, AtomicType atomic) {
     set_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
     wait_flag(blk_, PIPE_M, PIPE_FIX, kAccEvent);
-    for (const GmTensor& cTile : cTiles) co_await TSTORE(cTile, *cTile_);
+    for (const GmTensor& cTile : cTiles) co_await TSTORE(cTile, *cTile_, atomic);
     set_flag(blk_, PIPE_FIX, PIPE_M, kAccEvent);
 }
 

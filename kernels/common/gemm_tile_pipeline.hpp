@@ -43,8 +43,9 @@ public:
     // Store the accumulator to `cTile` (base_m x base_n).
     Task store(GmTensor cTile);
     // Store the accumulator to each of `cTiles` in turn (FIX reads L0C once per target; a target
-    // may be a peer's window: the fused ops' push of a finished tile).
-    Task store_each(std::vector<GmTensor> cTiles);
+    // may be a peer's window: the fused ops' push of a finished tile), plainly or as atomic adds
+    // (the reductions' way of summing partials at the target).
+    Task store_each(std::vector<GmTensor> cTiles, AtomicType atomic = AtomicType::None);
     // Block the scalar until every store issued so far has landed (set_flag/wait_flag FIX -> S):
     // what a block does before it raises a flag saying the tile is there.
     void wait_stores();

@@ -1,0 +1,36 @@
+// matmul_all_reduce: every rank r holds its own A_r (M x K) and B_r (K x N); every rank gets
+// C = sum over ranks of A_r x B_r (+ bias, added once). --gk is each rank's K. The Iris variants
+// (variants.hpp, one file each) share the GEMM part (mar_gemm.hpp) and the reference views
+// (mar_run.hpp: the GEMM alone; the GEMM then the HCCL-style all-reduce).
+#include "kernels/matmul_all_reduce/op.hpp"
+
+#include "kernels/common/op_checks.hpp"
+#include "kernels/matmul_all_reduce/variants.hpp"
+
+namespace tandem::kernels {
+
+namespace mar {
+void validate_common(const OpParams& p, const BufferLimits& lim) {
+    const double elem = dtype_bytes(p.dtype);
+    check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
+}
+}  // namespace mar
+
+const OpDesc& matmul_all_reduce_op() {
+    static const OpDesc op = [] {
+        OpDesc d;
+        d.name = "matmul_all_reduce";
+        d.title = "GEMM AllReduce";
+        d.doc = "every rank its own A_r (M x K) and B_r (K x N); every rank gets C = sum of A_r x B_r (+ bias)";
+        d.sharding = Sharding{Split::Cols, Split::Rows, true, Split::Replicated};
+        d.comm_kind = "allreduce";
+        d.comm_payload_bytes = [](const OpParams& p) {  // the all-reduce's bus bytes per rank
+            return p.ranks > 0 ? 2.0 * (p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
+        };
+        d.variants = {mar::atomic_variant()};
+        return d;
+    }();
+    return op;
+}
+
+}  // namespace tandem::kernels
