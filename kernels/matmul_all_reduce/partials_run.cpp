@@ -1,0 +1,85 @@
+#include "kernels/matmul_all_reduce/partials_run.hpp"
+
+#include <cmath>
+
+#include "sim/runtime/runtime.hpp"
+
+namespace tandem::kernels::mar {
+
+namespace {
+std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
+}  // namespace
+
+PartialsLayout::PartialsLayout(const OpParams& p)
+    : ranks(p.ranks), tiles((padded_m(p) / p.base_m) * (padded_n(p) / p.base_n)),
+      sub(collectives::make_comm_grid(p.base_m, p.base_n, p.out_dtype, p.base_m)),
+      partial_bytes(std::int64_t{padded_m(p)} * padded_n(p) * dtype_bytes(p.out_dtype)),
+      flags_offset(align32(partial_bytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
+      bytes(counter_offset + 32) {}
+
+double partials_variant_bytes(const OpParams& p) {
+    // In double: absurd shapes must give a message, not an overflow.
+    const double tiles = std::ceil(double(p.m) / p.base_m) * std::ceil(double(p.n) / p.base_n);
+    return std::ceil(double(p.m) / p.base_m) * p.base_m * std::ceil(double(p.n) / p.base_n) * p.base_n *
+               dtype_bytes(p.out_dtype) +
+           64 + 4.0 * p.ranks * tiles;
+}
+
+SignalAddr PartialsArgs::ready(int r, int src, int t) const {
+    return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.flags_offset +
+                             4 * (std::int64_t{src} * layout.tiles + t)};
+}
+
+SignalAddr PartialsArgs::counter(int r) const {
+    return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.counter_offset};
+}
+
+GmTensor PartialsArgs::sub_tile(const GmTensor& m, int t, int s) const {
+    const GmTensor tile = m.sub(t / n_tiles * base_m, t % n_tiles * base_n, base_m, base_n);
+    return layout.sub.tile(tile, s);
+}
+
+PartialsRun::PartialsRun(const OpParams& p) : MarRun(p, PartialsLayout(p).bytes), layout_(p) {}
+
+PartialsArgs PartialsRun::args(int rank) const {
+    const OpParams& p = params();
+    PartialsArgs a{layout_, rank, p.base_m, p.base_n, padded_n(p) / p.base_n, {}, outputs(), {}};
+    for (int r = 0; r < p.ranks; ++r) {
+        const GmAllocation& ws = workspace(r);
+        a.partial.emplace_back(ws, variant_offset(), padded_m(p), padded_n(p), padded_n(p), p.out_dtype);
+        a.region_base.push_back(ws.base + variant_offset());
+    }
+    return a;
+}
+
+HostAction PartialsRun::reset_flags(int rank) const {
+    const SignalAddr first = args(rank).ready(rank, 0, 0);
+    const int words = layout_.ranks * layout_.tiles + 1;  // the ready flags, then the counter
+    return [first, words](HostContext& host) { host.write_signals(first.address, words, 0); };
+}
+
+namespace {
+Task partials_gemm_kernel(BlockCtx& blk, MarGemm g, PartialsArgs a, Readers readers) {
+    const int W = a.layout.ranks;
+    const int me = a.rank;
+    GemmTilePipeline pipe(blk, g.grid.base_m, g.grid.base_n, g.grid.a.dtype());
+    for (int t : tiles_of_block(g, blk.block_idx(), blk.block_num())) {
+        co_await compute_partial_tile(pipe, g, t);
+        co_await pipe.store(g.grid.c_tile(a.partial[static_cast<std::size_t>(me)], t));
+        pipe_barrier(blk, PIPE_ALL);  // the partial is in GM before its flag (release)
+        if (readers == Readers::Owner) {
+            TNOTIFY(blk, a.ready(tile_owner(t, W), me, t), 1, NotifyOp::Set);
+        } else {
+            for (int k = 0; k < W; ++k) TNOTIFY(blk, a.ready((me + k) % W, me, t), 1, NotifyOp::Set);
+        }
+    }
+    pipe.drain();
+}
+}  // namespace
+
+KernelLaunch make_partials_gemm_kernel(const MarGemm& g, const PartialsArgs& a, Readers readers, int blocks) {
+    return KernelLaunch{"MatmulPartialNotifyKernel", CoreType::AIC, blocks,
+                        [g, a, readers](BlockCtx& blk) { return partials_gemm_kernel(blk, g, a, readers); }};
+}
+
+}  // namespace tandem::kernels::mar

@@ -1,0 +1,74 @@
+#pragma once
+// What the one_shot and two_shot variants share: two streams, a GEMM kernel on the cube and a
+// reduction kernel on the vector cores, meeting through each rank's partial buffer P (M x N in
+// the output dtype, in the peer window) and flags.
+//   GEMM (AIC): tile t's partial stored into the local P (FIX, cast to the output dtype), then
+//     pipe_barrier (the data complete) and TNOTIFY of ready[src = me][t] on each rank that will
+//     read it (release: a reader that sees the flag sees the data).
+//   reduction (AIV): per comm sub-tile of a GEMM tile, waits for ready[p][t] of every rank p,
+//     pulls the W partials (remote TLOAD from the peers' windows), sums them in UB in rank order
+//     (so every rank gets the same bits) and stores the sum; the items are dealt to the vector
+//     blocks in the order the GEMM produces the tiles, so the reduction trails the GEMM.
+// Why two streams rather than one MIX kernel: a tile's partial is needed by the vector cores of
+// other ranks, not only by the AIVs of the cluster that made it, so the hand-off has to go
+// through GM and a flag the peers can see anyway; a cross-core flag would only add a second
+// signal. And the GEMM's blocks never wait on the reduction, so the two kernels run freely.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/collectives/comm_grid.hpp"
+#include "kernels/matmul_all_reduce/mar_run.hpp"
+
+namespace tandem::kernels::mar {
+
+struct PartialsLayout {
+    explicit PartialsLayout(const OpParams& p);
+    int ranks;
+    int tiles;                      // GEMM output tiles
+    collectives::CommGrid sub;      // a GEMM tile cut into comm sub-tiles
+    std::int64_t partial_bytes;
+    std::int64_t flags_offset;      // ready[src][t], ranks x tiles words
+    std::int64_t counter_offset;    // one word: comm sub-tiles arrived (two_shot's gather)
+    std::int64_t bytes;
+};
+
+// Where things are on every rank, for the kernels (copied into them by value).
+struct PartialsArgs {
+    PartialsLayout layout;
+    int rank = 0;
+    int base_m = 0;
+    int base_n = 0;
+    int n_tiles = 0;                        // tiles per row of C
+    std::vector<GmTensor> partial;          // per rank
+    std::vector<GmTensor> out;              // per rank
+    std::vector<std::int64_t> region_base;  // per rank: device address of the variant's region
+
+    int subs() const { return layout.sub.tiles(); }
+    SignalAddr ready(int r, int src, int t) const;
+    SignalAddr counter(int r) const;
+    // Comm sub-tile s of GEMM tile t of an M x N tensor.
+    GmTensor sub_tile(const GmTensor& m, int t, int s) const;
+};
+
+class PartialsRun : public MarRun {
+public:
+    explicit PartialsRun(const OpParams& p);
+
+protected:
+    PartialsArgs args(int rank) const;
+    // The pipelined view's host reset: ready flags and the counter to 0.
+    HostAction reset_flags(int rank) const;
+    PartialsLayout layout_;
+};
+
+// The GEMM kernel: every tile's partial into P, then ready[me][t] set on each of `readers(t)`
+// (one_shot: every rank; two_shot: the tile's owner).
+enum class Readers : std::uint8_t { All, Owner };
+KernelLaunch make_partials_gemm_kernel(const MarGemm& g, const PartialsArgs& a, Readers readers, int blocks);
+
+// The owner of tile t in two_shot (interleaved, so every rank owns tiles of every GEMM wave).
+inline int tile_owner(int t, int ranks) { return t % ranks; }
+
+double partials_variant_bytes(const OpParams& p);
+
+}  // namespace tandem::kernels::mar
