@@ -17,7 +17,7 @@ namespace tandem::host {
 namespace {
 
 const std::vector<std::string>& iris_variants() {
-    static const std::vector<std::string> v = {"atomic", "one_shot", "two_shot"};
+    static const std::vector<std::string> v = {"atomic", "one_shot", "two_shot", "ring"};
     return v;
 }
 

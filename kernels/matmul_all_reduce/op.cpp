@@ -27,7 +27,8 @@ const OpDesc& matmul_all_reduce_op() {
         d.comm_payload_bytes = [](const OpParams& p) {  // the all-reduce's bus bytes per rank
             return p.ranks > 0 ? 2.0 * (p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };
-        d.variants = {mar::atomic_variant(), mar::one_shot_variant(), mar::two_shot_variant()};
+        d.variants = {mar::atomic_variant(), mar::one_shot_variant(), mar::two_shot_variant(),
+                      mar::ring_variant()};
         return d;
     }();
     return op;

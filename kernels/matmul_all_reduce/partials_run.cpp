@@ -10,24 +10,44 @@ namespace {
 std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
 }  // namespace
 
-PartialsLayout::PartialsLayout(const OpParams& p)
+PartialsLayout::PartialsLayout(const OpParams& p, bool ring)
     : ranks(p.ranks), tiles((padded_m(p) / p.base_m) * (padded_n(p) / p.base_n)),
       sub(collectives::make_comm_grid(p.base_m, p.base_n, p.out_dtype, p.base_m)),
       partial_bytes(std::int64_t{padded_m(p)} * padded_n(p) * dtype_bytes(p.out_dtype)),
       flags_offset(align32(partial_bytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
-      bytes(counter_offset + 32) {}
+      bytes(counter_offset + 32) {
+    if (ring) {
+        const std::int64_t items = std::int64_t{tiles} * sub.tiles();
+        ring_offset = bytes;
+        rs_flags_offset = align32(ring_offset + partial_bytes);
+        ag_flags_offset = rs_flags_offset + 4 * items;
+        bytes = ag_flags_offset + 4 * items;
+    }
+}
 
-double partials_variant_bytes(const OpParams& p) {
+double partials_variant_bytes(const OpParams& p, bool ring) {
     // In double: absurd shapes must give a message, not an overflow.
     const double tiles = std::ceil(double(p.m) / p.base_m) * std::ceil(double(p.n) / p.base_n);
-    return std::ceil(double(p.m) / p.base_m) * p.base_m * std::ceil(double(p.n) / p.base_n) * p.base_n *
-               dtype_bytes(p.out_dtype) +
-           64 + 4.0 * p.ranks * tiles;
+    const double c_bytes =
+        std::ceil(double(p.m) / p.base_m) * p.base_m * std::ceil(double(p.n) / p.base_n) * p.base_n * dtype_bytes(p.out_dtype);
+    const double base = c_bytes + 64 + 4.0 * p.ranks * tiles;
+    // The ring buffer, and two flags per comm sub-tile (at least one row of a tile each).
+    return ring ? base + c_bytes + 64 + 8.0 * tiles * p.base_m : base;
 }
 
 SignalAddr PartialsArgs::ready(int r, int src, int t) const {
     return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.flags_offset +
                              4 * (std::int64_t{src} * layout.tiles + t)};
+}
+
+SignalAddr PartialsArgs::rs_arrived(int r, int t, int s) const {
+    return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.rs_flags_offset +
+                             4 * (std::int64_t{t} * subs() + s)};
+}
+
+SignalAddr PartialsArgs::ag_arrived(int r, int t, int s) const {
+    return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.ag_flags_offset +
+                             4 * (std::int64_t{t} * subs() + s)};
 }
 
 SignalAddr PartialsArgs::counter(int r) const {
@@ -39,15 +59,18 @@ GmTensor PartialsArgs::sub_tile(const GmTensor& m, int t, int s) const {
     return layout.sub.tile(tile, s);
 }
 
-PartialsRun::PartialsRun(const OpParams& p) : MarRun(p, PartialsLayout(p).bytes), layout_(p) {}
+PartialsRun::PartialsRun(const OpParams& p, bool ring) : MarRun(p, PartialsLayout(p, ring).bytes), layout_(p, ring) {}
 
 PartialsArgs PartialsRun::args(int rank) const {
     const OpParams& p = params();
-    PartialsArgs a{layout_, rank, p.base_m, p.base_n, padded_n(p) / p.base_n, {}, outputs(), {}};
+    PartialsArgs a{layout_, rank, p.base_m, p.base_n, padded_n(p) / p.base_n, {}, {}, outputs(), {}};
     for (int r = 0; r < p.ranks; ++r) {
         const GmAllocation& ws = workspace(r);
         a.partial.emplace_back(ws, variant_offset(), padded_m(p), padded_n(p), padded_n(p), p.out_dtype);
         a.region_base.push_back(ws.base + variant_offset());
+        if (layout_.ring_offset > 0)
+            a.ring_buf.emplace_back(ws, variant_offset() + layout_.ring_offset, padded_m(p), padded_n(p), padded_n(p),
+                                    p.out_dtype);
     }
     return a;
 }
@@ -55,7 +78,12 @@ PartialsArgs PartialsRun::args(int rank) const {
 HostAction PartialsRun::reset_flags(int rank) const {
     const SignalAddr first = args(rank).ready(rank, 0, 0);
     const int words = layout_.ranks * layout_.tiles + 1;  // the ready flags, then the counter
-    return [first, words](HostContext& host) { host.write_signals(first.address, words, 0); };
+    const std::int64_t ring_flags = layout_.ring_offset > 0 ? args(rank).rs_arrived(rank, 0, 0).address : 0;
+    const int ring_words = 2 * layout_.tiles * layout_.sub.tiles();
+    return [first, words, ring_flags, ring_words](HostContext& host) {
+        host.write_signals(first.address, words, 0);
+        if (ring_flags != 0) host.write_signals(ring_flags, ring_words, 0);
+    };
 }
 
 namespace {
@@ -69,6 +97,8 @@ Task partials_gemm_kernel(BlockCtx& blk, MarGemm g, PartialsArgs a, Readers read
         pipe_barrier(blk, PIPE_ALL);  // the partial is in GM before its flag (release)
         if (readers == Readers::Owner) {
             TNOTIFY(blk, a.ready(tile_owner(t, W), me, t), 1, NotifyOp::Set);
+        } else if (readers == Readers::Self) {
+            TNOTIFY(blk, a.ready(me, me, t), 1, NotifyOp::Set);
         } else {
             for (int k = 0; k < W; ++k) TNOTIFY(blk, a.ready((me + k) % W, me, t), 1, NotifyOp::Set);
         }

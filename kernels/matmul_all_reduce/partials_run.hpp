@@ -22,13 +22,18 @@
 namespace tandem::kernels::mar {
 
 struct PartialsLayout {
-    explicit PartialsLayout(const OpParams& p);
+    // `ring`: also a ring buffer (a slot for every comm sub-tile, M x N in the output dtype) and
+    // the ring's two flag arrays (the ring variant).
+    PartialsLayout(const OpParams& p, bool ring);
     int ranks;
     int tiles;                      // GEMM output tiles
     collectives::CommGrid sub;      // a GEMM tile cut into comm sub-tiles
     std::int64_t partial_bytes;
     std::int64_t flags_offset;      // ready[src][t], ranks x tiles words
     std::int64_t counter_offset;    // one word: comm sub-tiles arrived (two_shot's gather)
+    std::int64_t ring_offset = 0;   // ring: the ring buffer (M x N, output dtype)
+    std::int64_t rs_flags_offset = 0;  // ring: reduce-scatter arrivals, one word per sub-tile
+    std::int64_t ag_flags_offset = 0;  // ring: all-gather arrivals, one word per sub-tile
     std::int64_t bytes;
 };
 
@@ -40,19 +45,22 @@ struct PartialsArgs {
     int base_n = 0;
     int n_tiles = 0;                        // tiles per row of C
     std::vector<GmTensor> partial;          // per rank
+    std::vector<GmTensor> ring_buf;         // per rank (ring only)
     std::vector<GmTensor> out;              // per rank
     std::vector<std::int64_t> region_base;  // per rank: device address of the variant's region
 
     int subs() const { return layout.sub.tiles(); }
     SignalAddr ready(int r, int src, int t) const;
     SignalAddr counter(int r) const;
+    SignalAddr rs_arrived(int r, int t, int s) const;  // ring only
+    SignalAddr ag_arrived(int r, int t, int s) const;  // ring only
     // Comm sub-tile s of GEMM tile t of an M x N tensor.
     GmTensor sub_tile(const GmTensor& m, int t, int s) const;
 };
 
 class PartialsRun : public MarRun {
 public:
-    explicit PartialsRun(const OpParams& p);
+    PartialsRun(const OpParams& p, bool ring = false);
 
 protected:
     PartialsArgs args(int rank) const;
@@ -63,12 +71,13 @@ protected:
 
 // The GEMM kernel: every tile's partial into P, then ready[me][t] set on each of `readers(t)`
 // (one_shot: every rank; two_shot: the tile's owner).
-enum class Readers : std::uint8_t { All, Owner };
+// (ring: only the rank itself).
+enum class Readers : std::uint8_t { All, Owner, Self };
 KernelLaunch make_partials_gemm_kernel(const MarGemm& g, const PartialsArgs& a, Readers readers, int blocks);
 
 // The owner of tile t in two_shot (interleaved, so every rank owns tiles of every GEMM wave).
 inline int tile_owner(int t, int ranks) { return t % ranks; }
 
-double partials_variant_bytes(const OpParams& p);
+double partials_variant_bytes(const OpParams& p, bool ring = false);
 
 }  // namespace tandem::kernels::mar

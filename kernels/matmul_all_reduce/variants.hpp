@@ -7,6 +7,7 @@ namespace tandem::kernels::mar {
 VariantDesc atomic_variant();
 VariantDesc one_shot_variant();
 VariantDesc two_shot_variant();
+VariantDesc ring_variant();
 
 // What every variant checks: the GEMM tile fits the cube's buffers.
 void validate_common(const OpParams& p, const BufferLimits& lim);
