@@ -1,7 +1,7 @@
 // The `atomic` variant (Iris's matmul_all_reduce "atomic"): one GEMM kernel on the cube; as each
-// output tile leaves L0C, the FIX pipe adds it atomically into the output of every rank (its own
-// first, then the peers in the order me+1, me+2, ... so the ranks do not all hit one peer at
-// once). The host zeroes the outputs before the view; rank 0's partials carry the bias. No
+// output tile leaves L0C, the FIX pipe adds it atomically into the output of every rank, starting
+// at rank me + t for tile t, so the blocks (which finish tiles together) spread over all links
+// rather than queue on one. The host zeroes the outputs before the view; rank 0's partials carry the bias. No
 // vector core, no flags: the atomics do the reduction at the targets, and the kernel's end on
 // every rank (the host's barrier) is the all-reduce's end.
 //
@@ -26,8 +26,8 @@ Task atomic_kernel(BlockCtx& blk, MarGemm g, std::vector<GmTensor> outs, int me,
         co_await compute_partial_tile(pipe, g, t);
         std::vector<GmTensor> targets;
         for (int k = 0; k < W; ++k) {
-            if (skip_last_peer && W > 1 && k == W - 1) continue;  // fault: one peer never gets it
-            targets.push_back(g.grid.c_tile(outs[static_cast<std::size_t>((me + k) % W)], t));
+            if (skip_last_peer && W > 1 && (me + k + t) % W == (me + W - 1) % W) continue;  // fault: rank me-1 never gets it
+            targets.push_back(g.grid.c_tile(outs[static_cast<std::size_t>((me + k + t) % W)], t));
         }
         co_await pipe.store_each(std::move(targets), AtomicType::AtomicAdd);
     }

@@ -4,15 +4,20 @@ namespace tandem::kernels::collectives::steps {
 
 namespace {
 int mod(int v, int n) { return ((v % n) + n) % n; }
+
+// The k-th peer (k = 0 .. W-2) a work unit `spread` of rank `me` writes to. The order is rotated
+// by the unit (a block, a tile) so that at any moment a rank's blocks write to all its peers at
+// once: in the same order for every block they would all queue on the link to me+1 while the
+// others idle.
+int peer(int me, int W, int k, int spread) { return (me + 1 + (k + spread) % (W - 1)) % W; }
 }  // namespace
 
 Task mesh_push_partials(BlockCtx& blk, const CollectiveArgs& a, UbStage& ub) {
     const int W = a.layout.ranks;
     const int me = a.rank;
     const int b = blk.block_idx();
-    // Peers in the order me+1, me+2, ...: at any moment the ranks write to different peers.
-    for (int k = 1; k < W; ++k) {
-        const int q = (me + k) % W;
+    for (int k = 0; k < W - 1; ++k) {
+        const int q = peer(me, W, k, b);
         const Range s = a.layout.slice(q);
         for (int j = b; j < s.count; j += a.layout.blocks) {
             co_await ub.load(a.data_tile(me, s.first + j));
@@ -37,7 +42,7 @@ Task mesh_reduce_own(BlockCtx& blk, const CollectiveArgs& a, UbStage& ub, bool b
             if (p != me) co_await ub.add(a.inbox_tile(me, p, j));
         co_await ub.store(a.data_tile(me, i));
         if (broadcast)
-            for (int k = 1; k < W; ++k) co_await ub.store(a.data_tile((me + k) % W, i));
+            for (int k = 0; k < W - 1; ++k) co_await ub.store(a.data_tile(peer(me, W, k, b + j), i));
         ub.finish_item();
     }
     if (broadcast) {
@@ -53,7 +58,7 @@ Task mesh_broadcast_own(BlockCtx& blk, const CollectiveArgs& a, UbStage& ub) {
     const Range s = a.layout.slice(me);
     for (int j = b; j < s.count; j += a.layout.blocks) {
         co_await ub.load(a.data_tile(me, s.first + j));
-        for (int k = 1; k < W; ++k) co_await ub.store(a.data_tile((me + k) % W, s.first + j));
+        for (int k = 0; k < W - 1; ++k) co_await ub.store(a.data_tile(peer(me, W, k, b + j), s.first + j));
         ub.finish_item();
     }
     pipe_barrier(blk, PIPE_ALL);
