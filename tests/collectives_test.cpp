@@ -165,6 +165,11 @@ TEST(Collectives, AllGatherSpreadsEachRanksSlice) {
 TEST(Collectives, UnevenSlicesAndIdleBlocks) {
     for (CollectiveAlgo algo : kAlgos) {
         check(Coll::AllReduce, algo, 3, 30, 4096, DType::F32, 8);
+        // One-row tiles, many items per block: TWAITs resumed across a window fold (these two
+        // stopped with "before its forgotten history" before LogicalProcess::check_waiters
+        // clamped the wake time).
+        check(Coll::AllReduce, algo, 3, 40, 4096, DType::F32, 8);
+        check(Coll::AllReduce, algo, 3, 40, 16384, DType::F32, 48);
         check(Coll::AllReduce, algo, 3, 48, 16384, DType::F32, 48);
         check(Coll::AllReduce, algo, 4, 8, 64, DType::F16, 48);
     }

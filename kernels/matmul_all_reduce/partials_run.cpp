@@ -17,9 +17,11 @@ PartialsLayout::PartialsLayout(const OpParams& p, bool ring)
       flags_offset(align32(partial_bytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
       bytes(counter_offset + 32) {
     if (ring) {
-        const std::int64_t items = std::int64_t{tiles} * sub.tiles();
+        // Room for W slots of ceil(tiles / W) tiles (>= tiles), and as many flags per array.
+        const std::int64_t slot_tiles = std::int64_t{ranks} * ((tiles + ranks - 1) / ranks);
+        const std::int64_t items = slot_tiles * sub.tiles();
         ring_offset = bytes;
-        rs_flags_offset = align32(ring_offset + partial_bytes);
+        rs_flags_offset = align32(ring_offset + slot_tiles * (partial_bytes / tiles));
         ag_flags_offset = rs_flags_offset + 4 * items;
         bytes = ag_flags_offset + 4 * items;
     }
@@ -32,7 +34,8 @@ double partials_variant_bytes(const OpParams& p, bool ring) {
         std::ceil(double(p.m) / p.base_m) * p.base_m * std::ceil(double(p.n) / p.base_n) * p.base_n * dtype_bytes(p.out_dtype);
     const double base = c_bytes + 64 + 4.0 * p.ranks * tiles;
     // The ring buffer, and two flags per comm sub-tile (at least one row of a tile each).
-    return ring ? base + c_bytes + 64 + 8.0 * tiles * p.base_m : base;
+    const double slot_tiles = p.ranks * std::ceil(tiles / p.ranks);
+    return ring ? base + c_bytes / tiles * slot_tiles + 64 + 8.0 * slot_tiles * p.base_m : base;
 }
 
 SignalAddr PartialsArgs::ready(int r, int src, int t) const {
@@ -48,6 +51,19 @@ SignalAddr PartialsArgs::rs_arrived(int r, int t, int s) const {
 SignalAddr PartialsArgs::ag_arrived(int r, int t, int s) const {
     return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.ag_flags_offset +
                              4 * (std::int64_t{t} * subs() + s)};
+}
+
+GmTensor PartialsArgs::inbox_sub_tile(int r, int src, int t, int s) const {
+    const GmTensor& room = ring_buf[static_cast<std::size_t>(r)];
+    const GmTensor stack(room.allocation(), room.offset_bytes(), layout.ranks * owned_slots() * base_m, base_n, base_n,
+                         room.dtype());
+    const int slot = src * owned_slots() + t / layout.ranks;
+    return layout.sub.tile(stack.sub(slot * base_m, 0, base_m, base_n), s);
+}
+
+SignalAddr PartialsArgs::inbox_arrived(int r, int src, int t, int s) const {
+    const std::int64_t slot = std::int64_t{src} * owned_slots() + t / layout.ranks;
+    return SignalAddr{r, region_base[static_cast<std::size_t>(r)] + layout.rs_flags_offset + 4 * (slot * subs() + s)};
 }
 
 SignalAddr PartialsArgs::counter(int r) const {
@@ -79,7 +95,7 @@ HostAction PartialsRun::reset_flags(int rank) const {
     const SignalAddr first = args(rank).ready(rank, 0, 0);
     const int words = layout_.ranks * layout_.tiles + 1;  // the ready flags, then the counter
     const std::int64_t ring_flags = layout_.ring_offset > 0 ? args(rank).rs_arrived(rank, 0, 0).address : 0;
-    const int ring_words = 2 * layout_.tiles * layout_.sub.tiles();
+    const int ring_words = static_cast<int>((layout_.bytes - layout_.rs_flags_offset) / 4);
     return [first, words, ring_flags, ring_words](HostContext& host) {
         host.write_signals(first.address, words, 0);
         if (ring_flags != 0) host.write_signals(ring_flags, ring_words, 0);

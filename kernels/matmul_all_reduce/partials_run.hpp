@@ -23,7 +23,8 @@ namespace tandem::kernels::mar {
 
 struct PartialsLayout {
     // `ring`: also a ring buffer (a slot for every comm sub-tile, M x N in the output dtype) and
-    // the ring's two flag arrays (the ring variant).
+    // two flag arrays of one word per sub-tile (the ring variant; two_shot's inbox fits the same
+    // room: W slots of ceil(tiles / W) tiles, and one flag per (source, owned sub-tile)).
     PartialsLayout(const OpParams& p, bool ring);
     int ranks;
     int tiles;                      // GEMM output tiles
@@ -31,7 +32,9 @@ struct PartialsLayout {
     std::int64_t partial_bytes;
     std::int64_t flags_offset;      // ready[src][t], ranks x tiles words
     std::int64_t counter_offset;    // one word: comm sub-tiles arrived (two_shot's gather)
-    std::int64_t ring_offset = 0;   // ring: the ring buffer (M x N, output dtype)
+    // ring: the ring buffer (M x N, output dtype); two_shot: the owner's inbox, one slot per
+    // source rank of ceil(tiles / W) tiles (the owner's tiles t are t = o, o + W, ...: slot t / W).
+    std::int64_t ring_offset = 0;
     std::int64_t rs_flags_offset = 0;  // ring: reduce-scatter arrivals, one word per sub-tile
     std::int64_t ag_flags_offset = 0;  // ring: all-gather arrivals, one word per sub-tile
     std::int64_t bytes;
@@ -45,7 +48,7 @@ struct PartialsArgs {
     int base_n = 0;
     int n_tiles = 0;                        // tiles per row of C
     std::vector<GmTensor> partial;          // per rank
-    std::vector<GmTensor> ring_buf;         // per rank (ring only)
+    std::vector<GmTensor> ring_buf;         // per rank (ring: M x N; two_shot: the inbox stack)
     std::vector<GmTensor> out;              // per rank
     std::vector<std::int64_t> region_base;  // per rank: device address of the variant's region
 
@@ -54,6 +57,10 @@ struct PartialsArgs {
     SignalAddr counter(int r) const;
     SignalAddr rs_arrived(int r, int t, int s) const;  // ring only
     SignalAddr ag_arrived(int r, int t, int s) const;  // ring only
+    // two_shot: owner r's inbox, sub-tile s of tile t from `src`, and its arrival flag.
+    int owned_slots() const { return (layout.tiles + layout.ranks - 1) / layout.ranks; }
+    GmTensor inbox_sub_tile(int r, int src, int t, int s) const;
+    SignalAddr inbox_arrived(int r, int src, int t, int s) const;
     // Comm sub-tile s of GEMM tile t of an M x N tensor.
     GmTensor sub_tile(const GmTensor& m, int t, int s) const;
 };
