@@ -52,9 +52,13 @@ void spsc_enqueue(BlockCtx& blk, const SpscQueue& q, int slot, std::int32_t valu
     TNOTIFY(blk, q.count(), slot + 1, NotifyOp::Set);
 }
 
+// The reads are separate statements: GCC 12 miscompiles `if (!co_await A) co_await B;` (resuming
+// the coroutine jumps to an invalid resume point: SIGILL/SIGSEGV at the first TTEST that parks).
 Task spsc_dequeue(BlockCtx& blk, const SpscQueue& q, int head, std::int32_t expected) {
-    if (!co_await TTEST(blk, q.count(), CmpOp::GE, head + 1)) co_await TWAIT(blk, q.count(), CmpOp::GE, head + 1);
-    if (!co_await TTEST(blk, q.slot(head), CmpOp::EQ, expected)) {
+    const bool ready = co_await TTEST(blk, q.count(), CmpOp::GE, head + 1);
+    if (!ready) co_await TWAIT(blk, q.count(), CmpOp::GE, head + 1);
+    const bool published = co_await TTEST(blk, q.slot(head), CmpOp::EQ, expected);
+    if (!published) {
         throw SimError(fmt::format("ready queue at {:#x} on rank {}, block {}: entry {} does not hold {} (the producer "
                                    "published something else)",
                                    q.count_address, q.rank, blk.block_idx(), head, expected));
