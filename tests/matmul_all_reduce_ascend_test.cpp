@@ -1,0 +1,217 @@
+// matmul_all_reduce --variant ascend, the replica of Ascend's GEMM+AllReduce example: its work
+// split (the published arithmetic on the default shape), functional verification on 2, 4 and 8
+// ranks including shapes the host pads, the two faults, the view invariants, functional ==
+// timing-only times, byte-identical results, and the refusals of what the example does not do.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+#include <string>
+
+#include "host/options.hpp"
+#include "host/program.hpp"
+#include "kernels/matmul_all_reduce/ascend/ar_tiling.hpp"
+#include "sim/sim_error.hpp"
+#include "tests/test_support.hpp"
+
+namespace tandem::host {
+namespace {
+
+using kernels::AgSegment;
+using kernels::AscendArShape;
+using kernels::AscendArTiling;
+
+// The published default: 8 ranks, M 5416 -> 5504, N 1408 -> 1536, 24 + 24 blocks.
+AscendArTiling default_tiling() { return AscendArTiling(AscendArShape{8, 5504, 6144, 1536, 128, 256, 24, 24}); }
+
+TEST(MatmulAllReduceAscendTiling, ComputeSplitIsCeilDivisionWithAShortLastBlock) {
+    const AscendArTiling t = default_tiling();
+    EXPECT_EQ(t.m_tiles(), 43);
+    EXPECT_EQ(t.n_tiles(), 6);
+    EXPECT_EQ(t.tiles(), 258);
+    EXPECT_EQ(t.tiles_per_block(), 11);
+    for (int b = 0; b < 23; ++b) {
+        EXPECT_EQ(t.block_first(b), 11 * b);
+        EXPECT_EQ(t.block_count(b), 11);
+    }
+    EXPECT_EQ(t.block_count(23), 5);
+    // Few tiles: ceil division leaves the last blocks empty rather than balancing.
+    const AscendArTiling small(AscendArShape{2, 256, 256, 768, 128, 256, 4, 4});  // 6 tiles
+    EXPECT_EQ(small.tiles_per_block(), 2);
+    EXPECT_EQ(small.block_count(2), 2);
+    EXPECT_EQ(small.block_count(3), 0);
+}
+
+TEST(MatmulAllReduceAscendTiling, SwizzleIsABoustrophedonCoveringEveryTileOnce) {
+    const AscendArTiling t = default_tiling();
+    EXPECT_EQ(t.position(5).ni, 5);
+    EXPECT_EQ(t.position(6).mi, 1);
+    EXPECT_EQ(t.position(6).ni, 5);  // odd rows run backwards: tile 6 shares tile 5's B columns
+    EXPECT_EQ(t.position(11).ni, 0);
+    EXPECT_EQ(t.position(12).ni, 0);
+    std::set<int> seen;
+    for (int l = 0; l < t.tiles(); ++l) seen.insert(t.grid_index(l));
+    EXPECT_EQ(static_cast<int>(seen.size()), t.tiles());
+    EXPECT_EQ(t.owner(13), 5);
+    EXPECT_EQ(t.owned_count(0), 33);  // ceil(258 / 8)
+    EXPECT_EQ(t.owned_count(7), 32);
+}
+
+TEST(MatmulAllReduceAscendTiling, AllGatherRowsAreSplitEvenlyAndCoverEveryDestinationOnce) {
+    const AscendArTiling t = default_tiling();
+    for (int rank : {0, 3, 7}) {
+        const std::int64_t total = t.ag_total_rows(rank);
+        EXPECT_EQ(total, std::int64_t{t.owned_count(rank)} * 7 * 128);
+        EXPECT_EQ(t.ag_rows_per_block(rank), (total + 23) / 24);
+        std::map<std::pair<int, int>, std::vector<int>> rows_of;  // (tile, dest) -> rows covered
+        for (int b = 0; b < 24; ++b) {
+            std::int64_t rows = 0;
+            for (const AgSegment& s : t.ag_segments(rank, b)) {
+                EXPECT_NE(s.dest, rank);
+                EXPECT_EQ(t.owner(s.tile), rank);
+                EXPECT_LE(s.row0 + s.rows, 128);  // a segment ends at its tile's row boundary
+                for (int r = s.row0; r < s.row0 + s.rows; ++r) rows_of[{s.tile, s.dest}].push_back(r);
+                rows += s.rows;
+            }
+            if (b < 23) {
+                EXPECT_EQ(rows, t.ag_rows_per_block(rank)) << "rank " << rank << " block " << b;
+            }
+        }
+        EXPECT_EQ(static_cast<int>(rows_of.size()), t.owned_count(rank) * 7);
+        for (auto& [key, rows] : rows_of) {
+            std::sort(rows.begin(), rows.end());
+            ASSERT_EQ(rows.size(), 128u);
+            EXPECT_EQ(rows.front(), 0);
+            EXPECT_EQ(rows.back(), 127);
+        }
+    }
+}
+
+RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
+    RunConfig c;
+    c.op = "matmul_all_reduce";
+    c.variant = "ascend";
+    c.ranks = ranks;
+    c.m = m;
+    c.k = k;
+    c.n = n;
+    c.timing_only = timing_only;
+    c.quiet = true;
+    return c;
+}
+
+ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+    cfg.fault = fault;
+    const Profile p = test::b1_profile();
+    apply_profile_defaults(cfg, p);
+    validate_run_config(cfg, buffer_limits_of(p));
+    return run_program(cfg, p);
+}
+
+void expect_view_invariants(const ProgramOutput& out) {
+    const ViewTimes& t = out.results.times;
+    const RunMetrics m = compute_metrics(out.results.id, t);
+    EXPECT_GT(t.compute_only_us, 0.0);
+    EXPECT_LE(t.compute_only_us, t.pipelined_us);
+    EXPECT_LE(t.pipelined_us, m.sequential_us);
+    EXPECT_DOUBLE_EQ(m.sequential_us, t.seq_comm_us + t.seq_compute_us);
+}
+
+struct Shape {
+    int ranks, m, k, n;
+    std::optional<int> compute_blocks;
+    std::optional<int> comm_blocks;
+};
+
+class MatmulAllReduceAscendFunctional : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(MatmulAllReduceAscendFunctional, VerifiesAndKeepsViewInvariants) {
+    const Shape s = GetParam();
+    RunConfig cfg = config(s.ranks, s.m, s.k, s.n);
+    cfg.compute_blocks = s.compute_blocks;
+    cfg.comm_blocks = s.comm_blocks;
+    const ProgramOutput out = run(cfg);
+    EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
+    expect_view_invariants(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulAllReduceAscendFunctional,
+    ::testing::Values(Shape{2, 512, 512, 512, std::nullopt, std::nullopt},
+                      // M and N not whole tiles: padded to 384 x 512 (the example pads 5416 x 1408).
+                      Shape{4, 300, 256, 300, std::nullopt, std::nullopt},
+                      Shape{8, 130, 256, 260, std::nullopt, std::nullopt},
+                      // Few blocks: several tiles per block through the ping/pong UB tiles, and
+                      // comm blocks beyond the compute blocks that only take part in the
+                      // barrier and the all-gather.
+                      Shape{4, 512, 256, 768, 3, 5}));
+
+TEST(MatmulAllReduceAscend, DefaultBlocksAreOneAivPerAic) {
+    RunConfig cfg = config(2, 256, 256, 256, true);
+    apply_profile_defaults(cfg, test::b1_profile());
+    EXPECT_EQ(cfg.compute_blocks, 24);
+    EXPECT_EQ(cfg.comm_blocks, 24);
+}
+
+TEST(MatmulAllReduceAscend, EachFaultFailsVerification) {
+    for (const std::string fault : {"skip_last_k_tile", "skip_partial"}) {
+        const ProgramOutput out = run(config(2, 512, 512, 512), fault);
+        EXPECT_EQ(out.results.verification, Verification::Failed) << fault;
+    }
+}
+
+TEST(MatmulAllReduceAscend, FunctionalAndTimingOnlyAgreeAndRepeat) {
+    const ProgramOutput functional = run(config(4, 512, 512, 512));
+    const ProgramOutput timing = run(config(4, 512, 512, 512, true));
+    const ProgramOutput again = run(config(4, 512, 512, 512, true));
+    EXPECT_EQ(functional.results.times.compute_only_us, timing.results.times.compute_only_us);
+    EXPECT_EQ(functional.results.times.seq_comm_us, timing.results.times.seq_comm_us);
+    EXPECT_EQ(functional.results.times.seq_compute_us, timing.results.times.seq_compute_us);
+    EXPECT_EQ(functional.results.times.pipelined_us, timing.results.times.pipelined_us);
+    EXPECT_EQ(to_json(timing.results).dump(), to_json(again.results).dump());
+    EXPECT_EQ(timing.results.verification, Verification::Skipped);
+}
+
+TEST(MatmulAllReduceAscend, PipelinedHidesPartOfTheCommOnALargerShape) {
+    const ProgramOutput out = run(config(4, 2048, 2048, 1536, true));
+    const ViewTimes& t = out.results.times;
+    const RunMetrics m = compute_metrics(out.results.id, t);
+    EXPECT_LT(t.pipelined_us, m.sequential_us);
+    EXPECT_GT(m.overlap_eff_pct, 10.0);
+    expect_view_invariants(out);
+}
+
+std::string refusal(RunConfig cfg) {
+    const Profile p = test::b1_profile();
+    try {
+        apply_profile_defaults(cfg, p);
+        validate_run_config(cfg, buffer_limits_of(p));
+    } catch (const SimError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+TEST(MatmulAllReduceAscend, RefusesWhatTheExampleDoesNotDo) {
+    RunConfig k = config(2, 512, 320, 512);
+    EXPECT_NE(refusal(k).find("--gk 320"), std::string::npos) << refusal(k);
+    RunConfig blocks = config(2, 512, 512, 512);
+    blocks.compute_blocks = 8;
+    blocks.comm_blocks = 4;
+    EXPECT_NE(refusal(blocks).find("--comm-blocks 4"), std::string::npos) << refusal(blocks);
+    RunConfig too_many = config(2, 512, 512, 512);
+    too_many.comm_blocks = 49;
+    EXPECT_NE(refusal(too_many).find("--comm-blocks 49"), std::string::npos) << refusal(too_many);
+    RunConfig bias = config(2, 512, 512, 512);
+    bias.bias = "n";
+    EXPECT_FALSE(refusal(bias).empty());
+    RunConfig fp32 = config(2, 512, 512, 512);
+    fp32.out_dtype = "fp32";
+    EXPECT_FALSE(refusal(fp32).empty());
+    EXPECT_EQ(refusal(config(2, 512, 512, 512)), "");
+}
+
+}  // namespace
+}  // namespace tandem::host
