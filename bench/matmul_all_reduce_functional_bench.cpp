@@ -95,7 +95,7 @@ void BM_Blas(benchmark::State& state, Shape s, std::string v) {
 
 int main(int argc, char** argv) {
     const std::vector<Shape> shapes = {{2, 2048, 2048, 1024}, {4, 2048, 1024, 2048}};
-    const std::vector<std::string> variants = {"atomic", "one_shot", "two_shot", "ring"};
+    const std::vector<std::string> variants = {"atomic", "one_shot", "two_shot", "ring", "ascend"};
     for (const Shape& s : shapes) {
         for (const std::string& v : variants) {
             benchmark::RegisterBenchmark(("Program/" + name_of(s, v)).c_str(), BM_Program, s, v)
