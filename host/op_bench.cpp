@@ -9,18 +9,16 @@
 
 namespace tandem::host {
 
-namespace {
-
 using kernels::OpParams;
 using kernels::PhaseRole;
 using kernels::RankTensors;
 using kernels::ViewKind;
 using kernels::ViewPlan;
 
+namespace {
 int round_up(int v, int step) { return step <= 1 ? v : (v + step - 1) / step * step; }
+}  // namespace
 
-// The host's tensors of one rank, padded as the variant asks: B (stored transposed), the
-// output, A and the bias, allocated after the op's workspace in that order.
 RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kernels::Padding& pad, const OpParams& p,
                              bool output_in_window) {
     const int esize = dtype_bytes(p.dtype);
@@ -45,6 +43,7 @@ RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kern
     return t;
 }
 
+namespace {
 // Host bits into the top-left rows x cols of a tensor stored row by row (ND rows, or DN columns
 // for B: B_r^T's rows are B's columns).
 void write_rows(const GmTensor& t, const HostMatrix& m) {
@@ -64,8 +63,8 @@ void write_inputs(const RankTensors& t, const OpInputs& in, int rank) {
     }
 }
 
-// The logical rows x cols of a rank's output as fp32. A whole, unpadded fp32 output is handed
-// over without a copy (the cluster is discarded on return).
+}  // namespace
+
 DeviceMatrix read_output(const GmTensor& out, int rows, int cols) {
     GmAllocation& alloc = const_cast<GmAllocation&>(out.allocation());
     if (out.dtype() == DType::F32 && out.rows() == rows && out.cols() == cols && out.offset_bytes() == 0 &&
@@ -86,16 +85,9 @@ DeviceMatrix read_output(const GmTensor& out, int rows, int cols) {
     return m;
 }
 
+namespace {
 double elapsed_us(SimTime from, SimTime to) { return to_us(to - from); }
-
-// One view on one rank: reset, barrier, the timed phases. Returns the phases' times by role.
-struct ViewRun {
-    double comm_us = 0;
-    double compute_us = 0;
-    double total_us = 0;
-    SimTime start = 0;
-    SimTime end = 0;
-};
+}  // namespace
 
 ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPlan plan, bool timed_only,
                  const std::function<void()>& before_start) {
@@ -123,8 +115,6 @@ ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPla
     run.total_us = elapsed_us(run.start, run.end);
     return run;
 }
-
-}  // namespace
 
 BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
                           const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs) {

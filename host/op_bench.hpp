@@ -22,6 +22,7 @@
 #include "sim/mem/zeroed_buffer.hpp"
 #include "sim/profile.hpp"
 #include "sim/sanitize/sanitizer.hpp"
+#include "sim/runtime/runtime.hpp"
 
 namespace tandem::host {
 
@@ -63,6 +64,27 @@ struct BenchOutcome {
     std::size_t sanitizer_total = 0;
     std::vector<std::int64_t> out_base;      // each rank's output address (to tell its stores in the log)
 };
+
+// The host's tensors of one rank, padded as the variant asks: B (stored transposed), the
+// output, A and the bias, allocated (after the op's workspace) in that order.
+kernels::RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kernels::Padding& pad,
+                                      const kernels::OpParams& p, bool output_in_window);
+
+// The logical rows x cols of a rank's output as fp32. A whole, unpadded fp32 output is handed
+// over without a copy (its allocation's bytes are moved out: the caller discards the cluster).
+DeviceMatrix read_output(const GmTensor& out, int rows, int cols);
+
+// One view on one rank: untimed reset, host barrier, then the timed phases, each launched and
+// then synchronized. The phases' times by role, and the host clock at start and end.
+struct ViewRun {
+    double comm_us = 0;
+    double compute_us = 0;
+    double total_us = 0;
+    SimTime start = 0;
+    SimTime end = 0;
+};
+ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, kernels::ViewPlan plan, bool timed_only,
+                 const std::function<void()>& before_start);
 
 // Runs the views of `variant` of `op` with `params` (validated). `inputs` is null in
 // timing-only mode.

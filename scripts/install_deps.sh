@@ -15,6 +15,9 @@ packages=(
   libbenchmark-dev               # benchmarks
   python3-numpy                  # scripts/gen_data.py (for /usr/bin/python3)
   python3-matplotlib             # prof_analysis/ charts
+  pybind11-dev python3-pybind11  # the Python module `tandem` (python/, docs/API.md)
+  python3-dev                    # Python.h for it
+  python3-pytest                 # its test suite (ctest's python_api)
 )
 
 missing=()

@@ -48,6 +48,8 @@ void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message
     s.run_next = run_next;
     ++arrived_;
     try_advance_locked();
+    // Whoever waits for the machine to park (Runtime::wait_until_parked) re-checks.
+    if (arrived_ == slots_.size()) state_cv_.notify_all();
 }
 
 void Coordinator::set_watched_locked(Slot& s, const std::vector<SignalAddr>& watched) {
@@ -136,6 +138,14 @@ int Coordinator::register_bound(std::optional<SimTime> initial) {
 }
 
 void Coordinator::set_bound_locked(int id, std::optional<SimTime> bound) { bounds_.at(static_cast<std::size_t>(id)) = bound; }
+
+bool Coordinator::parked_locked(const std::vector<int>& bound_ids) const {
+    if (arrived_ != slots_.size()) return false;
+    for (int id : bound_ids) {
+        if (bounds_.at(static_cast<std::size_t>(id)).has_value()) return false;
+    }
+    return true;
+}
 
 void Coordinator::post_locked(Message m) { pending_.push_back(std::move(m)); }
 

@@ -98,6 +98,11 @@ public:
     int register_bound(std::optional<SimTime> initial);
     // Set or clear a bound (nullopt: nothing to wait for). Call with the lock held (inside update()).
     void set_bound_locked(int id, std::optional<SimTime> bound);
+    // Whether nothing can run until a host acts: every running participant has arrived at the
+    // window barrier (and the window could not advance), and none of `bound_ids` (streams'
+    // queued-kernel bounds) is set, so no kernel is about to join. Call with the lock held
+    // (inside wait()): the state holds until a host moves its clock.
+    bool parked_locked(const std::vector<int>& bound_ids) const;
     // Host-side messages (host writes to device signals), delivered at the next barrier.
     void post_locked(Message m);
 

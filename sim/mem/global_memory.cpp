@@ -42,9 +42,26 @@ GmAllocation& GlobalMemory::allocate(const std::string& name, std::int64_t bytes
     return a;
 }
 
+void GlobalMemory::release(const GmAllocation& allocation) {
+    for (GmAllocation& a : allocations_) {
+        if (&a != &allocation) continue;
+        if (a.released) throw SimError(fmt::format("rank {}: GM allocation '{}' released twice", rank_, a.name));
+        a.released = true;
+        a.data = ZeroedBuffer();
+        a.deferred.reset();
+        used_bytes_ -= align_up(a.bytes);
+        return;
+    }
+    throw SimError(fmt::format("rank {}: release of GM allocation '{}' that is not this chip's", rank_, allocation.name));
+}
+
 const GmAllocation& GlobalMemory::find(std::int64_t address, std::int64_t bytes) const {
     for (const GmAllocation& a : allocations_) {
         if (address >= a.base && address < a.end()) {
+            if (a.released) {
+                throw SimError(fmt::format("GM access on rank {}: address {:#x} is in released allocation '{}'", rank_,
+                                           address, a.name));
+            }
             if (address + bytes > a.end()) {
                 throw SimError(fmt::format(
                     "GM access out of bounds on rank {}: bytes [{:#x}, {:#x}) run past the end of allocation '{}' "

@@ -21,6 +21,7 @@ struct GmAllocation {
     std::int64_t base = 0;   // device address of the first byte
     std::int64_t bytes = 0;
     bool shared = false;  // part of the rank's peer window: peers may read and write it
+    bool released = false;  // GlobalMemory::release: no access allowed any more
     ZeroedBuffer data;  // empty in timing-only mode
     // Deferred loads and stores on this allocation (functional mode); see gm_deferred.hpp.
     std::shared_ptr<GmDeferredState> deferred;
@@ -36,9 +37,19 @@ public:
     // Throws SimError when the chip's capacity would be exceeded.
     GmAllocation& allocate(const std::string& name, std::int64_t bytes, bool shared = false);
 
+    // Gives an allocation's bytes back (its host buffer in functional mode, its share of the
+    // capacity). Its address range is never handed out again, so a stale address stays an error
+    // ("in a released allocation") instead of silently reaching newer data. Callers make sure no
+    // kernel can touch it any more (the API does this with Runtime::wait_until_parked).
+    void release(const GmAllocation& allocation);
+
     // The allocation holding [address, address + bytes); throws SimError when the range is not
     // inside one allocation.
     const GmAllocation& find(std::int64_t address, std::int64_t bytes) const;
+
+    // Allocations in the order they were made (released ones included).
+    std::size_t allocation_count() const { return allocations_.size(); }
+    const GmAllocation& allocation_at(std::size_t index) const { return allocations_.at(index); }
 
     int rank() const { return rank_; }
     bool functional() const { return functional_; }

@@ -287,7 +287,7 @@ Runtime::Runtime(const Profile& profile, const ClusterOptions& options) : cluste
 
 Runtime::~Runtime() { hosts_.clear(); }
 
-void Runtime::run_hosts(const std::function<void(HostContext&)>& program) {
+void Runtime::run_hosts(const std::function<void(HostContext&)>& program, AfterProgram after) {
     Coordinator& coord = cluster_.coordinator();
     coord.update([&] {
         for (auto& h : hosts_) coord.set_bound_locked(h->host_id_, h->now_);
@@ -295,18 +295,30 @@ void Runtime::run_hosts(const std::function<void(HostContext&)>& program) {
     std::vector<std::thread> threads;
     threads.reserve(hosts_.size());
     for (auto& h : hosts_) {
-        threads.emplace_back([&coord, &program, host = h.get()] {
+        threads.emplace_back([&coord, &program, after, host = h.get()] {
             try {
                 program(*host);
             } catch (const SimAborted&) {
             } catch (const std::exception& e) {
                 coord.fail(e.what());
             }
-            host->finish();
+            if (after == AfterProgram::Finish || coord.failed()) host->finish();
         });
     }
     for (auto& t : threads) t.join();
     if (coord.failed()) throw SimError(coord.error());
+}
+
+void Runtime::wait_until_parked() {
+    Coordinator& coord = cluster_.coordinator();
+    std::vector<int> stream_bounds;
+    for (auto& h : hosts_)
+        for (auto& s : h->streams_) stream_bounds.push_back(s->bound_id());
+    try {
+        coord.wait([&] { return coord.parked_locked(stream_bounds); });
+    } catch (const SimAborted&) {
+        throw SimError(coord.error());
+    }
 }
 
 }  // namespace tandem

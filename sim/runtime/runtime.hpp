@@ -49,6 +49,8 @@ public:
 
     const std::string& name() const { return name_; }
     int id() const { return id_; }
+    // The coordinator bound this stream holds while a kernel is queued and not yet running.
+    int bound_id() const { return bound_id_; }
     // Statistics of the kernels this stream ran, in launch order (read after synchronize()).
     const std::vector<KernelStats>& kernel_stats() const { return stats_; }
     void clear_stats() { stats_.clear(); }
@@ -140,9 +142,24 @@ public:
     int ranks() const { return cluster_.ranks(); }
     HostContext& host(int rank) { return *hosts_.at(static_cast<std::size_t>(rank)); }
 
+    // What the hosts' clocks do once run_hosts returns.
+    enum class AfterProgram {
+        Finish,     // the hosts are done: they bound nothing, queued kernels run to completion
+        KeepClocks  // the hosts will act again (an API session): each host's clock keeps bounding
+                    // the windows, so kernels left running cannot pass a time at which a later
+                    // program may still launch or write (see sim/exec/coordinator.hpp)
+    };
+
     // Runs `program` once per rank, each on its own host thread, and waits for all. Throws
-    // SimError with the run's first error if any rank or kernel failed.
-    void run_hosts(const std::function<void(HostContext&)>& program);
+    // SimError with the run's first error if any rank or kernel failed. Host clocks persist
+    // across calls (a later call starts each host at its clock).
+    void run_hosts(const std::function<void(HostContext&)>& program, AfterProgram after = AfterProgram::Finish);
+
+    // Waits until no kernel can run before a host acts (every running kernel waits at a window
+    // barrier the hosts' clocks hold back, and no queued kernel is about to start): between
+    // run_hosts(..., KeepClocks) calls, host-side bookkeeping that kernels also read (GM
+    // allocations) may then change without racing them. Throws SimError if the run failed.
+    void wait_until_parked();
 
 private:
     friend class HostContext;

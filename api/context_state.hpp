@@ -1,0 +1,84 @@
+#pragma once
+// The state behind include/tandem/tandem.hpp: one simulated cluster (a Runtime whose host clocks
+// persist across calls), the tensors and workspaces in its GM, a pool of stream sets, and the
+// async calls still pending. Every public entry point runs on the caller's thread; the per-rank
+// work of a call runs on the runtime's host threads (Runtime::run_hosts with KeepClocks).
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/op_inputs.hpp"
+#include "kernels/op_desc.hpp"
+#include "sim/profile.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::api::detail {
+
+DType to_sim(DataType t);
+
+struct TensorState {
+    std::shared_ptr<ContextState> ctx;
+    int rows = 0;
+    int cols = 0;
+    DataType dtype = DataType::F16;
+    std::vector<const GmAllocation*> per_rank;
+    ~TensorState();
+    GmTensor on(int rank) const;  // the rank's buffer as an ND tensor
+};
+
+// Streams a call runs on, one group per rank; reused once the call that held them completed.
+struct StreamSet {
+    std::vector<std::vector<Stream*>> per_rank;
+    bool busy = false;
+};
+
+struct WorkspaceState {
+    std::shared_ptr<ContextState> ctx;
+    std::string op;
+    std::string variant;
+    std::string signature;  // shape and configuration it was made for (for messages and checks)
+    kernels::OpParams params;
+    host::ShardShapes shapes;
+    std::shared_ptr<kernels::OpInstance> instance;
+    std::vector<kernels::RankTensors> staging;         // the padded tensors the kernels read and write
+    std::vector<std::vector<const GmAllocation*>> gm;  // per rank: everything it allocated
+    int calls = 0;
+    OpResults results;
+    // While an async call is pending:
+    bool pending = false;
+    int stream_set = -1;
+    std::shared_ptr<TensorState> pending_out;
+    std::vector<Event> end_events;     // per rank and stream (rank-major)
+    std::vector<SimTime> start_ps;     // per rank
+    std::vector<int> used_streams;     // stream indexes of the launches still running
+    ~WorkspaceState();
+};
+
+struct ContextState {
+    ContextState(const ContextOptions& options);
+    ~ContextState();
+
+    Profile profile;
+    ContextOptions options;
+    std::unique_ptr<Runtime> runtime;
+    std::vector<StreamSet> stream_sets;
+    std::vector<std::shared_ptr<WorkspaceState>> pending;
+    std::optional<std::string> broken;  // the error that stopped the cluster
+
+    void check_usable() const;
+    // Before GM bookkeeping changes while async kernels may be running.
+    void park_if_pending();
+    std::shared_ptr<TensorState> allocate_tensor(const std::shared_ptr<ContextState>& self, int rows, int cols, DataType dtype);
+    void release(const std::vector<const GmAllocation*>& per_rank);
+    int acquire_streams(const std::vector<std::string>& names);
+
+    Workspace run(const std::shared_ptr<ContextState>& self, const std::string& op, Tensor& out, const Tensor& a,
+                  const Tensor& b, const Tensor* bias, bool async_op, const OpConfig& config, Workspace workspace);
+    void barrier();
+    double now_us() const;
+};
+
+}  // namespace tandem::api::detail

@@ -1,0 +1,343 @@
+// One call of an op through the API, and the barrier that completes async calls.
+//
+// A call: the shape comes from the tensors (M, K, N through the op's sharding), the rest from
+// OpConfig; the whole is checked by the same code as the command line (validate_run_config), so
+// a call gets the same one-line messages. The workspace holds the op's OpInstance (its windows
+// and flags) and padded staging tensors the kernels read and write: the caller's tensors are
+// copied in (B transposed into the N x K layout both Ascend kernels keep) and the output copied
+// out, untimed, as the seeds' hosts copy inputs in and outputs out between iterations.
+//
+// Stale flags on reuse: every call runs the variant's untimed host reset of its pipelined view
+// (ViewPlan::reset: flags and counters to zero, slices placed) on every rank and then a host
+// barrier before any kernel starts, so no kernel of the call can see a flag value of an earlier
+// call: the reset is the versioning (a host reset before the timed region, as the seeds and
+// Iris's fixed benchmark do between iterations). An async call's workspace cannot be reused
+// before barrier(), so the reset never races a kernel still reading the flags.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "api/context_state.hpp"
+#include "host/op_bench.hpp"
+#include "host/options.hpp"
+#include "kernels/registry.hpp"
+#include "sim/mem/gm_deferred.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem::api::detail {
+
+namespace {
+
+using kernels::Split;
+
+std::string shape_of(const TensorState& t) { return fmt::format("{} x {} {}", t.rows, t.cols, dtype_name(t.dtype)); }
+
+void check_shape(const std::string& op, const char* what, const TensorState& t, int rows, int cols, const std::string& why) {
+    if (t.rows != rows || t.cols != cols) {
+        throw SimError(fmt::format("{}: {} is {} per rank; this call needs {} x {} ({})", op, what, shape_of(t), rows, cols, why));
+    }
+}
+
+// The command-line configuration the call stands for (validated by the same code).
+host::RunConfig run_config_of(const ContextState& ctx, const std::string& op_name, const TensorState& out,
+                              const TensorState& a, const TensorState& b, const TensorState* bias, const OpConfig& c) {
+    const kernels::OpDesc& op = kernels::find_op(op_name);
+    host::RunConfig cfg;
+    cfg.op = op_name;
+    cfg.variant = c.variant;
+    cfg.schedule = c.schedule;
+    const kernels::VariantDesc& variant = host::variant_of(cfg);
+    const kernels::Sharding& s = op.sharding_of(variant);
+    const int w = ctx.options.ranks;
+    if (a.dtype != b.dtype) {
+        throw SimError(fmt::format("{}: A is {} and B is {}: A, B and bias share one dtype", op_name, dtype_name(a.dtype),
+                                   dtype_name(b.dtype)));
+    }
+    cfg.dtype = dtype_name(a.dtype);
+    cfg.out_dtype = dtype_name(out.dtype);
+    // M, K, N from A (per rank) and the output, through the op's sharding.
+    cfg.m = out.rows;
+    cfg.n = s.out == Split::Cols ? out.cols * w : out.cols;
+    const int k_total = s.a == Split::Cols ? a.cols * w : a.cols;
+    cfg.k = s.k_per_rank ? (k_total % w == 0 ? k_total / w : k_total) : k_total;
+    cfg.ranks = w;
+    if (bias != nullptr) {
+        if (bias->dtype != a.dtype) {
+            throw SimError(fmt::format("{}: bias is {} and A is {}: A, B and bias share one dtype", op_name,
+                                       dtype_name(bias->dtype), dtype_name(a.dtype)));
+        }
+        if (bias->rows != 1 || (bias->cols != cfg.n && bias->cols != cfg.m)) {
+            throw SimError(fmt::format("{}: bias is {} per rank; it must be 1 x N ({}) or 1 x M ({})", op_name,
+                                       shape_of(*bias), cfg.n, cfg.m));
+        }
+        cfg.bias = bias->cols == cfg.n ? "n" : "m";  // N when M == N (Iris's bias is per column)
+    }
+    if (c.base_m > 0) cfg.base_m = c.base_m;
+    if (c.base_n > 0) cfg.base_n = c.base_n;
+    if (c.compute_blocks > 0) cfg.compute_blocks = c.compute_blocks;
+    if (c.comm_blocks > 0) cfg.comm_blocks = c.comm_blocks;
+    if (c.comm_mode == "ring") cfg.comm_mode = host::CommMode::Ring;
+    else if (!c.comm_mode.empty() && c.comm_mode != "mesh")
+        throw SimError(fmt::format("{}: comm_mode '{}': mesh or ring", op_name, c.comm_mode));
+    cfg.knobs = c.knobs;
+    cfg.fault = c.fault;
+    cfg.timing_only = !ctx.options.functional;
+    cfg.out_dir.clear();
+    cfg.soc = ctx.profile.name;
+    host::apply_profile_defaults(cfg, ctx.profile);
+    host::validate_run_config(cfg, host::buffer_limits_of(ctx.profile));
+
+    // The tensors against the shapes the sharding gives (validation passed: M, K, N are sound).
+    const host::ShardShapes sh = host::shard_shapes(s, host::op_params_of(cfg));
+    const std::string split = fmt::format("M={} K={} N={} over {} ranks", cfg.m, cfg.k, cfg.n, w);
+    check_shape(op_name, "A", a, sh.a_rows, sh.a_cols, split);
+    check_shape(op_name, "B", b, sh.b_cols, sh.b_rows, split + "; B is K x N");
+    check_shape(op_name, "the output", out, sh.out_rows, sh.out_cols, split);
+    return cfg;
+}
+
+std::string signature_of(const host::RunConfig& c) {
+    std::string knobs;
+    for (const auto& [k, v] : c.knobs) knobs += fmt::format(" {}={}", k, v);
+    return fmt::format("{} ({}, {}) M={} K={} N={} {}->{} bias={} base {}x{} blocks {}/{} {}{}", c.op, c.variant, c.schedule, c.m,
+                       c.k, c.n, c.dtype, c.out_dtype, c.bias, c.base_m, c.base_n, c.compute_blocks.value_or(0),
+                       c.comm_blocks.value_or(0), host::comm_mode_name(c.comm_mode), knobs);
+}
+
+// Host copy of a rows x cols block between two tensors of this rank, element by element order
+// of the destination's storage (B goes into its N x K "DN" layout this way). No simulated time.
+void copy_block(const GmTensor& dst, const GmTensor& src, int rows, int cols) {
+    gm_before_read(src.allocation(), GmSpan::of(src));
+    gm_before_write(dst.allocation(), GmSpan::of(dst));
+    const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype()));
+    if (dst.layout() == src.layout()) {
+        for (int r = 0; r < rows; ++r) std::memcpy(dst.element_ptr(r, 0), src.element_ptr(r, 0), esize * static_cast<std::size_t>(cols));
+        return;
+    }
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) std::memcpy(dst.element_ptr(r, c), src.element_ptr(r, c), esize);
+}
+
+}  // namespace
+
+Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std::string& op_name, Tensor& out_t,
+                            const Tensor& a_t, const Tensor& b_t, const Tensor* bias_t, bool async_op, const OpConfig& config,
+                            Workspace workspace) {
+    check_usable();
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&out_t, &a_t, &b_t, bias_t}) {
+        if (t == nullptr) continue;
+        if (!t->state_) throw SimError(fmt::format("{}: an empty tensor handle was passed", op_name));
+        if (t->state_->ctx.get() != this) throw SimError(fmt::format("{}: a tensor of another context was passed", op_name));
+    }
+    const TensorState& out = *out_t.state_;
+    const TensorState& a = *a_t.state_;
+    const TensorState& b = *b_t.state_;
+    const TensorState* bias = bias_t != nullptr ? bias_t->state_.get() : nullptr;
+    for (const auto& w : pending) {
+        if (w->pending_out == out_t.state_)
+            throw SimError(fmt::format("{}: the output is still being written by a pending async {} call; call barrier() first",
+                                       op_name, w->op));
+    }
+    const host::RunConfig cfg = run_config_of(*this, op_name, out, a, b, bias, config);
+    const std::string signature = signature_of(cfg);
+
+    // The workspace: the given one if it fits, else a new one.
+    std::shared_ptr<WorkspaceState> ws = workspace.state_;
+    if (ws) {
+        if (ws->ctx.get() != this) throw SimError(fmt::format("{}: the workspace belongs to another context", op_name));
+        if (ws->op != op_name) {
+            throw SimError(fmt::format("{}: the workspace was made for {}, not {} (workspace: {})", op_name, ws->op, op_name,
+                                       ws->signature));
+        }
+        if (ws->signature != signature) {
+            throw SimError(fmt::format("{}: the workspace was made for another shape or configuration: it holds {}; this "
+                                       "call needs {}",
+                                       op_name, ws->signature, signature));
+        }
+        if (ws->pending) throw SimError(fmt::format("{}: the workspace has a pending async call; call barrier() first", op_name));
+    } else {
+        park_if_pending();
+        ws = std::make_shared<WorkspaceState>();
+        ws->ctx = self;
+        ws->op = op_name;
+        ws->variant = cfg.variant;
+        ws->signature = signature;
+        ws->params = host::op_params_of(cfg);
+        ws->params.topology = profile.interconnect.topology;
+        const kernels::VariantDesc& variant = host::variant_of(cfg);
+        const kernels::Sharding& sharding = kernels::find_op(op_name).sharding_of(variant);
+        ws->shapes = host::shard_shapes(sharding, ws->params);
+        ws->instance = variant.make(ws->params);
+        ws->gm.resize(static_cast<std::size_t>(options.ranks));
+        std::vector<std::size_t> first(static_cast<std::size_t>(options.ranks));
+        for (int r = 0; r < options.ranks; ++r) {
+            GlobalMemory& gm = runtime->cluster().chip(r).gm;
+            first[static_cast<std::size_t>(r)] = gm.allocation_count();
+            ws->instance->allocate_workspace(r, gm);
+        }
+        const kernels::Padding pad = variant.padding ? variant.padding(ws->params) : kernels::Padding{};
+        for (int r = 0; r < options.ranks; ++r) {
+            GlobalMemory& gm = runtime->cluster().chip(r).gm;
+            ws->staging.push_back(host::allocate_tensors(gm, ws->shapes, pad, ws->params, variant.output_in_window));
+            ws->instance->bind(r, ws->staging.back());
+            for (std::size_t i = first[static_cast<std::size_t>(r)]; i < gm.allocation_count(); ++i)
+                ws->gm[static_cast<std::size_t>(r)].push_back(&gm.allocation_at(i));
+        }
+    }
+
+    const int set_id = acquire_streams(ws->instance->streams());
+    StreamSet& set = stream_sets[static_cast<std::size_t>(set_id)];
+    set.busy = true;
+    ws->calls += 1;
+    ws->results = OpResults{};
+    ws->results.op = op_name;
+    ws->results.variant = cfg.variant;
+    const kernels::VariantDesc& variant = host::variant_of(cfg);
+    if (variant.effective_knobs) ws->results.knobs = variant.effective_knobs(ws->params);
+    const int ranks = options.ranks;
+    const bool functional = options.functional;
+    std::vector<host::ViewRun> compute_only(static_cast<std::size_t>(ranks));
+    std::vector<host::ViewRun> sequential(static_cast<std::size_t>(ranks));
+    std::vector<SimTime> start(static_cast<std::size_t>(ranks));
+    std::vector<SimTime> end(static_cast<std::size_t>(ranks));
+    std::vector<int> used;  // the pipelined view's last phase's streams (same on every rank)
+    std::mutex used_mu;
+    ws->end_events.assign(static_cast<std::size_t>(ranks) * set.per_rank.front().size(), Event{});
+    WorkspaceState& w = *ws;
+    const host::ShardShapes& sh = w.shapes;
+
+    auto program = [&](HostContext& host) {
+        const int r = host.rank();
+        const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
+        const kernels::RankTensors& st = w.staging[static_cast<std::size_t>(r)];
+        if (config.all_views) {  // timed only, as the command line's first two views
+            compute_only[static_cast<std::size_t>(r)] = host::run_view(host, streams, w.instance->view(kernels::ViewKind::ComputeOnly, r), true, {});
+            sequential[static_cast<std::size_t>(r)] = host::run_view(host, streams, w.instance->view(kernels::ViewKind::Sequential, r), true, {});
+        }
+        if (functional) {
+            copy_block(st.a, a.on(r), sh.a_rows, sh.a_cols);
+            // B is K x N row-major; the staging B is N x K stored "DN": element (k, n) either way.
+            const GmTensor b_in = b.on(r);
+            copy_block(st.b, b_in, sh.b_cols, sh.b_rows);
+            if (bias != nullptr) copy_block(st.bias, bias->on(r), 1, sh.bias_len);
+            host.zero_device(st.out);
+        }
+        kernels::ViewPlan plan = w.instance->view(kernels::ViewKind::Pipelined, r);
+        if (plan.reset) plan.reset(host);
+        host.barrier();
+        start[static_cast<std::size_t>(r)] = host.now();
+        for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+            kernels::ViewPhase& phase = plan.phases[p];
+            if (phase.timed_setup) phase.timed_setup(host);
+            std::vector<int> phase_streams;
+            for (kernels::StreamLaunch& l : phase.launches) {
+                streams.at(static_cast<std::size_t>(l.stream))->launch(std::move(l.kernel));
+                if (std::find(phase_streams.begin(), phase_streams.end(), l.stream) == phase_streams.end()) phase_streams.push_back(l.stream);
+            }
+            const bool last = p + 1 == plan.phases.size();
+            if (last && async_op) {
+                // Returns at once: the streams record where the op ends; barrier() waits for it.
+                for (int s : phase_streams)
+                    streams[static_cast<std::size_t>(s)]->record(w.end_events[static_cast<std::size_t>(r) * streams.size() + static_cast<std::size_t>(s)]);
+                std::lock_guard lock(used_mu);
+                used = phase_streams;
+            } else {
+                for (int s : phase_streams) streams[static_cast<std::size_t>(s)]->synchronize();
+            }
+        }
+        if (async_op) return;
+        end[static_cast<std::size_t>(r)] = host.now();
+        if (functional) copy_block(out.on(r), st.out, sh.out_rows, sh.out_cols);
+        host.barrier();  // async_op=false ends with a barrier
+    };
+    try {
+        runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
+    } catch (const std::exception& e) {
+        broken = e.what();
+        throw;
+    }
+
+    OpResults& res = w.results;
+    res.per_rank_us.assign(static_cast<std::size_t>(ranks), 0.0);
+    res.start_us = to_us(*std::min_element(start.begin(), start.end()));
+    if (config.all_views) {
+        double co = 0, sc = 0, sp = 0;
+        for (int r = 0; r < ranks; ++r) {
+            co = std::max(co, compute_only[static_cast<std::size_t>(r)].total_us);
+            sc = std::max(sc, sequential[static_cast<std::size_t>(r)].comm_us);
+            sp = std::max(sp, sequential[static_cast<std::size_t>(r)].compute_us);
+        }
+        res.compute_only_us = co;
+        res.seq_comm_us = sc;
+        res.seq_compute_us = sp;
+    }
+    if (async_op) {
+        w.pending = true;
+        w.stream_set = set_id;
+        w.pending_out = out_t.state_;
+        w.start_ps = start;
+        w.used_streams = used;
+        pending.push_back(ws);
+    } else {
+        SimTime last = 0;
+        for (int r = 0; r < ranks; ++r) {
+            const double us = to_us(end[static_cast<std::size_t>(r)] - start[static_cast<std::size_t>(r)]);
+            res.per_rank_us[static_cast<std::size_t>(r)] = us;
+            res.pipelined_us = std::max(res.pipelined_us, us);
+            last = std::max(last, end[static_cast<std::size_t>(r)]);
+        }
+        res.end_us = to_us(last);
+        res.complete = true;
+        set.busy = false;
+    }
+    Workspace handle;
+    handle.state_ = ws;
+    return handle;
+}
+
+void ContextState::barrier() {
+    check_usable();
+    std::vector<std::shared_ptr<WorkspaceState>> calls = std::move(pending);
+    pending.clear();
+    auto program = [&](HostContext& host) {
+        const int r = host.rank();
+        for (const auto& w : calls) {
+            const StreamSet& set = stream_sets[static_cast<std::size_t>(w->stream_set)];
+            for (int s : w->used_streams) set.per_rank[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)]->synchronize();
+            if (options.functional) {
+                const kernels::RankTensors& st = w->staging[static_cast<std::size_t>(r)];
+                copy_block(w->pending_out->on(r), st.out, w->shapes.out_rows, w->shapes.out_cols);
+            }
+        }
+        host.barrier();
+    };
+    try {
+        runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
+    } catch (const std::exception& e) {
+        broken = e.what();
+        throw;
+    }
+    for (const auto& w : calls) {
+        OpResults& res = w->results;
+        const std::size_t per = stream_sets[static_cast<std::size_t>(w->stream_set)].per_rank.front().size();
+        SimTime last = 0;
+        for (int r = 0; r < options.ranks; ++r) {
+            SimTime e = w->start_ps[static_cast<std::size_t>(r)];
+            for (int s : w->used_streams) e = std::max(e, w->end_events[static_cast<std::size_t>(r) * per + static_cast<std::size_t>(s)].time());
+            const double us = to_us(e - w->start_ps[static_cast<std::size_t>(r)]);
+            res.per_rank_us[static_cast<std::size_t>(r)] = us;
+            res.pipelined_us = std::max(res.pipelined_us, us);
+            last = std::max(last, e);
+        }
+        res.end_us = to_us(last);
+        res.complete = true;
+        w->pending = false;
+        w->pending_out.reset();
+        stream_sets[static_cast<std::size_t>(w->stream_set)].busy = false;
+        w->stream_set = -1;
+    }
+}
+
+}  // namespace tandem::api::detail

@@ -1,0 +1,197 @@
+#pragma once
+// Tandem's fused-ops API (library target Tandem::tandem): a simulated Ascend-style cluster as a
+// context, tensors in its symmetric memory (one buffer per rank, same shape on every rank, as
+// Iris's symmetric heap), and every registered fused op called the way Iris's ctx.ops are:
+//
+//   tandem::Context ctx({.soc = "Ascend910B1", .ranks = 4});
+//   tandem::Tensor a = ctx.zeros(512, 1024, tandem::DataType::F16);   // per rank: M/4 x K
+//   ...
+//   tandem::Workspace ws = ctx.ops().run("allgather_gemm", c, a, b);
+//   ws.results().pipelined_us;                                        // simulated time
+//
+// This header uses only the standard library; the simulator stays behind it. Every failure is a
+// tandem::Error carrying the simulator's one-line message (what and where).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tandem::api {
+
+class Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+enum class DataType { F16, BF16, F32 };
+const char* dtype_name(DataType t);  // "fp16" | "bf16" | "fp32"
+DataType parse_data_type(const std::string& name);
+
+struct ContextOptions {
+    std::string soc = "Ascend910B1";  // a profile in sim/profiles (or $TANDEM_PROFILE_DIR)
+    std::string profile_file;         // a profile file; overrides soc
+    int ranks = 2;
+    bool functional = true;           // false: timing only (tensors hold no data; times are identical)
+};
+
+namespace detail {
+struct ContextState;
+struct TensorState;
+struct WorkspaceState;
+}  // namespace detail
+
+// One buffer per rank, rows x cols, row-major, in the context's simulated GM.
+class Tensor {
+public:
+    Tensor() = default;
+    bool valid() const { return state_ != nullptr; }
+    int ranks() const;
+    int rows() const;
+    int cols() const;
+    DataType dtype() const;
+
+    // Rank `rank`'s values, converted to / from the tensor's dtype (round to nearest even).
+    // rows*cols values. Functional contexts only; not while an async op writing it is pending.
+    void from_host(int rank, std::span<const float> values);
+    std::vector<float> to_host(int rank) const;
+    // The raw element bits (2 bytes for fp16/bf16, 4 for fp32), rows*cols elements.
+    void from_host_bits(int rank, const void* data, std::size_t bytes);
+    void to_host_bits(int rank, void* data, std::size_t bytes) const;
+
+private:
+    friend struct detail::ContextState;
+    friend class Context;
+    friend class Ops;
+    std::shared_ptr<detail::TensorState> state_;
+};
+
+// What a call runs: variant, schedule, tiles, block split, knobs (empty / 0: the defaults the
+// command line has: the op's first variant, its first schedule, 128 x 256 tiles, one block per
+// AIC / AIV core unless the variant says otherwise).
+struct OpConfig {
+    std::string variant;
+    std::string schedule;
+    int base_m = 0;
+    int base_n = 0;
+    int compute_blocks = 0;
+    int comm_blocks = 0;
+    std::string comm_mode;              // "mesh" | "ring" (where the variant offers it)
+    std::map<std::string, int> knobs;   // the variant's integer knobs (chunk_tiles, ...)
+    bool all_views = false;             // also time compute-only and sequential (timing-only launches)
+    std::string fault;                  // tests only: a deliberate bug the variant lists
+};
+
+// One call's simulated times, in microseconds, on the simulated host clocks.
+struct OpResults {
+    std::string op;
+    std::string variant;
+    bool complete = false;                  // false while an async call is pending
+    double pipelined_us = 0;                // slowest rank: from the call's start barrier to the op's end
+    std::vector<double> per_rank_us;        // the same per rank
+    double start_us = 0;                    // earliest rank's start on the simulated clock
+    double end_us = 0;                      // latest rank's end
+    std::optional<double> compute_only_us;  // with all_views
+    std::optional<double> seq_comm_us;
+    std::optional<double> seq_compute_us;
+    std::map<std::string, int> knobs;       // the knobs as used (defaults resolved)
+};
+
+// An op's own device memory (windows, flags, staging) for one shape and configuration; reusable
+// across calls of that shape and configuration (not concurrently: a reused workspace must not
+// have a pending async call).
+class Workspace {
+public:
+    Workspace() = default;
+    bool valid() const { return state_ != nullptr; }
+    const std::string& op() const;
+    std::string describe() const;     // op, variant, shape, dtypes
+    const OpResults& results() const; // of its latest call
+    int calls() const;                // calls run on it
+
+private:
+    friend struct detail::ContextState;
+    std::shared_ptr<detail::WorkspaceState> state_;
+};
+
+class Context;
+
+// What an op computes, from its registered description: how A (M x K), B (K x N) and the output
+// (M x N) split over the ranks ("replicated" | "rows" | "cols"); with k_per_rank, each rank's
+// A is M x K and B is K x N and the ranks' products are summed.
+struct OpInfo {
+    std::string name;
+    std::string title;
+    std::string doc;
+    std::string a_split;
+    std::string b_split;
+    std::string out_split;
+    bool k_per_rank = false;
+    std::vector<std::string> variants;  // the first is the default
+    bool takes_bias = false;            // the default variant
+    std::vector<std::string> dtypes;    // the default variant's input dtypes
+    std::vector<std::string> out_dtypes;
+};
+
+class Ops {
+public:
+    // Every registered op (kernels/registry.cpp): a new op appears here by itself.
+    std::vector<std::string> names() const;
+    OpInfo info(const std::string& op) const;
+    // Iris's ctx.ops.<op>(output_tensor, A, B, bias, async_op, config, workspace) -> workspace.
+    // A, B, output per rank as the op shards them (B is K x N, row-major); bias: 1 x M or 1 x N.
+    // async_op=false: returns after the op finished on every rank and a host barrier.
+    // async_op=true: returns once the kernels are launched; Context::barrier() completes it.
+    Workspace run(const std::string& op, Tensor& output, const Tensor& a, const Tensor& b, const Tensor* bias = nullptr,
+                  bool async_op = false, const OpConfig& config = {}, Workspace workspace = {});
+
+private:
+    friend class Context;
+    explicit Ops(detail::ContextState* state) : state_(state) {}
+    detail::ContextState* state_;
+};
+
+class Context {
+public:
+    explicit Context(const ContextOptions& options);
+    ~Context();  // completes pending async calls first
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    int ranks() const;
+    bool functional() const;
+    std::string profile_name() const;
+
+    Tensor zeros(int rows, int cols, DataType dtype);
+    Tensor empty(int rows, int cols, DataType dtype);  // zeros too (the simulator's memory starts zeroed)
+    // One vector of rows*cols values per rank.
+    Tensor from_host(int rows, int cols, DataType dtype, const std::vector<std::vector<float>>& per_rank);
+
+    Ops& ops() { return ops_; }
+    // Completes every pending async call (each rank synchronizes its streams, outputs are
+    // copied out, results filled), then a host barrier across the ranks.
+    void barrier();
+    void synchronize() { barrier(); }
+    // The slowest rank's simulated host clock.
+    double now_us() const;
+
+private:
+    std::shared_ptr<detail::ContextState> state_;
+    Ops ops_;
+};
+
+}  // namespace tandem::api
+
+namespace tandem {
+using api::Context;
+using api::ContextOptions;
+using api::DataType;
+using api::OpConfig;
+using api::OpResults;
+using api::Tensor;
+using api::Workspace;
+}  // namespace tandem

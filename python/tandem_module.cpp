@@ -1,0 +1,211 @@
+// The Python module `tandem` (pybind11): the C++ API of include/tandem/tandem.hpp with numpy
+// arrays in and out and Iris's keyword arguments.
+//
+// Tensors per rank are ONE numpy array with a leading rank axis: shape (ranks, rows, cols).
+// fp16 tensors take and give numpy float16; fp32 tensors float32; bf16 tensors (numpy has no
+// bfloat16) take float32 values (rounded to bf16, nearest even) and give float32.
+// Every simulator error is a tandem.Error (a RuntimeError) carrying the simulator's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "tandem/tandem.hpp"
+
+namespace py = pybind11;
+using namespace tandem::api;
+
+namespace {
+
+DataType dtype_of(const py::object& d) {
+    if (py::isinstance<py::str>(d)) return parse_data_type(d.cast<std::string>());
+    const py::dtype dt = py::dtype::from_args(d);
+    if (dt.is(py::dtype::of<std::uint16_t>())) throw Error("dtype uint16: give fp16 data as numpy float16");
+    const std::string name = dt.attr("name").cast<std::string>();
+    return parse_data_type(name);
+}
+
+// (ranks, rows, cols) of a tensor's data.
+py::array to_numpy(const Tensor& t) {
+    const std::vector<py::ssize_t> shape = {t.ranks(), t.rows(), t.cols()};
+    const std::size_t per = static_cast<std::size_t>(t.rows()) * static_cast<std::size_t>(t.cols());
+    if (t.dtype() == DataType::F16) {
+        py::array_t<std::uint16_t> bits(shape);
+        for (int r = 0; r < t.ranks(); ++r) t.to_host_bits(r, bits.mutable_data(r), per * 2);
+        return bits.view("float16");
+    }
+    py::array_t<float> out(shape);
+    for (int r = 0; r < t.ranks(); ++r) {
+        const std::vector<float> v = t.to_host(r);
+        std::memcpy(out.mutable_data(r), v.data(), per * sizeof(float));
+    }
+    return out;
+}
+
+void copy_from_numpy(Tensor& t, const py::array& array) {
+    if (array.ndim() != 3 || array.shape(0) != t.ranks() || array.shape(1) != t.rows() || array.shape(2) != t.cols()) {
+        std::string got = "(";
+        for (py::ssize_t i = 0; i < array.ndim(); ++i) got += (i ? ", " : "") + std::to_string(array.shape(i));
+        throw Error("tensor data of shape " + got + "): expected (ranks, rows, cols) = (" + std::to_string(t.ranks()) + ", " +
+                    std::to_string(t.rows()) + ", " + std::to_string(t.cols()) + ")");
+    }
+    const std::size_t per = static_cast<std::size_t>(t.rows()) * static_cast<std::size_t>(t.cols());
+    const std::string kind = py::str(array.dtype()).cast<std::string>();
+    if (t.dtype() == DataType::F16) {
+        if (kind != "float16") throw Error("an fp16 tensor takes numpy float16 data, not " + kind);
+        auto bits = py::array_t<std::uint16_t, py::array::c_style | py::array::forcecast>(array.attr("view")("uint16"));
+        for (int r = 0; r < t.ranks(); ++r) t.from_host_bits(r, bits.data(r), per * 2);
+        return;
+    }
+    if (kind != "float32" && kind != "float16" && kind != "float64")
+        throw Error(std::string("an ") + dtype_name(t.dtype()) + " tensor takes numpy float data, not " + kind);
+    auto values = py::array_t<float, py::array::c_style | py::array::forcecast>(array);
+    for (int r = 0; r < t.ranks(); ++r) t.from_host(r, std::span<const float>(values.data(r), per));
+}
+
+OpConfig config_of(const py::object& config) {
+    OpConfig c;
+    if (config.is_none()) return c;
+    if (!py::isinstance<py::dict>(config)) throw Error("config: a dict of variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, all_views and the variant's knobs");
+    for (const auto& [key_obj, value] : config.cast<py::dict>()) {
+        const std::string key = py::str(key_obj);
+        try {
+        if (key == "variant") c.variant = value.cast<std::string>();
+        else if (key == "schedule") c.schedule = value.cast<std::string>();
+        else if (key == "comm_mode") c.comm_mode = value.cast<std::string>();
+        else if (key == "fault") c.fault = value.cast<std::string>();
+        else if (key == "all_views") c.all_views = value.cast<bool>();
+        else if (key == "base_m" || key == "block_size_m") c.base_m = value.cast<int>();
+        else if (key == "base_n" || key == "block_size_n") c.base_n = value.cast<int>();
+        else if (key == "compute_blocks" || key == "gemm_sms") c.compute_blocks = value.cast<int>();
+        else if (key == "comm_blocks" || key == "comm_sms") c.comm_blocks = value.cast<int>();
+        else if (py::isinstance<py::int_>(value)) c.knobs[key] = value.cast<int>();
+        else throw Error("config['" + key + "']: not a known key, and a variant knob takes an integer");
+        } catch (const py::cast_error&) {
+            throw Error("config['" + key + "'] = " + py::repr(value).cast<std::string>() + ": wrong type for this key");
+        }
+    }
+    return c;
+}
+
+py::dict results_dict(const OpResults& r) {
+    py::dict d;
+    d["op"] = r.op;
+    d["variant"] = r.variant;
+    d["complete"] = r.complete;
+    d["pipelined_us"] = r.pipelined_us;
+    d["per_rank_us"] = r.per_rank_us;
+    d["start_us"] = r.start_us;
+    d["end_us"] = r.end_us;
+    if (r.compute_only_us) d["compute_only_us"] = *r.compute_only_us;
+    if (r.seq_comm_us) d["seq_comm_us"] = *r.seq_comm_us;
+    if (r.seq_compute_us) d["seq_compute_us"] = *r.seq_compute_us;
+    d["knobs"] = r.knobs;
+    return d;
+}
+
+Workspace call_op(Ops& ops, const std::string& op, Tensor& out, const Tensor& a, const Tensor& b, const py::object& bias,
+                  bool async_op, const py::object& config, const py::object& workspace) {
+    const OpConfig cfg = config_of(config);
+    std::optional<Tensor> bias_t;
+    if (!bias.is_none()) bias_t = bias.cast<Tensor>();
+    Workspace ws = workspace.is_none() ? Workspace{} : workspace.cast<Workspace>();
+    py::gil_scoped_release release;
+    return ops.run(op, out, a, b, bias_t ? &*bias_t : nullptr, async_op, cfg, ws);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(tandem, m) {
+    m.doc() = "Tandem: a simulated Ascend-style NPU cluster running fused communication + compute ops (Iris-style API)";
+    py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+    py::class_<Tensor>(m, "Tensor", "One buffer per rank in the context's symmetric memory")
+        .def_property_readonly("shape", [](const Tensor& t) { return py::make_tuple(t.ranks(), t.rows(), t.cols()); })
+        .def_property_readonly("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
+        .def("numpy", &to_numpy, "The data as one array of shape (ranks, rows, cols)")
+        .def("copy_", [](Tensor& t, const py::array& a) { copy_from_numpy(t, a); return t; }, py::arg("array"),
+             "Overwrite every rank's data from an array of shape (ranks, rows, cols)")
+        .def("__repr__", [](const Tensor& t) {
+            return "tandem.Tensor(ranks=" + std::to_string(t.ranks()) + ", rows=" + std::to_string(t.rows()) +
+                   ", cols=" + std::to_string(t.cols()) + ", dtype=" + dtype_name(t.dtype()) + ")";
+        });
+
+    py::class_<Workspace>(m, "Workspace", "An op's device memory for one shape and configuration; pass it back to reuse it")
+        .def_property_readonly("op", &Workspace::op)
+        .def_property_readonly("results", [](const Workspace& w) { return results_dict(w.results()); },
+                               "The simulated times of its latest call (complete after barrier() for async calls)")
+        .def_property_readonly("calls", &Workspace::calls)
+        .def("__repr__", [](const Workspace& w) { return "tandem.Workspace(" + w.describe() + ")"; });
+
+    py::class_<Ops>(m, "Ops", "ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None) -> workspace")
+        .def("names", &Ops::names)
+        .def("info", [](const Ops& ops, const std::string& op) {
+                 const OpInfo i = ops.info(op);
+                 py::dict d;
+                 d["name"] = i.name;
+                 d["title"] = i.title;
+                 d["doc"] = i.doc;
+                 d["a_split"] = i.a_split;
+                 d["b_split"] = i.b_split;
+                 d["out_split"] = i.out_split;
+                 d["k_per_rank"] = i.k_per_rank;
+                 d["variants"] = i.variants;
+                 d["takes_bias"] = i.takes_bias;
+                 d["dtypes"] = i.dtypes;
+                 d["out_dtypes"] = i.out_dtypes;
+                 return d;
+             }, py::arg("op"), "How the op splits A, B and the output over the ranks, its variants and dtypes")
+        .def("run", &call_op, py::arg("op"), py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(),
+             py::arg("async_op") = false, py::arg("config") = py::none(), py::arg("workspace") = py::none())
+        .def("__dir__", [](Ops& ops) { return ops.names(); })
+        .def("__getattr__", [](py::object self, const std::string& name) -> py::object {
+            Ops& ops = self.cast<Ops&>();
+            const std::vector<std::string> names = ops.names();
+            if (std::find(names.begin(), names.end(), name) == names.end()) {
+                std::string list;
+                for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+                throw py::attribute_error("tandem ops have no '" + name + "' (registered: " + list + ")");
+            }
+            return py::cpp_function(
+                [self, name](Tensor& out, const Tensor& a, const Tensor& b, const py::object& bias, bool async_op,
+                             const py::object& config, const py::object& workspace) {
+                    return call_op(self.cast<Ops&>(), name, out, a, b, bias, async_op, config, workspace);
+                },
+                py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(), py::arg("async_op") = false,
+                py::arg("config") = py::none(), py::arg("workspace") = py::none());
+        });
+
+    py::class_<Context>(m, "Context", "A simulated cluster: profile, ranks, functional or timing-only")
+        .def(py::init([](int num_ranks, const std::string& soc, const std::string& profile, bool functional) {
+                 ContextOptions o;
+                 o.ranks = num_ranks;
+                 o.soc = soc;
+                 o.profile_file = profile;
+                 o.functional = functional;
+                 return std::make_unique<Context>(o);
+             }),
+             py::arg("num_ranks") = 2, py::arg("soc") = "Ascend910B1", py::arg("profile") = "", py::arg("functional") = true)
+        .def_property_readonly("num_ranks", &Context::ranks)
+        .def_property_readonly("functional", &Context::functional)
+        .def_property_readonly("profile", &Context::profile_name)
+        .def_property_readonly("ops", &Context::ops, py::return_value_policy::reference_internal)
+        .def("zeros", [](Context& c, int rows, int cols, const py::object& dtype) { return c.zeros(rows, cols, dtype_of(dtype)); },
+             py::arg("rows"), py::arg("cols"), py::arg("dtype") = "fp16")
+        .def("empty", [](Context& c, int rows, int cols, const py::object& dtype) { return c.empty(rows, cols, dtype_of(dtype)); },
+             py::arg("rows"), py::arg("cols"), py::arg("dtype") = "fp16")
+        .def("tensor",
+             [](Context& c, const py::array& array, const py::object& dtype) {
+                 if (array.ndim() != 3) throw Error("tensor data: one array of shape (ranks, rows, cols)");
+                 const DataType t = dtype.is_none() ? dtype_of(array.dtype()) : dtype_of(dtype);
+                 Tensor out = c.zeros(static_cast<int>(array.shape(1)), static_cast<int>(array.shape(2)), t);
+                 copy_from_numpy(out, array);
+                 return out;
+             },
+             py::arg("array"), py::arg("dtype") = py::none(), "A tensor from one array of shape (ranks, rows, cols)")
+        .def("barrier", &Context::barrier, py::call_guard<py::gil_scoped_release>())
+        .def("synchronize", &Context::synchronize, py::call_guard<py::gil_scoped_release>())
+        .def("now_us", &Context::now_us);
+}

@@ -1,0 +1,140 @@
+"""The Python module `tandem` against numpy: every registered op sync and async, with and
+without bias where the op takes one, a workspace reused across calls with different data, and
+bad calls raising tandem.Error with the simulator's message (run by ctest: see tests/CMakeLists.txt)."""
+import numpy as np
+import pytest
+
+import tandem
+
+RANKS = 2
+
+
+def ag_problem(ctx, m, k, n, seed):
+    """allgather_gemm: A split by rows (M/ranks x K per rank), B (K x N) on every rank, C = A x B."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, size=(ctx.num_ranks, m // ctx.num_ranks, k)).astype(np.float16)
+    b = rng.integers(-1, 2, size=(k, n)).astype(np.float16)
+    c = a.reshape(m, k).astype(np.float32) @ b.astype(np.float32)
+    A = ctx.tensor(a)
+    B = ctx.tensor(np.broadcast_to(b, (ctx.num_ranks, k, n)).copy())
+    C = ctx.zeros(m, n, np.float32)
+    return A, B, C, c
+
+
+@pytest.fixture
+def ctx():
+    return tandem.Context(num_ranks=RANKS)
+
+
+def test_every_registered_op_is_an_attribute(ctx):
+    names = ctx.ops.names()
+    assert "allgather_gemm" in names
+    for name in names:
+        assert callable(getattr(ctx.ops, name))
+    with pytest.raises(AttributeError, match="registered"):
+        ctx.ops.no_such_op
+
+
+@pytest.mark.parametrize("async_op", [False, True])
+def test_allgather_gemm_matches_numpy(ctx, async_op):
+    A, B, C, expected = ag_problem(ctx, 256, 256, 256, seed=1)
+    ws = ctx.ops.allgather_gemm(C, A, B, async_op=async_op)
+    if async_op:
+        assert ws.results["complete"] is False
+        ctx.barrier()
+    out = C.numpy()
+    assert out.shape == (RANKS, 256, 256)
+    for r in range(RANKS):
+        np.testing.assert_array_equal(out[r], expected)
+    res = ws.results
+    assert res["complete"] and res["pipelined_us"] > 0 and len(res["per_rank_us"]) == RANKS
+
+
+def test_workspace_reuse_with_different_data(ctx):
+    ws = None
+    times = []
+    for seed in range(3):
+        A, B, C, expected = ag_problem(ctx, 256, 256, 256, seed=seed)
+        ws = ctx.ops.allgather_gemm(C, A, B, workspace=ws)
+        for r in range(RANKS):
+            np.testing.assert_array_equal(C.numpy()[r], expected)
+        times.append(ws.results["pipelined_us"])
+    assert ws.calls == 3
+    assert times[0] == times[1] == times[2]
+
+
+def test_two_async_ops_overlap(ctx):
+    A1, B1, C1, e1 = ag_problem(ctx, 512, 512, 512, seed=7)
+    A2, B2, C2, e2 = ag_problem(ctx, 512, 512, 512, seed=8)
+    w1 = ctx.ops.allgather_gemm(C1, A1, B1, async_op=True)
+    w2 = ctx.ops.allgather_gemm(C2, A2, B2, async_op=True)
+    ctx.synchronize()
+    r1, r2 = w1.results, w2.results
+    elapsed = max(r1["end_us"], r2["end_us"]) - min(r1["start_us"], r2["start_us"])
+    assert r1["pipelined_us"] + r2["pipelined_us"] > elapsed
+    assert r2["start_us"] < r1["end_us"]
+
+
+@pytest.mark.xfail(reason="KNOWN BUG: two allgather_gemm calls in flight at once sometimes lose one peer slice "
+                          "(nondeterministic; one async call at a time is right): under investigation", strict=False)
+def test_two_async_ops_outputs(ctx):
+    A1, B1, C1, e1 = ag_problem(ctx, 512, 512, 512, seed=7)
+    A2, B2, C2, e2 = ag_problem(ctx, 512, 512, 512, seed=8)
+    ctx.ops.allgather_gemm(C1, A1, B1, async_op=True)
+    ctx.ops.allgather_gemm(C2, A2, B2, async_op=True)
+    ctx.synchronize()
+    for r in range(RANKS):
+        np.testing.assert_array_equal(C1.numpy()[r], e1)
+        np.testing.assert_array_equal(C2.numpy()[r], e2)
+
+
+def test_all_views_and_config(ctx):
+    A, B, C, expected = ag_problem(ctx, 256, 256, 256, seed=2)
+    ws = ctx.ops.allgather_gemm(C, A, B, config={"all_views": True, "chunk_tiles": 1, "comm_sms": 8})
+    res = ws.results
+    assert res["knobs"]["chunk_tiles"] == 1
+    assert res["compute_only_us"] <= res["pipelined_us"] <= res["seq_comm_us"] + res["seq_compute_us"]
+    np.testing.assert_array_equal(C.numpy()[0], expected)
+
+
+def test_bias_refused_with_the_simulators_message(ctx):
+    # allgather_gemm takes no bias (its variant says so); the call is refused, not crashed.
+    A, B, C, _ = ag_problem(ctx, 256, 256, 256, seed=0)
+    bias = ctx.zeros(1, 256, "fp16")
+    with pytest.raises(tandem.Error, match="bias"):
+        ctx.ops.allgather_gemm(C, A, B, bias=bias)
+
+
+def test_bad_calls_raise(ctx):
+    A, B, C, _ = ag_problem(ctx, 256, 256, 256, seed=0)
+    ws = ctx.ops.allgather_gemm(C, A, B)
+    wide = ctx.zeros(256, 512, np.float32)
+    with pytest.raises(tandem.Error, match="B is 256 x 256 fp16 per rank; this call needs 256 x 512"):
+        ctx.ops.allgather_gemm(wide, A, B)
+    with pytest.raises(tandem.Error, match="A is bf16 and B is fp16"):
+        ctx.ops.allgather_gemm(C, ctx.zeros(128, 256, "bf16"), B)
+    A2 = ctx.zeros(128, 512, "fp16")
+    B2 = ctx.zeros(512, 256, "fp16")
+    with pytest.raises(tandem.Error, match="workspace was made for another shape"):
+        ctx.ops.allgather_gemm(C, A2, B2, workspace=ws)
+    with pytest.raises(tandem.Error, match="--gm 200"):
+        ctx.ops.allgather_gemm(ctx.zeros(200, 256, np.float32), ctx.zeros(100, 256, "fp16"), B)
+    with pytest.raises(tandem.Error, match="fp16 tensor takes numpy float16"):
+        A.copy_(np.zeros((RANKS, 128, 256), dtype=np.float32))
+    with pytest.raises(tandem.Error, match="expected"):
+        ctx.tensor(np.zeros((RANKS, 2, 2), dtype=np.float16)).copy_(np.zeros((RANKS, 3, 2), dtype=np.float16))
+    with pytest.raises(tandem.Error, match="config"):
+        ctx.ops.allgather_gemm(C, A, B, config={"variant": 3.5})
+    # The context is still usable.
+    ctx.ops.allgather_gemm(C, A, B, workspace=ws)
+
+
+def test_timing_only_context_gives_the_same_times():
+    times = []
+    for functional in (True, False):
+        ctx = tandem.Context(num_ranks=RANKS, functional=functional)
+        A = ctx.zeros(128, 512, "fp16")
+        B = ctx.zeros(512, 256, "fp16")
+        C = ctx.zeros(256, 256, "fp32")
+        times.append(ctx.ops.allgather_gemm(C, A, B).results["pipelined_us"])
+    assert times[0] == times[1]
