@@ -49,7 +49,7 @@ void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message
     ++arrived_;
     try_advance_locked();
     // Whoever waits for the machine to park (Runtime::wait_until_parked) re-checks.
-    if (arrived_ == slots_.size()) state_cv_.notify_all();
+    if (arrived_ == slots_.size()) notify_waiters_locked();
 }
 
 void Coordinator::set_watched_locked(Slot& s, const std::vector<SignalAddr>& watched) {
