@@ -109,12 +109,9 @@ void LogicalProcess::run_window(SimTime window_end) {
         window_end_ = window_end;
         ++windows_run_;
         check_waiters();
-        // Nothing can start before the booking horizon again: drop older bookings. A TWAIT
-        // that began in the last window may resume below the window's lower bound (its word
-        // changed at a time inside the last window, seen only now): keep the history from there.
-        SimTime lower = window_end_ - coord.lookahead();
-        if (!events_.empty()) lower = std::min(lower, events_.top().t);
-        horizon_ = booking_horizon(lower);
+        // Nothing can start before the booking horizon again: drop older bookings. No block
+        // resumes below the window's lower bound (check_waiters() checks it; see begin_wait()).
+        horizon_ = booking_horizon(window_end_ - coord.lookahead());
         fabric_->forget_before(horizon_);  // the links forget when booked (link())
         process_until(window_end_);
         if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {
@@ -273,8 +270,7 @@ void LogicalProcess::park_waiting(BlockCtx& blk, std::coroutine_handle<> h) {
     blk.resume_point = h;
     blk.waiting = true;
     if (may_proceed(blk, blk.wait_since)) {
-        waiters_.push_back(blk.slot());
-        new_waiters_ = true;
+        begin_wait(blk);
     } else {
         events_.push(Event{blk.wait_since, blk.slot()});  // decide at its turn
     }
@@ -296,6 +292,24 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
     return compare(store.value_at(blk.wait_signal.address, t), blk.wait_cmp, blk.wait_value);
 }
 
+void LogicalProcess::begin_wait(BlockCtx& blk) {
+    // Every write visible before this window's end is already in the store (it was delivered at
+    // an earlier barrier: a message is never visible inside the window that produced it). One
+    // visible after wait_since but inside this window wakes the block here, at its exact time: left
+    // to check_waiters() at the next window, it would resume below that window's lower bound
+    // (in time other processes may have simulated past) and read a history the barrier has folded.
+    // A write launched before the waiting kernel started is the usual case: the producer kernel
+    // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
+    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
+    const auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+    if (t) {
+        events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
+        return;
+    }
+    waiters_.push_back(blk.slot());
+    new_waiters_ = true;
+}
+
 void LogicalProcess::check_waiters() {
     new_waiters_ = false;
     std::size_t keep = 0;
@@ -304,6 +318,16 @@ void LogicalProcess::check_waiters() {
         const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
         auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
         if (t) {
+            // Every write visible before the last window this block ran in had ended was in the
+            // store when it began waiting (see begin_wait), so a write found now lies at or above
+            // this window's lower bound. Below it, the block would act in time other processes
+            // may already have simulated past (a conservative-synchronisation violation).
+            if (*t < window_end_ - cluster_.coordinator().lookahead()) {
+                throw SimError(fmt::format("internal: {} resumes from TWAIT at {} ps, below the window's lower bound "
+                                           "{} ps (waiting since {} ps)",
+                                           where(blk), *t, window_end_ - cluster_.coordinator().lookahead(),
+                                           blk.wait_since));
+            }
             blk.waiting = false;
             stall_ps_ += *t - blk.wait_since;
             blk.now_ref() = *t + cluster_.cost().twait_poll_ps;
@@ -341,11 +365,11 @@ void LogicalProcess::process_until(SimTime end) {
         if (blk.waiting) {
             if (!wait_satisfied(blk, ev.t)) {
                 blk.wait_since = ev.t;
-                waiters_.push_back(ev.block);
-                new_waiters_ = true;
+                begin_wait(blk);
                 continue;
             }
             blk.waiting = false;
+            stall_ps_ += ev.t - blk.wait_since;  // nonzero when begin_wait found the write in this window
             blk.now_ref() = std::max(blk.now(), ev.t) + cluster_.cost().twait_poll_ps;
         }
         resume(blk);

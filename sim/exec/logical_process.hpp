@@ -174,6 +174,9 @@ private:
     SimTime booking_horizon(SimTime window_floor);
     void process_until(SimTime end);
     void finish_block(BlockCtx& blk);
+    // A TWAIT not satisfied at blk.wait_since: wake it at the first time in this window its
+    // condition holds, or leave it to wait for writes delivered at later barriers.
+    void begin_wait(BlockCtx& blk);
     void check_waiters();
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
