@@ -16,6 +16,7 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       stream_id_(stream_id),
       stream_name_(std::move(stream_name)),
       record_log_(cluster.options().record_log),
+      cores_(cluster.profile().chip),
       fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {
     if (Sanitizer* s = cluster.sanitizer()) san_ = std::make_unique<StreamSanitizer>(*s, *this);
 }
@@ -74,10 +75,9 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     flags_.clear();
     flag_waiters_.clear();
     flag_wake_ = kNever;
-    Chip& chip = cluster_.chip(rank_);
     // A MIX block takes a cluster: AIC core c with AIV cores 2c and 2c + 1.
-    places_ = mix ? std::min(static_cast<int>(chip.aic.size()), static_cast<int>(chip.aiv.size()) / 2)
-                  : static_cast<int>(chip.cores(launch.core_type.single()).size());
+    places_ = mix ? std::min(cores_.count(CoreType::AIC), cores_.count(CoreType::AIV) / 2)
+                  : cores_.count(launch.core_type.single());
     if (mix) {
         parts_left_.assign(static_cast<std::size_t>(launch.blocks), 0);
         place_of_.assign(static_cast<std::size_t>(launch.blocks), 0);
@@ -143,16 +143,15 @@ void LogicalProcess::run_window(SimTime window_end) {
 }
 
 void LogicalProcess::sum_busy(std::array<SimTime, kPipeCount>& busy) const {
-    const Chip& chip = cluster_.chip(rank_);
-    auto add = [&](const std::vector<CoreState>& cores) {
-        for (const CoreState& c : cores)
+    auto add = [&](CoreType t) {
+        for (const CoreState& c : cores_.created(t))
             for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += c.busy_ps[static_cast<std::size_t>(p)];
     };
     if (launch_->core_type.mix()) {
-        add(chip.aic);
-        add(chip.aiv);
+        add(CoreType::AIC);
+        add(CoreType::AIV);
     } else {
-        add(launch_->core_type.single() == CoreType::AIC ? chip.aic : chip.aiv);
+        add(launch_->core_type.single());
     }
 }
 
@@ -228,19 +227,18 @@ void LogicalProcess::complete_deferred_writes() {
 }
 
 void LogicalProcess::start_block(int block, int place, SimTime t) {
-    Chip& chip = cluster_.chip(rank_);
     if (!launch_->core_type.mix()) {
         start_part(BlockPlace{block, launch_->blocks, block, 0, 1, false},
-                   chip.cores(launch_->core_type.single())[static_cast<std::size_t>(place)], t);
+                   cores_.cores(launch_->core_type.single())[static_cast<std::size_t>(place)], t);
         return;
     }
     // The three parts of a MIX block, in slots 3b (AIC), 3b + 1 and 3b + 2 (AIVs).
     parts_left_[static_cast<std::size_t>(block)] = 3;
     place_of_[static_cast<std::size_t>(block)] = place;
-    start_part(BlockPlace{block, launch_->blocks, 3 * block, 0, 1, true}, chip.aic[static_cast<std::size_t>(place)], t);
+    start_part(BlockPlace{block, launch_->blocks, 3 * block, 0, 1, true}, cores_.cores(CoreType::AIC)[static_cast<std::size_t>(place)], t);
     for (int sub = 0; sub < 2; ++sub) {
         start_part(BlockPlace{block, launch_->blocks, 3 * block + 1 + sub, sub, 2, true},
-                   chip.aiv[static_cast<std::size_t>(2 * place + sub)], t);
+                   cores_.cores(CoreType::AIV)[static_cast<std::size_t>(2 * place + sub)], t);
     }
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/core/pipe.hpp"
+#include "sim/core/stream_cores.hpp"
 #include "sim/exec/block_ctx.hpp"
 #include "sim/exec/coordinator.hpp"
 #include "sim/exec/cross_core_flags.hpp"
@@ -211,6 +212,7 @@ private:
     int next_block_ = 0;
     int first_live_slot_ = 0;   // slots below it are done (booking_horizon starts here)
     int live_blocks_ = 0;
+    StreamCores cores_;              // this stream's own cores (sim/core/stream_cores.hpp)
     int places_ = 0;                 // cores (or clusters) the launch's blocks run on
     std::vector<int> parts_left_;    // MIX: per block, parts still running
     std::vector<int> place_of_;      // MIX: per block, its cluster

@@ -1,8 +1,8 @@
 #pragma once
-// One chip (rank): its global memory, its signal words, and its AIC and AIV cores.
+// One chip (rank): its global memory and its signal words. Its AI cores are per stream
+// (sim/core/stream_cores.hpp): kernels on two streams never share a core's state.
 #include <vector>
 
-#include "sim/core/core_state.hpp"
 #include "sim/exec/signal_store.hpp"
 #include "sim/mem/global_memory.hpp"
 #include "sim/profile.hpp"
@@ -15,10 +15,6 @@ struct Chip {
     int rank;
     GlobalMemory gm;
     SignalStore signals;
-    std::vector<CoreState> aic;
-    std::vector<CoreState> aiv;
-
-    std::vector<CoreState>& cores(CoreType t) { return t == CoreType::AIC ? aic : aiv; }
 };
 
 }  // namespace tandem
