@@ -140,15 +140,6 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             throw SimError(fmt::format("{}: the output is still being written by a pending async {} call; call barrier() first",
                                        op_name, w->op));
     }
-    if (!pending.empty()) {
-        // Two ops' kernels in flight at once would share the rank's simulated cores (the machine
-        // places every kernel's blocks on the same cores of its type), which the window
-        // coordinator does not order: wrong data or a failed run. Refused until kernels get
-        // cores of their own (docs/API.md, Known limits).
-        throw SimError(fmt::format("{}: an async {} call is still in flight; Tandem cannot yet run two ops' kernels at "
-                                   "once (they would share the same simulated cores): call barrier() first",
-                                   op_name, pending.front()->op));
-    }
     const host::RunConfig cfg = run_config_of(*this, op_name, out, a, b, bias, config);
     const std::string signature = signature_of(cfg);
 

@@ -63,8 +63,6 @@ def test_workspace_reuse_with_different_data(ctx):
     assert times[0] == times[1] == times[2]
 
 
-@pytest.mark.skip(reason="KNOWN LIMIT: two kernels of one core type in flight on one rank share the same "
-                  "simulated cores; see docs/API.md, Known limits")
 def test_two_async_ops_overlap(ctx):
     A1, B1, C1, e1 = ag_problem(ctx, 512, 512, 512, seed=7)
     A2, B2, C2, e2 = ag_problem(ctx, 512, 512, 512, seed=8)
@@ -77,8 +75,6 @@ def test_two_async_ops_overlap(ctx):
     assert r2["start_us"] < r1["end_us"]
 
 
-@pytest.mark.xfail(reason="KNOWN BUG: two allgather_gemm calls in flight at once sometimes lose one peer slice "
-                          "(nondeterministic; one async call at a time is right): under investigation", strict=False)
 def test_two_async_ops_outputs(ctx):
     A1, B1, C1, e1 = ag_problem(ctx, 512, 512, 512, seed=7)
     A2, B2, C2, e2 = ag_problem(ctx, 512, 512, 512, seed=8)
