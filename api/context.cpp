@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "api/context_state.hpp"
 #include "host/op_inputs.hpp"
@@ -259,10 +260,16 @@ std::vector<std::string> Ops::names() const {
     return out;
 }
 
-OpInfo Ops::info(const std::string& name) const {
+OpInfo Ops::info(const std::string& name, const std::string& variant) const {
     return guarded([&] {
         const kernels::OpDesc& op = kernels::find_op(name);
-        const kernels::VariantDesc& v = op.variants.front();
+        const kernels::VariantDesc* found = variant.empty() ? &op.variants.front() : op.find_variant(variant);
+        if (found == nullptr) {
+            std::vector<std::string> names;
+            for (const kernels::VariantDesc& x : op.variants) names.push_back(x.name);
+            throw SimError(fmt::format("{}: no variant '{}' (variants: {})", op.name, variant, fmt::join(names, ", ")));
+        }
+        const kernels::VariantDesc& v = *found;
         auto split = [](kernels::Split s) {
             return s == kernels::Split::Rows ? "rows" : (s == kernels::Split::Cols ? "cols" : "replicated");
         };
@@ -276,6 +283,7 @@ OpInfo Ops::info(const std::string& name) const {
         info.out_split = split(sh.out);
         info.k_per_rank = sh.k_per_rank;
         for (const kernels::VariantDesc& x : op.variants) info.variants.push_back(x.name);
+        info.variant = v.name;
         info.takes_bias = v.takes_bias;
         for (DType t : v.dtypes) info.dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");
         for (DType t : v.out_dtypes) info.out_dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");

@@ -68,11 +68,15 @@ host::RunConfig run_config_of(const ContextState& ctx, const std::string& op_nam
             throw SimError(fmt::format("{}: bias is {} and A is {}: A, B and bias share one dtype", op_name,
                                        dtype_name(bias->dtype), dtype_name(a.dtype)));
         }
-        if (bias->rows != 1 || (bias->cols != cfg.n && bias->cols != cfg.m)) {
-            throw SimError(fmt::format("{}: bias is {} per rank; it must be 1 x N ({}) or 1 x M ({})", op_name,
+        // A row vector adds per column (1 x N), a column vector per row (M x 1); 1 x M is also read
+        // as per row when it cannot be per column (M != N), as Iris's per-column default allows.
+        const bool per_column = bias->rows == 1 && bias->cols == cfg.n;
+        const bool per_row = (bias->cols == 1 && bias->rows == cfg.m) || (bias->rows == 1 && bias->cols == cfg.m);
+        if (!per_column && !per_row) {
+            throw SimError(fmt::format("{}: bias is {} per rank; it must be 1 x N ({}) or M x 1 ({})", op_name,
                                        shape_of(*bias), cfg.n, cfg.m));
         }
-        cfg.bias = bias->cols == cfg.n ? "n" : "m";  // N when M == N (Iris's bias is per column)
+        cfg.bias = per_column ? "n" : "m";  // the (M x 1 or 1 x M) buffer holds M contiguous values either way
     }
     if (c.base_m > 0) cfg.base_m = c.base_m;
     if (c.base_n > 0) cfg.base_n = c.base_n;

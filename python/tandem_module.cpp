@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "tandem/tandem.hpp"
 
@@ -142,8 +143,8 @@ PYBIND11_MODULE(tandem, m) {
 
     py::class_<Ops>(m, "Ops", "ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None) -> workspace")
         .def("names", &Ops::names)
-        .def("info", [](const Ops& ops, const std::string& op) {
-                 const OpInfo i = ops.info(op);
+        .def("info", [](const Ops& ops, const std::string& op, const std::optional<std::string>& variant) {
+                 const OpInfo i = ops.info(op, variant.value_or(""));
                  py::dict d;
                  d["name"] = i.name;
                  d["title"] = i.title;
@@ -153,11 +154,14 @@ PYBIND11_MODULE(tandem, m) {
                  d["out_split"] = i.out_split;
                  d["k_per_rank"] = i.k_per_rank;
                  d["variants"] = i.variants;
+                 d["variant"] = i.variant;
                  d["takes_bias"] = i.takes_bias;
                  d["dtypes"] = i.dtypes;
                  d["out_dtypes"] = i.out_dtypes;
                  return d;
-             }, py::arg("op"), "How the op splits A, B and the output over the ranks, its variants and dtypes")
+             }, py::arg("op"), py::arg("variant") = py::none(),
+             "How the op splits A, B and the output over the ranks, its variants, and what `variant` (default: the "
+             "op's first) accepts: bias, dtypes, output dtypes")
         .def("run", &call_op, py::arg("op"), py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(),
              py::arg("async_op") = false, py::arg("config") = py::none(), py::arg("workspace") = py::none())
         .def("__dir__", [](Ops& ops) { return ops.names(); })

@@ -132,8 +132,9 @@ struct OpInfo {
     std::string out_split;
     bool k_per_rank = false;
     std::vector<std::string> variants;  // the first is the default
-    bool takes_bias = false;            // the default variant
-    std::vector<std::string> dtypes;    // the default variant's input dtypes
+    std::string variant;                // the variant the next three describe (default: the op's first)
+    bool takes_bias = false;
+    std::vector<std::string> dtypes;    // its input dtypes
     std::vector<std::string> out_dtypes;
 };
 
@@ -141,9 +142,11 @@ class Ops {
 public:
     // Every registered op (kernels/registry.cpp): a new op appears here by itself.
     std::vector<std::string> names() const;
-    OpInfo info(const std::string& op) const;
+    // The op's sharding and variants, and what `variant` (default: the op's first) accepts.
+    OpInfo info(const std::string& op, const std::string& variant = "") const;
     // Iris's ctx.ops.<op>(output_tensor, A, B, bias, async_op, config, workspace) -> workspace.
-    // A, B, output per rank as the op shards them (B is K x N, row-major); bias: 1 x M or 1 x N.
+    // A, B, output per rank as the op shards them (B is K x N, row-major); bias: 1 x N (added to
+    // every row) or M x 1 (added to every column; 1 x M also, where M != N).
     // async_op=false: returns after the op finished on every rank and a host barrier.
     // async_op=true: returns once the kernels are launched; Context::barrier() completes it.
     Workspace run(const std::string& op, Tensor& output, const Tensor& a, const Tensor& b, const Tensor* bias = nullptr,

@@ -40,7 +40,8 @@ def make_problem(ctx, op, m, n, k, dtype="fp16", out_dtype=None, bias=None, seed
         length = n if bias == "n" else m
         v = rng.integers(lo, hi, size=(1, length)).astype(np.float32)
         c = c + (v if bias == "n" else v.T)
-        bias_t = ctx.tensor(np.broadcast_to(v.astype(NP_DTYPE[dtype]), (w, 1, length)).copy(), dtype=dtype)
+        shape = (w, 1, length) if bias == "n" else (w, length, 1)  # a row vector per column, a column vector per row
+        bias_t = ctx.tensor(np.broadcast_to(v.astype(NP_DTYPE[dtype]).reshape(shape[1:]), shape).copy(), dtype=dtype)
     expected = [c[:, r * out_shape[1]:(r + 1) * out_shape[1]] if info["out_split"] == "cols" else c for r in range(w)]
     A = ctx.tensor(a.astype(NP_DTYPE[dtype]), dtype=dtype)
     B = ctx.tensor(b.astype(NP_DTYPE[dtype]), dtype=dtype)

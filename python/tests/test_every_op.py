@@ -1,0 +1,69 @@
+"""Every registered op and variant through the Python module against numpy: sync and async, with
+and without bias where the op takes one (the inputs and the reference come from the op's
+sharding: python/examples/problems.py)."""
+import os
+import sys
+
+import pytest
+
+import tandem
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+from problems import check, make_problem  # noqa: E402
+
+RANKS = 2
+M, N, K = 256, 512, 512  # N and K: two ranks' shards of whole 256-wide tiles
+
+
+def variants():
+    ctx = tandem.Context(num_ranks=RANKS, functional=False)
+    return [(op, v) for op in ctx.ops.names() for v in ctx.ops.info(op)["variants"]]
+
+
+def biases():
+    ctx = tandem.Context(num_ranks=RANKS, functional=False)
+    return [(op, b) for op in ctx.ops.names() if ctx.ops.info(op)["takes_bias"] for b in ("m", "n")]
+
+
+@pytest.fixture
+def ctx():
+    return tandem.Context(num_ranks=RANKS)
+
+
+@pytest.mark.parametrize("op,variant", variants())
+@pytest.mark.parametrize("async_op", [False, True])
+def test_every_variant_matches_numpy(ctx, op, variant, async_op):
+    out_dtype = ctx.ops.info(op, variant)["out_dtypes"][0]
+    A, B, C, _, expected = make_problem(ctx, op, M, N, K, out_dtype=out_dtype, seed=3)
+    ws = getattr(ctx.ops, op)(C, A, B, async_op=async_op, config={"variant": variant})
+    if async_op:
+        ctx.barrier()
+    check(C, expected, out_dtype)
+    assert ws.results["complete"] and ws.results["pipelined_us"] > 0
+
+
+@pytest.mark.parametrize("op,bias", biases())
+def test_bias_is_added_once(ctx, op, bias):
+    A, B, C, bias_t, expected = make_problem(ctx, op, M, N, K, bias=bias, seed=4)
+    getattr(ctx.ops, op)(C, A, B, bias=bias_t)
+    check(C, expected, ctx.ops.info(op)["out_dtypes"][0])
+
+
+def test_two_different_ops_overlap_and_stay_right(ctx):
+    names = [op for op in ctx.ops.names() if op != "allgather_gemm"][:2]
+    problems = [make_problem(ctx, op, M, N, K, seed=5 + i) for i, op in enumerate(names)]
+    calls = [getattr(ctx.ops, op)(p[2], p[0], p[1], async_op=True) for op, p in zip(names, problems)]
+    ctx.synchronize()
+    for op, p in zip(names, problems):
+        check(p[2], p[4], ctx.ops.info(op)["out_dtypes"][0])
+    r1, r2 = calls[0].results, calls[1].results
+    assert r2["start_us"] < r1["end_us"]
+
+
+@pytest.mark.parametrize("bias", ["m", "n"])
+def test_square_output_bias_per_row_or_per_column(ctx, bias):
+    # M == N: the bias's shape says which (M x 1 per row, 1 x N per column).
+    A, B, C, bias_t, expected = make_problem(ctx, "matmul_all_reduce", 256, 256, 256, bias=bias, seed=6)
+    assert bias_t.shape == ((RANKS, 256, 1) if bias == "m" else (RANKS, 1, 256))
+    ctx.ops.matmul_all_reduce(C, A, B, bias=bias_t)
+    check(C, expected, "fp32")
