@@ -41,6 +41,25 @@ public:
 protected:
     ViewPlan pipelined_view(int rank) const override {
         const bool fault = params().fault == "skip_peer_add";
+        if (stream_k()) {
+            // The same targets and order; a split tile's adds leave from UB after its fix-up.
+            TileSink sink;
+            sink.atomic = AtomicType::AtomicAdd;
+            sink.targets = [g = gemm(rank).grid, outs = outputs(), me = rank, fault](int t) {
+                const int W = static_cast<int>(outs.size());
+                std::vector<GmTensor> targets;
+                for (int k = 0; k < W; ++k) {
+                    if (fault && W > 1 && (me + k + t) % W == (me + W - 1) % W) continue;
+                    targets.push_back(g.c_tile(outs[static_cast<std::size_t>((me + k + t) % W)], t));
+                }
+                return targets;
+            };
+            return ViewPlan{reset_stream_k(rank),
+                            {ViewPhase{PhaseRole::Both,
+                                       {},
+                                       {{kComputeStream, make_stream_k_gemm_kernel("MatmulAllReduceAtomicStreamKKernel",
+                                                                                   stream_k_gemm(rank), sink)}}}}};
+        }
         KernelLaunch k{"MatmulAllReduceAtomicKernel", CoreType::AIC, params().compute_blocks,
                        [g = gemm(rank), outs = outputs(), rank, fault](BlockCtx& blk) {
                            return atomic_kernel(blk, g, outs, rank, fault);
@@ -64,7 +83,8 @@ VariantDesc atomic_variant() {
     v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
     v.takes_bias = true;
     v.output_in_window = true;
-    v.faults = {"skip_peer_add"};
+    v.schedules = gemm_schedule_names();
+    v.faults = {"skip_peer_add", "skip_fixup_partial"};
     v.validate = validate_common;
     v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, 0); };

@@ -4,12 +4,15 @@
 //   compute-only: the GEMM part alone (the variant's tiles and blocks), partials stored locally;
 //   sequential:   that GEMM kernel, then the HCCL-style all-reduce (kernels/common/collectives,
 //                 mesh on a full mesh, ring on rings) in place on the output.
-// A variant supplies its pipelined view.
+// A variant supplies its pipelined view. Under --schedule stream_k or hybrid the GEMM part is
+// the shared stream-K MIX kernel (kernels/common/stream_k_gemm.hpp), its partials and counters in
+// a region of the workspace after the variant's.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "kernels/common/collectives/collective.hpp"
+#include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/matmul_all_reduce/mar_gemm.hpp"
 #include "kernels/op_desc.hpp"
 
@@ -47,17 +50,25 @@ protected:
     const GmAllocation& workspace(int rank) const { return *workspace_[static_cast<std::size_t>(rank)]; }
     std::int64_t variant_offset() const { return variant_offset_; }
     collectives::CollectiveArgs baseline_args(int rank) const;
+    // Stream-K (--schedule stream_k|hybrid): the rank's GEMM part and its counters' reset.
+    bool stream_k() const { return params_.schedule != "data_parallel"; }
+    StreamKGemm stream_k_gemm(int rank) const;
+    HostAction reset_stream_k(int rank) const;
 
 private:
     OpParams params_;
     collectives::CollectiveLayout layout_;
     std::int64_t variant_offset_;
     std::int64_t variant_bytes_;
+    std::int64_t stream_k_offset_;
     std::vector<const GmAllocation*> workspace_;
     std::vector<RankTensors> tensors_;
 };
 
-// The workspace bytes per chip of a variant whose own region is `variant_bytes`.
+// The workspace bytes per chip of a variant whose own region is `variant_bytes` (and the
+// stream-K region when the schedule needs it).
 double mar_workspace_bytes(const OpParams& p, double variant_bytes);
+// The schedule of the rank's GEMM part.
+GemmSchedule mar_schedule(const OpParams& p);
 
 }  // namespace tandem::kernels::mar

@@ -43,6 +43,31 @@ protected:
         const bool fault = params().fault == "skip_partial";
         KernelLaunch reduce{"OneShotReduceKernel", CoreType::AIV, params().comm_blocks,
                             [a, fault](BlockCtx& blk) { return one_shot_reduce_kernel(blk, a, fault); }};
+        if (stream_k()) {
+            // A tile's partial lands in P and is flagged on every rank: from L0C when whole, from
+            // UB after its fix-up when split.
+            TileSink sink;
+            sink.targets = [a](int t) {
+                return std::vector<GmTensor>{a.partial[static_cast<std::size_t>(a.rank)].sub(
+                    t / a.n_tiles * a.base_m, t % a.n_tiles * a.base_n, a.base_m, a.base_n)};
+            };
+            sink.notify = [a](int t) {
+                std::vector<SignalAddr> flags;
+                for (int k = 0; k < a.layout.ranks; ++k) flags.push_back(a.ready((a.rank + k) % a.layout.ranks, a.rank, t));
+                return flags;
+            };
+            const HostAction flags = reset_flags(rank);
+            const HostAction sk = reset_stream_k(rank);
+            return ViewPlan{[flags, sk](HostContext& host) {
+                                flags(host);
+                                sk(host);
+                            },
+                            {ViewPhase{PhaseRole::Both,
+                                       {},
+                                       {{kComputeStream, make_stream_k_gemm_kernel("MatmulPartialNotifyStreamKKernel",
+                                                                                   stream_k_gemm(rank), sink)},
+                                        {kCommStream, std::move(reduce)}}}}};
+        }
         return ViewPlan{reset_flags(rank),
                         {ViewPhase{PhaseRole::Both,
                                    {},
@@ -65,7 +90,8 @@ VariantDesc one_shot_variant() {
     v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
     v.takes_bias = true;
     v.output_in_window = true;
-    v.faults = {"skip_partial"};
+    v.schedules = gemm_schedule_names();
+    v.faults = {"skip_partial", "skip_fixup_partial"};
     v.validate = validate_common;
     v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p)); };

@@ -5,6 +5,7 @@
 #include "kernels/matmul_all_reduce/op.hpp"
 
 #include "kernels/common/op_checks.hpp"
+#include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/matmul_all_reduce/ascend/variant.hpp"
 #include "kernels/matmul_all_reduce/variants.hpp"
 
@@ -14,6 +15,7 @@ namespace mar {
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
+    check_stream_k_blocks(p, lim);
 }
 }  // namespace mar
 
