@@ -2,6 +2,8 @@
 
 #include "kernels/common/collectives/all_reduce.hpp"
 
+#include <fmt/format.h>
+
 namespace tandem::kernels::mar {
 
 namespace {
@@ -41,11 +43,21 @@ double mar_workspace_bytes(const OpParams& p, double variant_bytes) {
 MarRun::MarRun(const OpParams& p, std::int64_t variant_bytes)
     : params_(p), layout_(baseline_layout(p)), variant_offset_(align32(layout_.bytes())), variant_bytes_(variant_bytes),
       stream_k_offset_(variant_offset_ + align32(variant_bytes)),
-      workspace_(static_cast<std::size_t>(p.ranks), nullptr), tensors_(static_cast<std::size_t>(p.ranks)) {}
+      workspace_(static_cast<std::size_t>(p.ranks), nullptr),
+      workspace_base_(static_cast<std::size_t>(p.ranks), -1), tensors_(static_cast<std::size_t>(p.ranks)) {}
 
 void MarRun::allocate_workspace(int rank, GlobalMemory& gm) {
     workspace_[static_cast<std::size_t>(rank)] =
         &gm.allocate("mar_workspace", stream_k_offset_ + stream_k_bytes(params_), /*shared=*/true);
+    workspace_base_[static_cast<std::size_t>(rank)] = workspace_[static_cast<std::size_t>(rank)]->base;
+}
+
+std::string MarRun::signal_name(int rank, std::int64_t address) const {
+    if (!stream_k()) return {};
+    const StreamKLayout l = stream_k_layout(mar_schedule(params_), params_.base_m, params_.base_n);
+    const std::int64_t first = workspace_base_.at(static_cast<std::size_t>(rank)) + stream_k_offset_ + l.counters_offset;
+    if (address < first || address >= first + 4 * std::int64_t{l.tiles}) return {};
+    return fmt::format("fixup_counter[tile={}]", (address - first) / 4);
 }
 
 void MarRun::bind(int rank, const RankTensors& t) { tensors_[static_cast<std::size_t>(rank)] = t; }
@@ -68,8 +80,10 @@ StreamKGemm MarRun::stream_k_gemm(int rank) const {
     const MarGemm g = gemm(rank);
     const GmAllocation& ws = workspace(rank);
     StreamKGemm sk{g.grid, schedule, g.bias, g.bias_kind, 0, params_.out_dtype, GmTensor{}, SignalAddr{}};
-    sk.partials = GmTensor(ws, stream_k_offset_ + l.partials_offset, std::max(1, l.slots) * params_.base_m,
-                           params_.base_n, params_.base_n, DType::F32);
+    if (l.slots > 0) {  // no split tile (e.g. tiles a multiple of the blocks): no partials
+        sk.partials = GmTensor(ws, stream_k_offset_ + l.partials_offset, l.slots * params_.base_m, params_.base_n,
+                               params_.base_n, DType::F32);
+    }
     sk.counters = SignalAddr{rank, ws.base + stream_k_offset_ + l.counters_offset};
     sk.skip_partial = params_.fault == "skip_fixup_partial";
     return sk;

@@ -38,6 +38,8 @@ public:
     void allocate_workspace(int rank, GlobalMemory& gm) override;
     void bind(int rank, const RankTensors& t) override;
     ViewPlan view(ViewKind kind, int rank) const override;
+    // The stream-K counters ("fixup_counter[tile=7]"), so a fix-up wait names its tile.
+    std::string signal_name(int rank, std::int64_t address) const override;
 
 protected:
     virtual ViewPlan pipelined_view(int rank) const = 0;
@@ -62,6 +64,7 @@ private:
     std::int64_t variant_bytes_;
     std::int64_t stream_k_offset_;
     std::vector<const GmAllocation*> workspace_;
+    std::vector<std::int64_t> workspace_base_;  // saved at allocation (signal_name runs after the cluster)
     std::vector<RankTensors> tensors_;
 };
 
