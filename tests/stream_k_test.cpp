@@ -89,6 +89,33 @@ TEST(StreamK, TilesSplitOverThreeBlocksWithBiasAndCasts) {
     expect_verifies(c);
 }
 
+// matmul_all_scatter: each rank's column block is 5 x 5 tiles (25 on 24 blocks), 4 panels;
+// fused_sequential stores a split tile into every rank's output from UB after its fix-up;
+// specialized's GEMM clusters (20 of 24 by default) fix up and flag, its scatter clusters push.
+RunConfig scatter_config(const std::string& variant, const std::string& schedule, int m_tiles, int n_tiles,
+                         int k_panels) {
+    RunConfig cfg = config(variant, schedule, 2, m_tiles, n_tiles, k_panels);
+    cfg.op = "matmul_all_scatter";
+    cfg.n *= 2;  // the global N: two column blocks of n_tiles tiles
+    return cfg;
+}
+
+TEST(StreamK, MatmulAllScatterVerifies) {
+    for (const std::string v : {"fused_sequential", "specialized"})
+        for (const std::string s : {"stream_k", "hybrid"}) expect_verifies(scatter_config(v, s, 5, 5, 4));
+    RunConfig b = scatter_config("specialized", "stream_k", 1, 31, 3);
+    b.bias = "n";
+    b.out_dtype = "fp16";
+    expect_verifies(b);
+    RunConfig c = scatter_config("fused_sequential", "hybrid", 1, 47, 6);
+    c.bias = "m";
+    expect_verifies(c);
+    for (const std::string v : {"fused_sequential", "specialized"}) {
+        const ProgramOutput out = run(scatter_config(v, "stream_k", 5, 5, 4), "skip_fixup_partial");
+        EXPECT_EQ(out.results.verification, Verification::Failed) << v;
+    }
+}
+
 TEST(StreamK, AFixupThatSkipsAPartialFailsVerification) {
     for (const std::string v : {"atomic", "one_shot"}) {
         const ProgramOutput out = run(config(v, "stream_k", 2, 5, 5, 4), "skip_fixup_partial");

@@ -123,11 +123,14 @@ StreamKLayout stream_k_layout(const GemmSchedule& s, int base_m, int base_n) {
     return l;
 }
 
+Task stream_k_gemm_cluster(BlockCtx& blk, StreamKGemm g, TileSink sink) {
+    if (blk.core_type() == CoreType::AIC) return aic_part(blk, std::move(g), std::move(sink));
+    return aiv_part(blk, std::move(g), std::move(sink));
+}
+
 KernelLaunch make_stream_k_gemm_kernel(const std::string& name, const StreamKGemm& g, const TileSink& sink) {
-    return KernelLaunch{name, KernelType::MIX, g.schedule.blocks(), [g, sink](BlockCtx& blk) -> Task {
-                            if (blk.core_type() == CoreType::AIC) return aic_part(blk, g, sink);
-                            return aiv_part(blk, g, sink);
-                        }};
+    return KernelLaunch{name, KernelType::MIX, g.schedule.blocks(),
+                        [g, sink](BlockCtx& blk) { return stream_k_gemm_cluster(blk, g, sink); }};
 }
 
 void reset_stream_k_counters(HostContext& host, const StreamKGemm& g) {

@@ -43,12 +43,12 @@ struct TileSink {
 struct StreamKGemm {
     GemmGrid grid;
     GemmSchedule schedule;
-    GmTensor bias;  // the whole bias vector (invalid: no bias on this rank)
+    GmTensor bias{};  // the whole bias vector (invalid: no bias on this rank)
     BiasKind bias_kind = BiasKind::None;
     int bias_col0 = 0;  // global column of the grid's first column (a column block's offset)
     DType out_dtype = DType::F32;
-    GmTensor partials;          // partial_slots x base_m rows x base_n, fp32, local
-    SignalAddr counters;        // tiles words on this rank: partials stored per tile
+    GmTensor partials{};        // partial_slots x base_m rows x base_n, fp32, local
+    SignalAddr counters{};      // tiles words on this rank: partials stored per tile
     bool skip_partial = false;  // fault: the fix-up leaves out a split tile's last partial
     bool skip_last_k_panel = false;  // fault: a tile's last K panel is not computed
 
@@ -65,6 +65,10 @@ struct StreamKLayout {
     int tiles = 0;
 };
 StreamKLayout stream_k_layout(const GemmSchedule& s, int base_m, int base_n);
+
+// One cluster's part (AIC: segments; AIV: fix-ups), block blk.block_idx() of the schedule: for a
+// MIX kernel whose first clusters are the GEMM's (matmul_all_scatter's specialized).
+Task stream_k_gemm_cluster(BlockCtx& blk, StreamKGemm g, TileSink sink);
 
 // The MIX kernel (`blocks` clusters = the schedule's blocks).
 KernelLaunch make_stream_k_gemm_kernel(const std::string& name, const StreamKGemm& g, const TileSink& sink);

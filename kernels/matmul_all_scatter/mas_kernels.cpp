@@ -19,6 +19,40 @@ collectives::TileScatter MasRankArgs::scatter() const {
     return s;
 }
 
+StreamKGemm MasRankArgs::stream_k(GemmScheduleKind kind, int blocks, GmTensor partials, SignalAddr counters) const {
+    const GemmGrid g = grid();
+    StreamKGemm sk{g, GemmSchedule(kind, g.tiles(), g.k_panels, blocks), bias, bias_kind, col0,
+                   out_block[static_cast<std::size_t>(my_rank)].dtype(), partials, counters};
+    sk.skip_last_k_panel = skip_last_k_panel;
+    return sk;
+}
+
+TileSink MasRankArgs::to_every_rank() const {
+    TileSink sink;
+    sink.targets = [g = grid(), out = out_block, me = my_rank, W = ranks, skip = skip_peer](int t) {
+        std::vector<GmTensor> targets;
+        for (int i = 1; i <= W; ++i) {
+            const int r = (me + i) % W;
+            if (r != skip) targets.push_back(g.c_tile(out[static_cast<std::size_t>(r)], t));
+        }
+        return targets;
+    };
+    return sink;
+}
+
+TileSink MasRankArgs::to_own_output() const {
+    TileSink sink;
+    sink.targets = [g = grid(), own = out_block[static_cast<std::size_t>(my_rank)]](int t) {
+        return std::vector<GmTensor>{g.c_tile(own, t)};
+    };
+    if (ready) {
+        sink.notify = [f = *ready](int t) {
+            return std::vector<SignalAddr>{SignalAddr{f.rank, f.address + 4 * std::int64_t{t}}};
+        };
+    }
+    return sink;
+}
+
 namespace {
 
 // Tile t's K loop, started from its bias slice when there is one.
@@ -76,7 +110,23 @@ Task specialized(BlockCtx& blk, MasRankArgs a, int gemm_blocks) {
     // The GEMM clusters' AIVs and the comm clusters' AIC have nothing to do.
 }
 
+Task specialized_stream_k(BlockCtx& blk, MasRankArgs a, StreamKGemm sk) {
+    const int gemm_blocks = sk.schedule.blocks();
+    if (blk.block_idx() < gemm_blocks) {
+        co_await stream_k_gemm_cluster(blk, sk, a.to_own_output());
+    } else if (blk.core_type() == CoreType::AIV) {
+        const int workers = (blk.block_num() - gemm_blocks) * blk.sub_block_num();
+        const int worker = (blk.block_idx() - gemm_blocks) * blk.sub_block_num() + blk.sub_block_idx();
+        co_await collectives::scatter_tiles(blk, a.scatter(), worker, workers);
+    }
+}
+
 }  // namespace
+
+KernelLaunch make_mas_specialized_stream_k_kernel(const MasRankArgs& args, const StreamKGemm& sk, int total_blocks) {
+    return KernelLaunch{"MatmulScatterSpecializedStreamKKernel", KernelType::MIX, total_blocks,
+                        [args, sk](BlockCtx& blk) { return specialized_stream_k(blk, args, sk); }};
+}
 
 KernelLaunch make_mas_gemm_kernel(const MasRankArgs& args, int blocks) {
     return KernelLaunch{"MatmulScatterGemmKernel", CoreType::AIC, blocks,

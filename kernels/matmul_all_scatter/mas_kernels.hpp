@@ -12,6 +12,7 @@
 
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/gemm_tiles.hpp"
+#include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/op_desc.hpp"
 
 namespace tandem::kernels {
@@ -34,6 +35,13 @@ struct MasRankArgs {
     int skip_peer = -1;               // fault: this peer never receives the block
 
     GemmGrid grid() const { return GemmGrid(a, b, base_m, base_n); }
+    // Under a stream_k/hybrid schedule of `blocks` blocks: the GEMM part, its partials and
+    // counters at `counters`/`partials` of the rank's stream-K workspace (op.cpp).
+    StreamKGemm stream_k(GemmScheduleKind kind, int blocks, GmTensor partials, SignalAddr counters) const;
+    // Where a finished tile goes: every rank's output (peers first, in the order after this
+    // rank; fused_sequential), or the own output and its ready flag (when `ready` is set).
+    TileSink to_every_rank() const;
+    TileSink to_own_output() const;
     collectives::TileScatter scatter() const;
 };
 
@@ -44,5 +52,8 @@ KernelLaunch make_mas_gemm_kernel(const MasRankArgs& args, int blocks);
 KernelLaunch make_mas_fused_sequential_kernel(const MasRankArgs& args, int blocks);
 // specialized: one MIX kernel of total_blocks clusters, the first gemm_blocks computing.
 KernelLaunch make_mas_specialized_kernel(const MasRankArgs& args, int gemm_blocks, int total_blocks);
+// specialized under stream_k/hybrid: the first gemm_blocks clusters run the stream-K GEMM
+// (`sk`'s schedule has gemm_blocks blocks; their AIVs do the fix-ups), the rest scatter.
+KernelLaunch make_mas_specialized_stream_k_kernel(const MasRankArgs& args, const StreamKGemm& sk, int total_blocks);
 
 }  // namespace tandem::kernels

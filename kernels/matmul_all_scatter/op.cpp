@@ -19,6 +19,7 @@
 #include "kernels/common/collectives/comm_grid.hpp"
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
+#include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/matmul_all_scatter/mas_kernels.hpp"
 #include "sim/runtime/runtime.hpp"
 
@@ -101,18 +102,47 @@ void validate_specialized(const OpParams& p, const BufferLimits& lim) {
     check_knob_range(p, "gemm_blocks", 1, total - 1, "GEMM clusters (the rest scatter) number");
 }
 
+bool stream_k(const OpParams& p) { return p.schedule != "data_parallel"; }
+
+// The schedule of a GEMM kernel of `blocks` blocks on this rank's column block.
+GemmSchedule schedule_of(const OpParams& p, int blocks) {
+    return GemmSchedule(parse_gemm_schedule(p.schedule), block_tiles(p), (p.k + p.base_n - 1) / p.base_n,
+                        std::max(1, blocks));
+}
+
+// The stream-K region: room for the compute-only/sequential GEMM (compute_blocks blocks) and the
+// pipelined one (specialized: gemm_blocks); the views run one after the other.
+std::int64_t stream_k_bytes(const OpParams& p) {
+    if (!stream_k(p)) return 0;
+    std::int64_t bytes = stream_k_layout(schedule_of(p, p.compute_blocks), p.base_m, p.base_n).bytes;
+    if (p.variant == "specialized")
+        bytes = std::max(bytes, stream_k_layout(schedule_of(p, gemm_blocks(p)), p.base_m, p.base_n).bytes);
+    return bytes;
+}
+
 double workspace_bytes(const OpParams& p) {
-    return uses_flags(p.variant) ? 4.0 * m_tiles(p) * (static_cast<double>(p.n) / p.ranks / p.base_n) : 0.0;
+    return (uses_flags(p.variant) ? 4.0 * m_tiles(p) * (static_cast<double>(p.n) / p.ranks / p.base_n) : 0.0) +
+           static_cast<double>(stream_k_bytes(p));
+}
+
+void validate_fused(const OpParams& p, const BufferLimits& lim) {
+    validate_common(p, lim);
+    check_stream_k_blocks(p, lim);
 }
 
 class MatmulAllScatterRun final : public OpInstance {
 public:
     explicit MatmulAllScatterRun(const OpParams& p)
-        : p_(p), tensors_(static_cast<std::size_t>(p.ranks)), flags_(static_cast<std::size_t>(p.ranks), -1) {}
+        : p_(p), tensors_(static_cast<std::size_t>(p.ranks)), flags_(static_cast<std::size_t>(p.ranks), -1),
+          stream_k_(static_cast<std::size_t>(p.ranks), nullptr), stream_k_base_(static_cast<std::size_t>(p.ranks), -1) {}
 
     std::vector<std::string> streams() const override { return {"gemm", "comm"}; }
 
     void allocate_workspace(int rank, GlobalMemory& gm) override {
+        if (stream_k(p_)) {
+            stream_k_[static_cast<std::size_t>(rank)] = &gm.allocate("stream_k_partials", stream_k_bytes(p_));
+            stream_k_base_[static_cast<std::size_t>(rank)] = stream_k_[static_cast<std::size_t>(rank)]->base;  // for signal_name
+        }
         if (!uses_flags(p_.variant)) return;
         flags_[static_cast<std::size_t>(rank)] =
             gm.allocate("tile_ready_flags", 4 * std::int64_t{block_tiles(p_)}).base;
@@ -122,10 +152,17 @@ public:
 
     ViewPlan view(ViewKind kind, int rank) const override {
         const MasRankArgs local = args(rank, /*flagged=*/false);
-        const KernelLaunch gemm = make_mas_gemm_kernel(local, p_.compute_blocks);
+        const bool sk = stream_k(p_);
+        const StreamKGemm local_sk = sk ? stream_k_gemm(local, rank, p_.compute_blocks) : StreamKGemm{local.grid(), schedule_of(p_, 1)};
+        const KernelLaunch gemm = sk ? make_stream_k_gemm_kernel("MatmulScatterGemmStreamKKernel", local_sk, local.to_own_output())
+                                     : make_mas_gemm_kernel(local, p_.compute_blocks);
+        const HostAction sk_reset = [sk, local_sk](HostContext& host) {
+            if (sk) reset_stream_k_counters(host, local_sk);
+        };
         const KernelLaunch scatter = collectives::make_scatter_kernel("AllGatherColumnBlocksKernel", local.scatter(),
                                                                       p_.comm_blocks);
         ViewPlan plan;
+        plan.reset = sk_reset;
         if (kind == ViewKind::ComputeOnly) {
             plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kGemmStream, gemm}}}};
             return plan;
@@ -139,10 +176,17 @@ public:
         if (v == "bulk_sync") {
             plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, gemm}, {kGemmStream, scatter}}}};
         } else if (v == "fused_sequential") {
-            plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, make_mas_fused_sequential_kernel(local, p_.compute_blocks)}}}};
+            const KernelLaunch fused =
+                sk ? make_stream_k_gemm_kernel("MatmulScatterFusedSequentialStreamKKernel", local_sk, local.to_every_rank())
+                   : make_mas_fused_sequential_kernel(local, p_.compute_blocks);
+            plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, fused}}}};
         } else {
             const MasRankArgs flagged = args(rank, /*flagged=*/true);
-            plan.reset = [this, rank](HostContext& host) { reset_flags(host, rank); };
+            const StreamKGemm gemm_sk = sk ? stream_k_gemm(flagged, rank, gemm_blocks(p_)) : local_sk;
+            plan.reset = [this, rank, sk, gemm_sk](HostContext& host) {
+                reset_flags(host, rank);
+                if (sk) reset_stream_k_counters(host, gemm_sk);
+            };
             if (v == "producer_consumer") {
                 const KernelLaunch consumer =
                     collectives::make_scatter_kernel("ScatterConsumerKernel", flagged.scatter(), p_.comm_blocks);
@@ -152,20 +196,42 @@ public:
                                          {{kCommStream, consumer},
                                           {kGemmStream, make_mas_gemm_kernel(flagged, p_.compute_blocks)}}}};
             } else {
-                plan.phases = {ViewPhase{PhaseRole::Both, {},
-                                         {{kGemmStream, make_mas_specialized_kernel(flagged, gemm_blocks(p_), total_blocks(p_))}}}};
+                const KernelLaunch k = sk ? make_mas_specialized_stream_k_kernel(flagged, gemm_sk, total_blocks(p_))
+                                          : make_mas_specialized_kernel(flagged, gemm_blocks(p_), total_blocks(p_));
+                plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, k}}}};
             }
         }
         return plan;
     }
 
     std::string signal_name(int rank, std::int64_t address) const override {
+        if (stream_k(p_)) {  // either schedule's counters (compute_blocks or gemm_blocks blocks)
+            const std::int64_t sk_base = stream_k_base_.at(static_cast<std::size_t>(rank));
+            for (int blocks : {p_.compute_blocks, gemm_blocks(p_)}) {
+                const StreamKLayout l = stream_k_layout(schedule_of(p_, blocks), p_.base_m, p_.base_n);
+                const std::int64_t first = sk_base + l.counters_offset;
+                if (sk_base >= 0 && address >= first && address < first + 4 * std::int64_t{l.tiles})
+                    return fmt::format("fixup_counter[tile={}]", (address - first) / 4);
+            }
+        }
         const std::int64_t base = flags_.at(static_cast<std::size_t>(rank));
         if (base < 0 || address < base || address >= base + 4 * std::int64_t{block_tiles(p_)}) return {};
         return fmt::format("tile_ready[{}]", (address - base) / 4);
     }
 
 private:
+    StreamKGemm stream_k_gemm(const MasRankArgs& a, int rank, int blocks) const {
+        const GemmSchedule schedule = schedule_of(p_, blocks);
+        const StreamKLayout l = stream_k_layout(schedule, p_.base_m, p_.base_n);
+        const GmAllocation& ws = *stream_k_[static_cast<std::size_t>(rank)];
+        const GmTensor partials = l.slots > 0 ? GmTensor(ws, l.partials_offset, l.slots * p_.base_m, p_.base_n, p_.base_n,
+                                                         DType::F32)
+                                              : GmTensor{};
+        StreamKGemm sk = a.stream_k(schedule.kind(), schedule.blocks(), partials, SignalAddr{rank, ws.base + l.counters_offset});
+        sk.skip_partial = p_.fault == "skip_fixup_partial";
+        return sk;
+    }
+
     MasRankArgs args(int rank, bool flagged) const {
         const RankTensors& t = tensors_[static_cast<std::size_t>(rank)];
         MasRankArgs a;
@@ -195,6 +261,8 @@ private:
     OpParams p_;
     std::vector<RankTensors> tensors_;
     std::vector<std::int64_t> flags_;  // base address of each rank's flags (-1: none)
+    std::vector<const GmAllocation*> stream_k_;  // each rank's stream-K partials and counters
+    std::vector<std::int64_t> stream_k_base_;
 };
 
 std::vector<KnobDesc> comm_tile_knobs() {
@@ -230,7 +298,11 @@ VariantDesc base_variant(const std::string& name, const std::string& doc) {
 std::vector<VariantDesc> variants() {
     VariantDesc bulk = base_variant("bulk_sync", "GEMM kernel, then the scatter kernel on the same stream (no overlap)");
     VariantDesc fused = base_variant("fused_sequential",
-                                     "one AIC kernel: each finished tile stored from L0C into every rank's output");
+                                     "one AIC kernel: each finished tile stored from L0C into every rank's output "
+                                     "(stream_k/hybrid: a MIX kernel, split tiles stored from UB after their fix-up)");
+    fused.schedules = gemm_schedule_names();
+    fused.faults.push_back("skip_fixup_partial");
+    fused.validate = validate_fused;
     fused.knobs.clear();  // no comm tiles: the cube stores whole tiles
     fused.effective_knobs = nullptr;
     VariantDesc pc = base_variant("producer_consumer",
@@ -241,6 +313,8 @@ std::vector<VariantDesc> variants() {
                                     "AIVs scatter them");
     spec.constraints += "; 1 <= gemm-blocks < total-blocks <= clusters";
     spec.validate = validate_specialized;
+    spec.schedules = gemm_schedule_names();
+    spec.faults.push_back("skip_fixup_partial");
     spec.knobs.push_back(KnobDesc{"gemm_blocks", {"--gemm_sms"},
                                   "specialized: clusters computing the GEMM (Iris's --gemm_sms; default: 5/6 of the total)",
                                   {2, 4, 8, 12, 16, 20}});
