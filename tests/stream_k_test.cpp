@@ -64,6 +64,9 @@ TEST(StreamK, TwentyFiveTilesVerifyOnBothVariants) {
         for (const std::string s : {"stream_k", "hybrid"}) expect_verifies(config(v, s, 2, 5, 5, 4));
 }
 
+// 50 tiles of 4 panels (two fix-ups on some blocks' AIVs): once a hazard in the fix-up.
+TEST(StreamK, FiftyTilesVerify) { expect_verifies(config("one_shot", "stream_k", 2, 5, 10, 4)); }
+
 // 31 tiles (1 x 31) and 47 tiles (1 x 47); hybrid's remainder tiles over 3 and 2 blocks.
 TEST(StreamK, ThirtyOneAndFortySevenTilesVerify) {
     expect_verifies(config("one_shot", "stream_k", 2, 1, 31, 3));

@@ -50,6 +50,10 @@ Task fixup_tile(BlockCtx& blk, const StreamKGemm& g, const TileSink& sink, int t
     const GemmGrid& grid = g.grid;
     const int contributors = g.schedule.contributors(t);
     co_await TWAIT(blk, g.counter(t), CmpOp::GE, contributors);
+    // Every pipe idle before the partials are read: the previous fix-up's stores done. Without it
+    // the simulator reported a TADD starting before the TLOAD of its input ended on some shapes
+    // (one_shot, 50 tiles of 4 panels on 24 blocks) despite the MTE2 -> V flag: not understood yet.
+    pipe_barrier(blk, PIPE_ALL);
     const int first = g.schedule.first_slot(t);
     const int used = g.skip_partial ? contributors - 1 : contributors;  // fault: the last partial left out
     const int rows = acc.rows;
