@@ -14,9 +14,8 @@
 //                  fix-ups are confined to the last wave.
 //
 // A tile split over several blocks has one segment per block. Each contributing segment stores
-// its fp32 partial accumulator into its own slot of a partials buffer (partial_slot) and adds one
-// to the tile's counter; the fix-up of the tile waits for the counter to reach contributors(t),
-// sums the slots in segment order (so the bits do not depend on timing) and then the tile is
+// its fp32 partial accumulator into its own slot of a partials buffer (partial_slot) and sets the
+// slot's flag; the fix-up of the tile waits for the contributors(t) flags of its slots, sums the slots in segment order (so the bits do not depend on timing) and then the tile is
 // complete: the fix-up belongs to the block computing the tile's last K segment
 // (kernels/common/stream_k_gemm.hpp says where the add runs, and why).
 #include <string>

@@ -38,7 +38,7 @@ Task aic_part(BlockCtx& blk, StreamKGemm g, TileSink sink) {
         // Only FIX must be done (not a full pipe_barrier, which would also stall the next
         // segment's prefetch on MTE2): the partial is in GM before the counter moves.
         pipe.wait_stores();
-        TNOTIFY(blk, g.counter(s.tile), 1, NotifyOp::AtomicAdd);
+        TNOTIFY(blk, g.counter(g.schedule.partial_slot(b, i)), 1, NotifyOp::Set);
     }
     pipe.drain();
 }
@@ -49,12 +49,9 @@ Task fixup_tile(BlockCtx& blk, const StreamKGemm& g, const TileSink& sink, int t
                 bool& stores_pending) {
     const GemmGrid& grid = g.grid;
     const int contributors = g.schedule.contributors(t);
-    co_await TWAIT(blk, g.counter(t), CmpOp::GE, contributors);
-    // Every pipe idle before the partials are read: the previous fix-up's stores done. Without it
-    // the simulator reported a TADD starting before the TLOAD of its input ended on some shapes
-    // (one_shot, 50 tiles of 4 panels on 24 blocks) despite the MTE2 -> V flag: not understood yet.
-    pipe_barrier(blk, PIPE_ALL);
     const int first = g.schedule.first_slot(t);
+    // The fix-up waits: one per partial, each on its own flag (a flow from each partial's store).
+    for (int p = 0; p < contributors; ++p) co_await TWAIT(blk, g.counter(first + p), CmpOp::GE, 1);
     const int used = g.skip_partial ? contributors - 1 : contributors;  // fault: the last partial left out
     const int rows = acc.rows;
     const std::vector<GmTensor> targets = sink.targets(t);
@@ -123,7 +120,7 @@ StreamKLayout stream_k_layout(const GemmSchedule& s, int base_m, int base_n) {
     l.tiles = s.tiles();
     l.partials_offset = 0;
     l.counters_offset = align32(std::int64_t{l.slots} * base_m * base_n * 4);
-    l.bytes = align32(l.counters_offset + 4 * std::int64_t{l.tiles});
+    l.bytes = align32(l.counters_offset + 4 * std::int64_t{l.slots});
     return l;
 }
 
@@ -138,7 +135,7 @@ KernelLaunch make_stream_k_gemm_kernel(const std::string& name, const StreamKGem
 }
 
 void reset_stream_k_counters(HostContext& host, const StreamKGemm& g) {
-    host.write_signals(g.counters.address, g.schedule.tiles(), 0);
+    if (g.schedule.partial_slots() > 0) host.write_signals(g.counters.address, g.schedule.partial_slots(), 0);
 }
 
 }  // namespace tandem::kernels

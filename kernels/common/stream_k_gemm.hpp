@@ -11,11 +11,11 @@
 // is a MIX kernel (a cluster: one AIC, two AIVs):
 //   AIC (block b): its segments in order; a whole tile goes straight from L0C to the sink
 //     (FIX), as data-parallel; a segment of a split tile stores its fp32 partial into its slot
-//     of the partials buffer (FIX), waits for the store (FIX -> S: release) and adds one to the
-//     tile's counter (TNOTIFY AtomicAdd). The AIC never waits for another block.
+//     of the partials buffer (FIX), waits for the store (FIX -> S: release) and sets the slot's
+//     flag (TNOTIFY). The AIC never waits for another block.
 //   AIV (the cluster's two, alternately): for each split tile whose last K segment is block b's,
-//     waits until the tile's counter reaches its contributors (the fix-up wait: its own slice in
-//     the trace, with a flow from each partial's flag), sums the slots in K order in UB (fp32,
+//     waits for each of the tile's partial flags (the fix-up waits: their own TWAIT slices in the
+//     trace, each with a flow from the partial's flag), sums the slots in K order in UB (fp32,
 //     TADD; so the bits never depend on timing), casts to the output dtype (TCVT) and stores the
 //     tile to the sink (MTE3, plain or AtomicAdd, local or a peer's window), then raises the
 //     sink's flags. So a split tile's communication starts when its fix-up is done.
@@ -48,12 +48,12 @@ struct StreamKGemm {
     int bias_col0 = 0;  // global column of the grid's first column (a column block's offset)
     DType out_dtype = DType::F32;
     GmTensor partials{};        // partial_slots x base_m rows x base_n, fp32, local
-    SignalAddr counters{};      // tiles words on this rank: partials stored per tile
+    SignalAddr counters{};      // one flag per partial slot on this rank: that partial is stored
     bool skip_partial = false;  // fault: the fix-up leaves out a split tile's last partial
     bool skip_last_k_panel = false;  // fault: a tile's last K panel is not computed
 
     GmTensor slot(int s) const { return partials.sub(s * grid.base_m, 0, grid.base_m, grid.base_n); }
-    SignalAddr counter(int t) const { return SignalAddr{counters.rank, counters.address + 4 * std::int64_t{t}}; }
+    SignalAddr counter(int slot) const { return SignalAddr{counters.rank, counters.address + 4 * std::int64_t{slot}}; }
 };
 
 // The workspace a stream-K GEMM needs on each chip: the partials buffer, then the counters.
@@ -62,7 +62,7 @@ struct StreamKLayout {
     std::int64_t counters_offset = 0;
     std::int64_t bytes = 0;
     int slots = 0;
-    int tiles = 0;
+    int tiles = 0;  // (one flag per slot follows the partials)
 };
 StreamKLayout stream_k_layout(const GemmSchedule& s, int base_m, int base_n);
 

@@ -56,8 +56,8 @@ std::string MarRun::signal_name(int rank, std::int64_t address) const {
     if (!stream_k()) return {};
     const StreamKLayout l = stream_k_layout(mar_schedule(params_), params_.base_m, params_.base_n);
     const std::int64_t first = workspace_base_.at(static_cast<std::size_t>(rank)) + stream_k_offset_ + l.counters_offset;
-    if (address < first || address >= first + 4 * std::int64_t{l.tiles}) return {};
-    return fmt::format("fixup_counter[tile={}]", (address - first) / 4);
+    if (address < first || address >= first + 4 * std::int64_t{l.slots}) return {};
+    return fmt::format("partial_ready[slot={}]", (address - first) / 4);
 }
 
 void MarRun::bind(int rank, const RankTensors& t) { tensors_[static_cast<std::size_t>(rank)] = t; }

@@ -38,7 +38,7 @@ public:
     void allocate_workspace(int rank, GlobalMemory& gm) override;
     void bind(int rank, const RankTensors& t) override;
     ViewPlan view(ViewKind kind, int rank) const override;
-    // The stream-K counters ("fixup_counter[tile=7]"), so a fix-up wait names its tile.
+    // The stream-K partial flags ("partial_ready[slot=7]"), so a fix-up wait names its partial.
     std::string signal_name(int rank, std::int64_t address) const override;
 
 protected:

@@ -210,8 +210,8 @@ public:
             for (int blocks : {p_.compute_blocks, gemm_blocks(p_)}) {
                 const StreamKLayout l = stream_k_layout(schedule_of(p_, blocks), p_.base_m, p_.base_n);
                 const std::int64_t first = sk_base + l.counters_offset;
-                if (sk_base >= 0 && address >= first && address < first + 4 * std::int64_t{l.tiles})
-                    return fmt::format("fixup_counter[tile={}]", (address - first) / 4);
+                if (sk_base >= 0 && address >= first && address < first + 4 * std::int64_t{l.slots})
+                    return fmt::format("partial_ready[slot={}]", (address - first) / 4);
             }
         }
         const std::int64_t base = flags_.at(static_cast<std::size_t>(rank));
