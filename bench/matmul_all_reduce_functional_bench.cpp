@@ -1,4 +1,5 @@
-// Functional-mode overhead of matmul_all_reduce: the wall time of a functional run (input
+// Functional-mode overhead of matmul_all_reduce (or, with --op, another op whose ranks each
+// multiply their own A_r x B_r and sum: matmul_reduce_scatter): the wall time of a functional run (input
 // generation, the three views of which the pipelined one moves and computes data, the golden,
 // verification) divided by the time OpenBLAS needs for the same arithmetic (target <= 1.3x).
 //
@@ -7,8 +8,9 @@
 // baseline: OpenBLAS at as many threads as the host has cores, 2W sgemm calls on fp32 data
 // already widened (widening and data generation outside its clock, which favours OpenBLAS).
 //
-//   build/bench/matmul_all_reduce_functional_bench [--benchmark_filter=...]
-// prints one line per shape and variant: program wall, BLAS wall, ratio.
+//   build/tests/matmul_all_reduce_functional_bench [--op matmul_reduce_scatter] [--benchmark_filter=...]
+// prints one line per shape and variant (every variant of the op, in the registry's order):
+// program wall, BLAS wall, ratio.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -21,6 +23,7 @@
 #include "host/options.hpp"
 #include "host/program.hpp"
 #include "host/run_config.hpp"
+#include "kernels/registry.hpp"
 #include "sim/profile.hpp"
 
 namespace {
@@ -37,9 +40,15 @@ std::map<std::string, std::pair<double, double>>& results() {  // name -> (progr
     return r;
 }
 
+// The op under test (--op; the same arithmetic: each rank's partial over its own K, summed).
+std::string& op_name() {
+    static std::string op = "matmul_all_reduce";
+    return op;
+}
+
 RunConfig config_of(const Shape& s, const std::string& variant) {
     RunConfig cfg;
-    cfg.op = "matmul_all_reduce";
+    cfg.op = op_name();
     cfg.variant = variant;
     cfg.ranks = s.ranks;
     cfg.m = s.m;
@@ -94,8 +103,25 @@ void BM_Blas(benchmark::State& state, Shape s, std::string v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // --op NAME (taken out of argv before Google Benchmark sees it).
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--op" && i + 1 < argc) {
+            op_name() = argv[++i];
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    argc = kept;
+    if (op_name() != "matmul_all_reduce" && op_name() != "matmul_reduce_scatter") {
+        std::fprintf(stderr, "--op %s: this bench measures the ops whose ranks sum their partials (matmul_all_reduce, "
+                             "matmul_reduce_scatter)\n", op_name().c_str());
+        return 2;
+    }
+    // Both shapes: N / W whole 256-wide tiles, as matmul_reduce_scatter needs.
     const std::vector<Shape> shapes = {{2, 2048, 2048, 1024}, {4, 2048, 1024, 2048}};
-    const std::vector<std::string> variants = {"atomic", "one_shot", "two_shot", "ring", "ascend"};
+    std::vector<std::string> variants;
+    for (const tandem::kernels::VariantDesc& v : tandem::kernels::find_op(op_name()).variants) variants.push_back(v.name);
     for (const Shape& s : shapes) {
         for (const std::string& v : variants) {
             benchmark::RegisterBenchmark(("Program/" + name_of(s, v)).c_str(), BM_Program, s, v)
@@ -111,7 +137,7 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    std::printf("\nmatmul_all_reduce functional run vs OpenBLAS for the same arithmetic (2W GEMMs of M x K x N):\n");
+    std::printf("\n%s functional run vs OpenBLAS for the same arithmetic (2W GEMMs of M x K x N):\n", op_name().c_str());
     for (const auto& [name, r] : results()) {
         if (r.first <= 0 || r.second <= 0) continue;
         std::printf("  %-28s program %.2f s, OpenBLAS %.2f s: %.2fx\n", name.c_str(), r.first, r.second, r.first / r.second);
