@@ -156,7 +156,7 @@ public:
         // The push kernel first, as the Ascend seed launches its comm kernel before the compute
         // kernel: it is waiting on its first flag when the GEMM starts.
         plan.phases = {ViewPhase{PhaseRole::Both, {},
-                                 {{kCommStream, make_mag_push_kernel(flagged.scatter(), barrier(rank), p_.comm_blocks)},
+                                 {{kCommStream, make_mag_push_kernel(push(flagged), barrier(rank), p_.comm_blocks)},
                                   {kGemmStream, gemm_kernel(flagged)}}}};
         return plan;
     }
@@ -207,6 +207,14 @@ private:
         }
         return collectives::CollectiveArgs{baseline_layout(p_), collectives::collective_algo_for(p_.topology), rank, data,
                                            ws};
+    }
+
+    // The push: when the row block has fewer tiles than push blocks (many ranks, small M/W), the
+    // blocks split each tile's peers between them instead of idling.
+    collectives::TileScatter push(const GemmBlockArgs& a) const {
+        collectives::TileScatter s = a.scatter();
+        s.peer_groups = std::clamp(p_.comm_blocks / std::max(1, s.tiles()), 1, std::max(1, p_.ranks - 1));
+        return s;
     }
 
     DeviceBarrier barrier(int rank) const {
