@@ -19,7 +19,7 @@
 #include "kernels/common/collectives/comm_grid.hpp"
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
-#include "kernels/matmul_all_scatter/mas_kernels.hpp"
+#include "kernels/common/gemm_block_push.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::kernels {
@@ -121,8 +121,8 @@ public:
     void bind(int rank, const RankTensors& t) override { tensors_[static_cast<std::size_t>(rank)] = t; }
 
     ViewPlan view(ViewKind kind, int rank) const override {
-        const MasRankArgs local = args(rank, /*flagged=*/false);
-        const KernelLaunch gemm = make_mas_gemm_kernel(local, p_.compute_blocks);
+        const GemmBlockArgs local = args(rank, /*flagged=*/false);
+        const KernelLaunch gemm = make_block_gemm_kernel("MatmulScatterGemmKernel", local, p_.compute_blocks);
         const KernelLaunch scatter = collectives::make_scatter_kernel("AllGatherColumnBlocksKernel", local.scatter(),
                                                                       p_.comm_blocks);
         ViewPlan plan;
@@ -139,9 +139,9 @@ public:
         if (v == "bulk_sync") {
             plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, gemm}, {kGemmStream, scatter}}}};
         } else if (v == "fused_sequential") {
-            plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, make_mas_fused_sequential_kernel(local, p_.compute_blocks)}}}};
+            plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, make_block_fused_sequential_kernel("MatmulScatterFusedSequentialKernel", local, p_.compute_blocks)}}}};
         } else {
-            const MasRankArgs flagged = args(rank, /*flagged=*/true);
+            const GemmBlockArgs flagged = args(rank, /*flagged=*/true);
             plan.reset = [this, rank](HostContext& host) { reset_flags(host, rank); };
             if (v == "producer_consumer") {
                 const KernelLaunch consumer =
@@ -150,10 +150,10 @@ public:
                 // kernel: it is waiting on its first flag when the GEMM starts.
                 plan.phases = {ViewPhase{PhaseRole::Both, {},
                                          {{kCommStream, consumer},
-                                          {kGemmStream, make_mas_gemm_kernel(flagged, p_.compute_blocks)}}}};
+                                          {kGemmStream, make_block_gemm_kernel("MatmulScatterGemmKernel", flagged, p_.compute_blocks)}}}};
             } else {
                 plan.phases = {ViewPhase{PhaseRole::Both, {},
-                                         {{kGemmStream, make_mas_specialized_kernel(flagged, gemm_blocks(p_), total_blocks(p_))}}}};
+                                         {{kGemmStream, make_block_specialized_kernel("MatmulScatterSpecializedKernel", flagged, gemm_blocks(p_), total_blocks(p_))}}}};
             }
         }
         return plan;
@@ -166,9 +166,9 @@ public:
     }
 
 private:
-    MasRankArgs args(int rank, bool flagged) const {
+    GemmBlockArgs args(int rank, bool flagged) const {
         const RankTensors& t = tensors_[static_cast<std::size_t>(rank)];
-        MasRankArgs a;
+        GemmBlockArgs a;
         a.my_rank = rank;
         a.ranks = p_.ranks;
         a.a = t.a;
