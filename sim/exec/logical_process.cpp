@@ -168,7 +168,13 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     // lowest free_at of the booking pipes of the blocks on the cores is history. A finished block
     // holds its core until its release event, at or after its pipes' free_at, where the next
     // block of a wave starts.
+    // The window floor bounds the issue times only once this process has caught up with the
+    // window: a kernel that joins the coordinator while the others' window is ahead of its start
+    // time (how far ahead depends on host thread timing) runs its first blocks below the floor.
+    // So the lowest issue time of the live blocks bounds the floor too; it changes no result
+    // (a lower horizon only keeps more history), but keeps the rule true in every such case.
     SimTime h = kNever;
+    SimTime lowest_issue = window_floor;
     // Slots below next_block_'s are started (a MIX block has three); those below
     // first_live_slot_ are done.
     const int started_slots = next_block_ * (launch_->core_type.mix() ? 3 : 1);
@@ -176,11 +182,12 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     for (int b = first_live_slot_; b < started_slots; ++b) {
         const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
         if (blk == nullptr) continue;
+        if (!blk->finished) lowest_issue = std::min(lowest_issue, blk->now());
         for (Pipe p : kBookingPipes) {
             if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
         }
     }
-    return h == kNever ? window_floor : std::max(window_floor, h);
+    return h == kNever ? lowest_issue : std::max(lowest_issue, h);
 }
 
 void LogicalProcess::finish_kernel() {
