@@ -297,6 +297,11 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
     return compare(store.value_at(blk.wait_signal.address, t), blk.wait_cmp, blk.wait_value);
 }
 
+std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
+    if (blk.wait_word == nullptr) blk.wait_word = cluster_.chip(blk.wait_signal.rank).signals.find(blk.wait_signal.address);
+    return SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+}
+
 void LogicalProcess::begin_wait(BlockCtx& blk) {
     // Every write visible before this window's end is already in the store (it was delivered at
     // an earlier barrier: a message is never visible inside the window that produced it). One
@@ -305,8 +310,7 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
     // (in time other processes may have simulated past) and read a history the barrier has folded.
     // A write launched before the waiting kernel started is the usual case: the producer kernel
     // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
-    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
-    const auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+    const auto t = wait_first_true(blk);
     if (t) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
         return;
@@ -320,8 +324,7 @@ void LogicalProcess::check_waiters() {
     std::size_t keep = 0;
     for (int b : waiters_) {
         BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
-        const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
-        auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+        const auto t = wait_first_true(blk);
         if (t) {
             // Every write visible before the last window this block ran in had ended was in the
             // store when it began waiting (see begin_wait), so a write found now lies at or above
