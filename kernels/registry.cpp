@@ -8,8 +8,10 @@
 
 #include "kernels/all_gather_matmul/op.hpp"
 #include "kernels/allgather_gemm/op.hpp"
+#include "kernels/matmul_all_gather/op.hpp"
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
+#include "kernels/matmul_reduce_scatter/op.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::kernels {
@@ -20,6 +22,8 @@ const std::vector<const OpDesc*>& registered_ops() {
         &matmul_all_scatter_op(),
         &all_gather_matmul_op(),
         &matmul_all_reduce_op(),
+        &matmul_all_gather_op(),
+        &matmul_reduce_scatter_op(),
     };
     return ops;
 }

@@ -117,6 +117,8 @@ TEST(MatmulAllReduce, EachVariantsFaultFailsVerification) {
         ASSERT_NE(d, nullptr);
         ASSERT_FALSE(d->faults.empty()) << v;
         for (const std::string& fault : d->faults) {
+            // The fix-up's fault acts only under a stream-K schedule: tests/stream_k_test.cpp.
+            if (fault == "skip_fixup_partial") continue;
             const ProgramOutput out = run(config(v, Case{4, 256, 256, 512}), fault);
             EXPECT_EQ(out.results.verification, Verification::Failed) << v << " " << fault;
         }

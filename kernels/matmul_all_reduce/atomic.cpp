@@ -19,7 +19,7 @@ namespace tandem::kernels::mar {
 
 namespace {
 
-Task atomic_kernel(BlockCtx& blk, MarGemm g, std::vector<GmTensor> outs, int me, bool skip_last_peer) {
+Task atomic_kernel(BlockCtx& blk, SummedGemm g, std::vector<GmTensor> outs, int me, bool skip_last_peer) {
     const int W = static_cast<int>(outs.size());
     GemmTilePipeline pipe(blk, g.grid.base_m, g.grid.base_n, g.grid.a.dtype());
     for (int t : tiles_of_block(g, blk.block_idx(), blk.block_num())) {

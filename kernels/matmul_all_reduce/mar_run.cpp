@@ -77,7 +77,7 @@ collectives::CollectiveArgs MarRun::baseline_args(int rank) const {
 StreamKGemm MarRun::stream_k_gemm(int rank) const {
     const GemmSchedule schedule = mar_schedule(params_);
     const StreamKLayout l = stream_k_layout(schedule, params_.base_m, params_.base_n);
-    const MarGemm g = gemm(rank);
+    const SummedGemm g = gemm(rank);
     const GmAllocation& ws = workspace(rank);
     StreamKGemm sk{g.grid, schedule, g.bias, g.bias_kind, 0, params_.out_dtype, GmTensor{}, SignalAddr{}};
     if (l.slots > 0) {  // no split tile (e.g. tiles a multiple of the blocks): no partials

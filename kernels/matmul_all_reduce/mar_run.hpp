@@ -13,7 +13,7 @@
 
 #include "kernels/common/collectives/collective.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
-#include "kernels/matmul_all_reduce/mar_gemm.hpp"
+#include "kernels/common/summed_gemm.hpp"
 #include "kernels/op_desc.hpp"
 
 namespace tandem::kernels::mar {
@@ -47,7 +47,7 @@ protected:
     const OpParams& params() const { return params_; }
     const RankTensors& tensors(int rank) const { return tensors_[static_cast<std::size_t>(rank)]; }
     std::vector<GmTensor> outputs() const;  // every rank's output (in its window)
-    MarGemm gemm(int rank) const { return mar_gemm_of(params_, tensors(rank), rank); }
+    SummedGemm gemm(int rank) const { return summed_gemm_of(params_, tensors(rank), rank); }
     // The variant's region on `rank`: its allocation and where the region starts in it.
     const GmAllocation& workspace(int rank) const { return *workspace_[static_cast<std::size_t>(rank)]; }
     std::int64_t variant_offset() const { return variant_offset_; }

@@ -1,6 +1,6 @@
 // matmul_all_reduce: every rank r holds its own A_r (M x K) and B_r (K x N); every rank gets
 // C = sum over ranks of A_r x B_r (+ bias, added once). --gk is each rank's K. The Iris variants
-// (variants.hpp, one file each) share the GEMM part (mar_gemm.hpp) and the reference views
+// (variants.hpp, one file each) share the GEMM part (kernels/common/summed_gemm.hpp) and the reference views
 // (mar_run.hpp: the GEMM alone; the GEMM then the HCCL-style all-reduce).
 #include "kernels/matmul_all_reduce/op.hpp"
 

@@ -103,7 +103,7 @@ HostAction PartialsRun::reset_flags(int rank) const {
 }
 
 namespace {
-Task partials_gemm_kernel(BlockCtx& blk, MarGemm g, PartialsArgs a, Readers readers) {
+Task partials_gemm_kernel(BlockCtx& blk, SummedGemm g, PartialsArgs a, Readers readers) {
     const int W = a.layout.ranks;
     const int me = a.rank;
     GemmTilePipeline pipe(blk, g.grid.base_m, g.grid.base_n, g.grid.a.dtype());
@@ -123,7 +123,7 @@ Task partials_gemm_kernel(BlockCtx& blk, MarGemm g, PartialsArgs a, Readers read
 }
 }  // namespace
 
-KernelLaunch make_partials_gemm_kernel(const MarGemm& g, const PartialsArgs& a, Readers readers, int blocks) {
+KernelLaunch make_partials_gemm_kernel(const SummedGemm& g, const PartialsArgs& a, Readers readers, int blocks) {
     return KernelLaunch{"MatmulPartialNotifyKernel", CoreType::AIC, blocks,
                         [g, a, readers](BlockCtx& blk) { return partials_gemm_kernel(blk, g, a, readers); }};
 }

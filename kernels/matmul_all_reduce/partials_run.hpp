@@ -80,7 +80,7 @@ protected:
 // (one_shot: every rank; two_shot: the tile's owner).
 // (ring: only the rank itself).
 enum class Readers : std::uint8_t { All, Owner, Self };
-KernelLaunch make_partials_gemm_kernel(const MarGemm& g, const PartialsArgs& a, Readers readers, int blocks);
+KernelLaunch make_partials_gemm_kernel(const SummedGemm& g, const PartialsArgs& a, Readers readers, int blocks);
 
 // The owner of tile t in two_shot (interleaved, so every rank owns tiles of every GEMM wave).
 inline int tile_owner(int t, int ranks) { return t % ranks; }

@@ -20,7 +20,7 @@
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
-#include "kernels/matmul_all_scatter/mas_kernels.hpp"
+#include "kernels/common/gemm_block_push.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::kernels {
@@ -151,11 +151,11 @@ public:
     void bind(int rank, const RankTensors& t) override { tensors_[static_cast<std::size_t>(rank)] = t; }
 
     ViewPlan view(ViewKind kind, int rank) const override {
-        const MasRankArgs local = args(rank, /*flagged=*/false);
+        const GemmBlockArgs local = args(rank, /*flagged=*/false);
         const bool sk = stream_k(p_);
         const StreamKGemm local_sk = sk ? stream_k_gemm(local, rank, p_.compute_blocks) : StreamKGemm{local.grid(), schedule_of(p_, 1)};
         const KernelLaunch gemm = sk ? make_stream_k_gemm_kernel("MatmulScatterGemmStreamKKernel", local_sk, local.to_own_output())
-                                     : make_mas_gemm_kernel(local, p_.compute_blocks);
+                                     : make_block_gemm_kernel("MatmulScatterGemmKernel", local, p_.compute_blocks);
         const HostAction sk_reset = [sk, local_sk](HostContext& host) {
             if (sk) reset_stream_k_counters(host, local_sk);
         };
@@ -178,10 +178,10 @@ public:
         } else if (v == "fused_sequential") {
             const KernelLaunch fused =
                 sk ? make_stream_k_gemm_kernel("MatmulScatterFusedSequentialStreamKKernel", local_sk, local.to_every_rank())
-                   : make_mas_fused_sequential_kernel(local, p_.compute_blocks);
+                   : make_block_fused_sequential_kernel("MatmulScatterFusedSequentialKernel", local, p_.compute_blocks);
             plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, fused}}}};
         } else {
-            const MasRankArgs flagged = args(rank, /*flagged=*/true);
+            const GemmBlockArgs flagged = args(rank, /*flagged=*/true);
             const StreamKGemm gemm_sk = sk ? stream_k_gemm(flagged, rank, gemm_blocks(p_)) : local_sk;
             plan.reset = [this, rank, sk, gemm_sk](HostContext& host) {
                 reset_flags(host, rank);
@@ -194,10 +194,10 @@ public:
                 // kernel: it is waiting on its first flag when the GEMM starts.
                 plan.phases = {ViewPhase{PhaseRole::Both, {},
                                          {{kCommStream, consumer},
-                                          {kGemmStream, make_mas_gemm_kernel(flagged, p_.compute_blocks)}}}};
+                                          {kGemmStream, make_block_gemm_kernel("MatmulScatterGemmKernel", flagged, p_.compute_blocks)}}}};
             } else {
-                const KernelLaunch k = sk ? make_mas_specialized_stream_k_kernel(flagged, gemm_sk, total_blocks(p_))
-                                          : make_mas_specialized_kernel(flagged, gemm_blocks(p_), total_blocks(p_));
+                const KernelLaunch k = sk ? make_block_specialized_stream_k_kernel("MatmulScatterSpecializedStreamKKernel", flagged, gemm_sk, total_blocks(p_))
+                                          : make_block_specialized_kernel("MatmulScatterSpecializedKernel", flagged, gemm_blocks(p_), total_blocks(p_));
                 plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kGemmStream, k}}}};
             }
         }
@@ -220,7 +220,7 @@ public:
     }
 
 private:
-    StreamKGemm stream_k_gemm(const MasRankArgs& a, int rank, int blocks) const {
+    StreamKGemm stream_k_gemm(const GemmBlockArgs& a, int rank, int blocks) const {
         const GemmSchedule schedule = schedule_of(p_, blocks);
         const StreamKLayout l = stream_k_layout(schedule, p_.base_m, p_.base_n);
         const GmAllocation& ws = *stream_k_[static_cast<std::size_t>(rank)];
@@ -232,9 +232,9 @@ private:
         return sk;
     }
 
-    MasRankArgs args(int rank, bool flagged) const {
+    GemmBlockArgs args(int rank, bool flagged) const {
         const RankTensors& t = tensors_[static_cast<std::size_t>(rank)];
-        MasRankArgs a;
+        GemmBlockArgs a;
         a.my_rank = rank;
         a.ranks = p_.ranks;
         a.a = t.a;

@@ -19,6 +19,7 @@ namespace tandem {
 
 class LogicalProcess;
 struct CostModel;
+struct SignalWord;
 
 // Where a block (or, in a MIX kernel, one part of a block) runs.
 struct BlockPlace {
@@ -81,6 +82,7 @@ public:
     bool finished = false;
     bool waiting = false;  // parked on a TWAIT condition
     SignalAddr wait_signal;
+    const SignalWord* wait_word = nullptr;  // wait_signal's word once it exists (SignalStore::find)
     CmpOp wait_cmp = CmpOp::EQ;
     std::int32_t wait_value = 0;
     SimTime wait_since = 0;

@@ -168,7 +168,13 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     // lowest free_at of the booking pipes of the blocks on the cores is history. A finished block
     // holds its core until its release event, at or after its pipes' free_at, where the next
     // block of a wave starts.
+    // The window floor bounds the issue times only once this process has caught up with the
+    // window: a kernel that joins the coordinator while the others' window is ahead of its start
+    // time (how far ahead depends on host thread timing) runs its first blocks below the floor.
+    // So the lowest issue time of the live blocks bounds the floor too; it changes no result
+    // (a lower horizon only keeps more history), but keeps the rule true in every such case.
     SimTime h = kNever;
+    SimTime lowest_issue = window_floor;
     // Slots below next_block_'s are started (a MIX block has three); those below
     // first_live_slot_ are done.
     const int started_slots = next_block_ * (launch_->core_type.mix() ? 3 : 1);
@@ -176,11 +182,12 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     for (int b = first_live_slot_; b < started_slots; ++b) {
         const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
         if (blk == nullptr) continue;
+        if (!blk->finished) lowest_issue = std::min(lowest_issue, blk->now());
         for (Pipe p : kBookingPipes) {
             if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
         }
     }
-    return h == kNever ? window_floor : std::max(window_floor, h);
+    return h == kNever ? lowest_issue : std::max(lowest_issue, h);
 }
 
 void LogicalProcess::finish_kernel() {
@@ -290,6 +297,11 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
     return compare(store.value_at(blk.wait_signal.address, t), blk.wait_cmp, blk.wait_value);
 }
 
+std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
+    if (blk.wait_word == nullptr) blk.wait_word = cluster_.chip(blk.wait_signal.rank).signals.find(blk.wait_signal.address);
+    return SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+}
+
 void LogicalProcess::begin_wait(BlockCtx& blk) {
     // Every write visible before this window's end is already in the store (it was delivered at
     // an earlier barrier: a message is never visible inside the window that produced it). One
@@ -298,8 +310,7 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
     // (in time other processes may have simulated past) and read a history the barrier has folded.
     // A write launched before the waiting kernel started is the usual case: the producer kernel
     // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
-    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
-    const auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+    const auto t = wait_first_true(blk);
     if (t) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
         return;
@@ -313,8 +324,7 @@ void LogicalProcess::check_waiters() {
     std::size_t keep = 0;
     for (int b : waiters_) {
         BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
-        const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
-        auto t = store.first_time_true(blk.wait_signal.address, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+        const auto t = wait_first_true(blk);
         if (t) {
             // Every write visible before the last window this block ran in had ended was in the
             // store when it began waiting (see begin_wait), so a write found now lies at or above

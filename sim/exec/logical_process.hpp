@@ -179,6 +179,8 @@ private:
     // condition holds, or leave it to wait for writes delivered at later barriers.
     void begin_wait(BlockCtx& blk);
     void check_waiters();
+    // The first time in [blk.wait_since, window end) its TWAIT condition holds, if any.
+    std::optional<SimTime> wait_first_true(BlockCtx& blk) const;
     bool wait_satisfied(const BlockCtx& blk, SimTime t) const;
     void resume(BlockCtx& blk);
     std::string where(const BlockCtx& blk) const;

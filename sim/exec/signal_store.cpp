@@ -15,12 +15,21 @@ std::int32_t SignalStore::value_at(std::int64_t address, SimTime t) const {
     return v;
 }
 
+const SignalWord* SignalStore::find(std::int64_t address) const {
+    auto it = words_.find(address);
+    return it == words_.end() ? nullptr : &it->second;
+}
+
 std::optional<SimTime> SignalStore::first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected,
                                                     SimTime since, SimTime before) const {
-    auto it = words_.find(address);
-    std::int32_t v = it == words_.end() ? 0 : it->second.base;
-    if (it == words_.end()) return compare(v, cmp, expected) && since < before ? std::optional<SimTime>(since) : std::nullopt;
-    const auto& ops = it->second.ops;
+    return first_time_true(find(address), cmp, expected, since, before);
+}
+
+std::optional<SimTime> SignalStore::first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected,
+                                                    SimTime since, SimTime before) {
+    std::int32_t v = word == nullptr ? 0 : word->base;
+    if (word == nullptr) return compare(v, cmp, expected) && since < before ? std::optional<SimTime>(since) : std::nullopt;
+    const auto& ops = word->ops;
     std::size_t i = 0;
     for (; i < ops.size() && ops[i].visible_at <= since; ++i) v = apply(v, ops[i]);
     if (compare(v, cmp, expected)) return since < before ? std::optional<SimTime>(since) : std::nullopt;
@@ -43,8 +52,8 @@ void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& i
 }
 
 void SignalStore::insert(std::int64_t address, const Op& op) {
-    Word& w = words_[address];
-    if (w.ops.empty()) dirty_.push_back(address);
+    SignalWord& w = words_[address];
+    if (w.ops.empty()) dirty_.push_back(&w);
     auto pos = std::upper_bound(w.ops.begin(), w.ops.end(), op, [](const Op& a, const Op& b) {
         return a.visible_at != b.visible_at ? a.visible_at < b.visible_at : a.order < b.order;
     });
@@ -53,8 +62,8 @@ void SignalStore::insert(std::int64_t address, const Op& op) {
 
 void SignalStore::fold_before(SimTime horizon) {
     std::size_t keep = 0;
-    for (std::int64_t address : dirty_) {
-        Word& w = words_[address];
+    for (SignalWord* word : dirty_) {
+        SignalWord& w = *word;
         std::size_t n = 0;
         while (n < w.ops.size() && w.ops[n].visible_at < horizon) {
             const Op& op = w.ops[n++];
@@ -65,7 +74,7 @@ void SignalStore::fold_before(SimTime horizon) {
             }
         }
         w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));
-        if (!w.ops.empty()) dirty_[keep++] = address;
+        if (!w.ops.empty()) dirty_[keep++] = word;
     }
     dirty_.resize(keep);
 }

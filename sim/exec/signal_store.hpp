@@ -16,6 +16,8 @@
 
 namespace tandem {
 
+struct SignalWord;  // one word's base value and unfolded ops (below)
+
 class SignalStore {
 public:
     struct Op {
@@ -32,6 +34,12 @@ public:
     // The first time in [since, before) at which `value cmp expected` holds, given the ops known.
     std::optional<SimTime> first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected, SimTime since,
                                            SimTime before) const;
+    // The same for a word found by find() (null: never written, value 0). A waiter keeps the
+    // pointer across windows instead of hashing its address each time: words are created only at
+    // barriers and never erased, and their nodes never move.
+    static std::optional<SimTime> first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected, SimTime since,
+                                                  SimTime before);
+    const SignalWord* find(std::int64_t address) const;
 
     // Under --sanitize: joins into `into` the clocks of every write of the word visible at or
     // before t (what a TWAIT or TTEST that read it then has synchronised with).
@@ -41,18 +49,19 @@ public:
     void insert(std::int64_t address, const Op& op);
     void fold_before(SimTime horizon);  // merge ops visible before `horizon` into the base value
 
-private:
-    struct Word {
-        std::int32_t base = 0;
-        std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
-        std::vector<Op> ops;  // sorted by (visible_at, order)
-    };
     static std::int32_t apply(std::int32_t v, const Op& op) {
         return op.op == NotifyOp::Set ? op.value : static_cast<std::int32_t>(static_cast<std::uint32_t>(v) + static_cast<std::uint32_t>(op.value));
     }
 
-    std::unordered_map<std::int64_t, Word> words_;
-    std::vector<std::int64_t> dirty_;  // addresses with unfolded ops
+private:
+    std::unordered_map<std::int64_t, SignalWord> words_;
+    std::vector<SignalWord*> dirty_;  // words with unfolded ops (node pointers are stable)
+};
+
+struct SignalWord {
+    std::int32_t base = 0;
+    std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
+    std::vector<SignalStore::Op> ops;         // sorted by (visible_at, order)
 };
 
 }  // namespace tandem

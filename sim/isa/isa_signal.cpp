@@ -77,6 +77,7 @@ void SignalRead::await_suspend(std::coroutine_handle<> h) {
         return;
     }
     blk_.wait_signal = sig_;
+    blk_.wait_word = nullptr;
     blk_.wait_cmp = cmp_;
     blk_.wait_value = value_;
     blk_.wait_since = issue_;

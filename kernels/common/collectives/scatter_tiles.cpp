@@ -1,5 +1,7 @@
 #include "kernels/common/collectives/scatter_tiles.hpp"
 
+#include <algorithm>
+
 #include "kernels/common/collectives/ub_stage.hpp"
 #include "sim/isa/isa.hpp"
 
@@ -10,7 +12,11 @@ Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers) {
     const int ranks = static_cast<int>(s.dst.size());
     const int subRows = s.tile_rows / s.comm_rows;
     const int subCols = s.tile_cols / s.comm_cols;
-    for (int t = worker; t < s.tiles(); t += workers) {
+    const int groups = std::max(1, s.peer_groups);
+    const int group = worker % groups;
+    const int tileWorkers = workers / groups;
+    if (worker / groups >= tileWorkers) co_return;  // a remainder worker: no full set of groups
+    for (int t = worker / groups; t < s.tiles(); t += tileWorkers) {
         if (s.ready) co_await TWAIT(blk, s.ready_flag(t), CmpOp::GE, 1);
         const int row0 = t / s.col_tiles() * s.tile_rows;
         const int col0 = t % s.col_tiles() * s.tile_cols;
@@ -20,6 +26,7 @@ Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers) {
             co_await ub.load(s.src.sub(r, c, s.comm_rows, s.comm_cols));
             // Peers in the order after this rank, so the ranks do not all hit one peer at once.
             for (int i = 1; i < ranks; ++i) {
+                if (i % groups != group) continue;
                 const int peer = (s.my_rank + i) % ranks;
                 if (peer == s.skip_rank) continue;
                 co_await ub.store(s.dst[static_cast<std::size_t>(peer)].sub(r, c, s.comm_rows, s.comm_cols));

@@ -34,6 +34,10 @@ struct TileScatter {
     // a tile is sent once its word is >= 1. None: every tile is ready (the baseline).
     std::optional<SignalAddr> ready;
     int skip_rank = -1;  // fault for tests: this peer never receives anything
+    // Workers per tile, each sending it to its share of the peers (peer i, i = 1..ranks-1 after
+    // this rank, goes to group i % peer_groups). 1: a worker sends a tile to every peer. More
+    // keeps every worker busy when a block has fewer tiles than workers (many ranks, small M/W).
+    int peer_groups = 1;
 
     int row_tiles() const { return src.rows() / tile_rows; }
     int col_tiles() const { return src.cols() / tile_cols; }
@@ -41,8 +45,9 @@ struct TileScatter {
     SignalAddr ready_flag(int tile) const { return SignalAddr{ready->rank, ready->address + 4 * std::int64_t{tile}}; }
 };
 
-// Worker `worker` of `workers` sends readiness tiles worker, worker + workers, ... (tiles come
-// out of the GEMM in that order, so the first workers' tiles are ready first).
+// Worker `worker` of `workers` is tile worker worker / peer_groups (of workers / peer_groups) in
+// peer group worker % peer_groups; a tile worker sends readiness tiles w, w + tile workers, ...
+// (tiles come out of the GEMM in that order, so the first workers' tiles are ready first).
 Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers);
 
 // The scatter as an AIV kernel of `blocks` blocks (one worker per block).

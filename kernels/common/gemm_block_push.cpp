@@ -1,11 +1,11 @@
-#include "kernels/matmul_all_scatter/mas_kernels.hpp"
+#include "kernels/common/gemm_block_push.hpp"
 
 #include "kernels/common/gemm_bias.hpp"
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
 
-collectives::TileScatter MasRankArgs::scatter() const {
+collectives::TileScatter GemmBlockArgs::scatter() const {
     collectives::TileScatter s;
     s.my_rank = my_rank;
     s.src = out_block[static_cast<std::size_t>(my_rank)];
@@ -19,7 +19,7 @@ collectives::TileScatter MasRankArgs::scatter() const {
     return s;
 }
 
-StreamKGemm MasRankArgs::stream_k(GemmScheduleKind kind, int blocks, GmTensor partials, SignalAddr counters) const {
+StreamKGemm GemmBlockArgs::stream_k(GemmScheduleKind kind, int blocks, GmTensor partials, SignalAddr counters) const {
     const GemmGrid g = grid();
     StreamKGemm sk{g, GemmSchedule(kind, g.tiles(), g.k_panels, blocks), bias, bias_kind, col0,
                    out_block[static_cast<std::size_t>(my_rank)].dtype(), partials, counters};
@@ -27,7 +27,7 @@ StreamKGemm MasRankArgs::stream_k(GemmScheduleKind kind, int blocks, GmTensor pa
     return sk;
 }
 
-TileSink MasRankArgs::to_every_rank() const {
+TileSink GemmBlockArgs::to_every_rank() const {
     TileSink sink;
     sink.targets = [g = grid(), out = out_block, me = my_rank, W = ranks, skip = skip_peer](int t) {
         std::vector<GmTensor> targets;
@@ -40,7 +40,7 @@ TileSink MasRankArgs::to_every_rank() const {
     return sink;
 }
 
-TileSink MasRankArgs::to_own_output() const {
+TileSink GemmBlockArgs::to_own_output() const {
     TileSink sink;
     sink.targets = [g = grid(), own = out_block[static_cast<std::size_t>(my_rank)]](int t) {
         return std::vector<GmTensor>{g.c_tile(own, t)};
@@ -56,9 +56,9 @@ TileSink MasRankArgs::to_own_output() const {
 namespace {
 
 // Tile t's K loop, started from its bias slice when there is one.
-Task compute_mas_tile(GemmTilePipeline& pipe, const MasRankArgs& a, const GemmGrid& g, int t) {
+Task compute_block_tile(GemmTilePipeline& pipe, const GemmBlockArgs& a, const GemmGrid& g, int t) {
     if (a.bias_kind != BiasKind::None) {
-        co_await pipe.load_bias(bias_tile_slice(a.bias, a.bias_kind, g.tile_row(t) * g.base_m,
+        co_await pipe.load_bias(bias_tile_slice(a.bias, a.bias_kind, a.row0 + g.tile_row(t) * g.base_m,
                                                 a.col0 + g.tile_col(t) * g.base_n, g.base_m, g.base_n));
     }
     co_await compute_tile(pipe, g, t, 0, a.skip_last_k_panel ? g.k_panels - 1 : g.k_panels);
@@ -66,12 +66,12 @@ Task compute_mas_tile(GemmTilePipeline& pipe, const MasRankArgs& a, const GemmGr
 
 // GEMM worker `worker` of `workers`: each tile into the own output, then (overlapping variants)
 // its ready flag, raised only once the store has landed so the scatter never reads a stale tile.
-Task gemm_worker(BlockCtx& blk, MasRankArgs a, int worker, int workers) {
+Task gemm_worker(BlockCtx& blk, GemmBlockArgs a, int worker, int workers) {
     const GemmGrid g = a.grid();
     GemmTilePipeline pipe(blk, g.base_m, g.base_n, g.a.dtype());
     const GmTensor own = a.out_block[static_cast<std::size_t>(a.my_rank)];
     for (int t : data_parallel_tiles(g, worker, workers)) {
-        co_await compute_mas_tile(pipe, a, g, t);
+        co_await compute_block_tile(pipe, a, g, t);
         co_await pipe.store(g.c_tile(own, t));
         if (a.ready) {
             pipe.wait_stores();
@@ -81,11 +81,11 @@ Task gemm_worker(BlockCtx& blk, MasRankArgs a, int worker, int workers) {
     pipe.drain();
 }
 
-Task fused_sequential(BlockCtx& blk, MasRankArgs a) {
+Task fused_sequential(BlockCtx& blk, GemmBlockArgs a) {
     const GemmGrid g = a.grid();
     GemmTilePipeline pipe(blk, g.base_m, g.base_n, g.a.dtype());
     for (int t : data_parallel_tiles(g, blk.block_idx(), blk.block_num())) {
-        co_await compute_mas_tile(pipe, a, g, t);
+        co_await compute_block_tile(pipe, a, g, t);
         // Peers first, in the order after this rank (spreads the ranks over the links), the own
         // output last.
         std::vector<GmTensor> targets;
@@ -98,7 +98,7 @@ Task fused_sequential(BlockCtx& blk, MasRankArgs a) {
     pipe.drain();
 }
 
-Task specialized(BlockCtx& blk, MasRankArgs a, int gemm_blocks) {
+Task specialized(BlockCtx& blk, GemmBlockArgs a, int gemm_blocks) {
     const bool gemm_block = blk.block_idx() < gemm_blocks;
     if (gemm_block && blk.core_type() == CoreType::AIC) {
         co_await gemm_worker(blk, a, blk.block_idx(), gemm_blocks);
@@ -110,7 +110,7 @@ Task specialized(BlockCtx& blk, MasRankArgs a, int gemm_blocks) {
     // The GEMM clusters' AIVs and the comm clusters' AIC have nothing to do.
 }
 
-Task specialized_stream_k(BlockCtx& blk, MasRankArgs a, StreamKGemm sk) {
+Task specialized_stream_k(BlockCtx& blk, GemmBlockArgs a, StreamKGemm sk) {
     const int gemm_blocks = sk.schedule.blocks();
     if (blk.block_idx() < gemm_blocks) {
         co_await stream_k_gemm_cluster(blk, sk, a.to_own_output());
@@ -123,23 +123,25 @@ Task specialized_stream_k(BlockCtx& blk, MasRankArgs a, StreamKGemm sk) {
 
 }  // namespace
 
-KernelLaunch make_mas_specialized_stream_k_kernel(const MasRankArgs& args, const StreamKGemm& sk, int total_blocks) {
-    return KernelLaunch{"MatmulScatterSpecializedStreamKKernel", KernelType::MIX, total_blocks,
+KernelLaunch make_block_specialized_stream_k_kernel(const std::string& name, const GemmBlockArgs& args, const StreamKGemm& sk,
+                                                    int total_blocks) {
+    return KernelLaunch{name, KernelType::MIX, total_blocks,
                         [args, sk](BlockCtx& blk) { return specialized_stream_k(blk, args, sk); }};
 }
 
-KernelLaunch make_mas_gemm_kernel(const MasRankArgs& args, int blocks) {
-    return KernelLaunch{"MatmulScatterGemmKernel", CoreType::AIC, blocks,
+KernelLaunch make_block_gemm_kernel(const std::string& name, const GemmBlockArgs& args, int blocks) {
+    return KernelLaunch{name, CoreType::AIC, blocks,
                         [args](BlockCtx& blk) { return gemm_worker(blk, args, blk.block_idx(), blk.block_num()); }};
 }
 
-KernelLaunch make_mas_fused_sequential_kernel(const MasRankArgs& args, int blocks) {
-    return KernelLaunch{"MatmulScatterFusedSequentialKernel", CoreType::AIC, blocks,
+KernelLaunch make_block_fused_sequential_kernel(const std::string& name, const GemmBlockArgs& args, int blocks) {
+    return KernelLaunch{name, CoreType::AIC, blocks,
                         [args](BlockCtx& blk) { return fused_sequential(blk, args); }};
 }
 
-KernelLaunch make_mas_specialized_kernel(const MasRankArgs& args, int gemm_blocks, int total_blocks) {
-    return KernelLaunch{"MatmulScatterSpecializedKernel", KernelType::MIX, total_blocks,
+KernelLaunch make_block_specialized_kernel(const std::string& name, const GemmBlockArgs& args, int gemm_blocks,
+                                          int total_blocks) {
+    return KernelLaunch{name, KernelType::MIX, total_blocks,
                         [args, gemm_blocks](BlockCtx& blk) { return specialized(blk, args, gemm_blocks); }};
 }
 

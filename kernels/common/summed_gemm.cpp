@@ -1,9 +1,9 @@
-#include "kernels/matmul_all_reduce/mar_gemm.hpp"
+#include "kernels/common/summed_gemm.hpp"
 
-namespace tandem::kernels::mar {
+namespace tandem::kernels {
 
-MarGemm mar_gemm_of(const OpParams& p, const RankTensors& t, int rank) {
-    MarGemm g{GemmGrid(t.a, t.b, p.base_m, p.base_n), {}, BiasKind::None, p.schedule};
+SummedGemm summed_gemm_of(const OpParams& p, const RankTensors& t, int rank) {
+    SummedGemm g{GemmGrid(t.a, t.b, p.base_m, p.base_n), {}, BiasKind::None, p.schedule};
     if (rank == 0 && p.bias != BiasKind::None) {
         g.bias = t.bias;
         g.bias_kind = p.bias;
@@ -11,11 +11,11 @@ MarGemm mar_gemm_of(const OpParams& p, const RankTensors& t, int rank) {
     return g;
 }
 
-std::vector<int> tiles_of_block(const MarGemm& g, int block, int blocks) {
+std::vector<int> tiles_of_block(const SummedGemm& g, int block, int blocks) {
     return data_parallel_tiles(g.grid, block, blocks);  // the only schedule for now
 }
 
-Task compute_partial_tile(GemmTilePipeline& pipe, const MarGemm& g, int t) {
+Task compute_partial_tile(GemmTilePipeline& pipe, const SummedGemm& g, int t) {
     if (g.bias_kind == BiasKind::N) {
         co_await pipe.load_bias(g.bias.sub(0, g.grid.tile_col(t) * g.grid.base_n, 1, g.grid.base_n));
     } else if (g.bias_kind == BiasKind::M) {
@@ -28,7 +28,7 @@ Task compute_partial_tile(GemmTilePipeline& pipe, const MarGemm& g, int t) {
 }
 
 namespace {
-Task partial_gemm_kernel(BlockCtx& blk, MarGemm g, GmTensor c) {
+Task partial_gemm_kernel(BlockCtx& blk, SummedGemm g, GmTensor c) {
     GemmTilePipeline pipe(blk, g.grid.base_m, g.grid.base_n, g.grid.a.dtype());
     for (int t : tiles_of_block(g, blk.block_idx(), blk.block_num())) {
         co_await compute_partial_tile(pipe, g, t);
@@ -38,9 +38,9 @@ Task partial_gemm_kernel(BlockCtx& blk, MarGemm g, GmTensor c) {
 }
 }  // namespace
 
-KernelLaunch make_partial_gemm_kernel(const MarGemm& g, const GmTensor& c, int blocks) {
+KernelLaunch make_partial_gemm_kernel(const SummedGemm& g, const GmTensor& c, int blocks) {
     return KernelLaunch{"MatmulPartialKernel", CoreType::AIC, blocks,
                         [g, c](BlockCtx& blk) { return partial_gemm_kernel(blk, g, c); }};
 }
 
-}  // namespace tandem::kernels::mar
+}  // namespace tandem::kernels

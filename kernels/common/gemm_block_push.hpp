@@ -1,6 +1,8 @@
 #pragma once
-// Device code of matmul_all_scatter. Rank r computes C[:, r*N/W .. (r+1)*N/W) = A x B_r (+ bias)
-// in base_m x base_n tiles and every rank's output gets that column block:
+// Device code shared by the ops where each rank computes one block of a replicated C and every
+// rank's output gets that block: matmul_all_scatter (rank r's column block C[:, r*N/W ..) =
+// A x B_r) and matmul_all_gather (rank r's row block C[r*M/W .., :] = A_r x B). The block is
+// computed in base_m x base_n tiles:
 //   - the GEMM kernel (AIC) stores each tile into the rank's own output and, when the variant
 //     overlaps, raises the tile's ready flag once the store has landed;
 //   - the scatter (AIV, kernels/common/collectives/scatter_tiles) pushes ready tiles to the peers;
@@ -8,6 +10,7 @@
 //   - specialized: one MIX kernel, its first gemm_blocks clusters computing (AIC), the rest
 //     scattering (both AIVs of each).
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/common/collectives/scatter_tiles.hpp"
@@ -17,7 +20,7 @@
 
 namespace tandem::kernels {
 
-struct MasRankArgs {
+struct GemmBlockArgs {
     int my_rank = 0;
     int ranks = 0;
     GmTensor a;                       // M x K, replicated
@@ -26,7 +29,8 @@ struct MasRankArgs {
     BiasKind bias_kind = BiasKind::None;
     int base_m = 0;
     int base_n = 0;
-    int col0 = 0;                     // first global column of this rank's block
+    int row0 = 0;                     // first global row of this rank's block (for an M bias)
+    int col0 = 0;                     // first global column of this rank's block (for an N bias)
     std::vector<GmTensor> out_block;  // this rank's block in every rank's output (M x N/W)
     std::optional<SignalAddr> ready;  // per-tile ready flags on this rank (overlapping variants)
     int comm_tile_m = 0;
@@ -47,13 +51,15 @@ struct MasRankArgs {
 
 // The GEMM (AIC): tiles data-parallel over `blocks` blocks, stored into the own output (and
 // flagged when args.ready is set).
-KernelLaunch make_mas_gemm_kernel(const MasRankArgs& args, int blocks);
+KernelLaunch make_block_gemm_kernel(const std::string& name, const GemmBlockArgs& args, int blocks);
 // fused_sequential: the GEMM storing every finished tile into every rank's output.
-KernelLaunch make_mas_fused_sequential_kernel(const MasRankArgs& args, int blocks);
+KernelLaunch make_block_fused_sequential_kernel(const std::string& name, const GemmBlockArgs& args, int blocks);
 // specialized: one MIX kernel of total_blocks clusters, the first gemm_blocks computing.
-KernelLaunch make_mas_specialized_kernel(const MasRankArgs& args, int gemm_blocks, int total_blocks);
+KernelLaunch make_block_specialized_kernel(const std::string& name, const GemmBlockArgs& args, int gemm_blocks,
+                                          int total_blocks);
 // specialized under stream_k/hybrid: the first gemm_blocks clusters run the stream-K GEMM
 // (`sk`'s schedule has gemm_blocks blocks; their AIVs do the fix-ups), the rest scatter.
-KernelLaunch make_mas_specialized_stream_k_kernel(const MasRankArgs& args, const StreamKGemm& sk, int total_blocks);
+KernelLaunch make_block_specialized_stream_k_kernel(const std::string& name, const GemmBlockArgs& args, const StreamKGemm& sk,
+                                                    int total_blocks);
 
 }  // namespace tandem::kernels
