@@ -24,8 +24,7 @@ arguments under "iris_args") to --output_file:
   --datatype               fp16 or bf16 (--dtype; Tandem's cube takes no fp32 or int8 inputs)
   --validate               a functional run, verified against the golden
   --benchmark              timing (without --validate: a timing-only run, any size)
-  --schedule               stream_k (default: the seed's), hybrid or data_parallel (one_shot:
-                           data_parallel only, with a note)
+  --schedule               stream_k (default: the seed's), hybrid or data_parallel
 Flags after -- go to tandem unchanged. Standard library only.
 """
 import argparse
@@ -77,10 +76,6 @@ def tandem_command(a):
     if a.datatype not in ("fp16", "bf16"):
         raise SystemExit(f"--datatype {a.datatype}: Tandem's cube takes fp16 or bf16 inputs; use --datatype fp16 or bf16")
     op, variant = ALGORITHMS[a.algorithm]
-    if a.algorithm == "one_shot" and a.schedule != "data_parallel":
-        note("one_shot offers only --schedule data_parallel on Tandem (its reduction kernel would share the "
-             "AIVs the stream-K fix-ups use); running data_parallel")
-        a.schedule = "data_parallel"
     cmd = [a.binary, "--op", op, "--variant", variant, "--schedule", a.schedule, "-n", str(a.num_ranks),
            "--gm", str(a.m), "--dtype", a.datatype, "--json", a.output_file, "--quiet"]
     if op == "matmul_all_reduce":

@@ -1,5 +1,5 @@
-// Stream-K and hybrid schedules of the GEMM part, fused with matmul_all_reduce's atomic variant
-// and matmul_all_scatter's fused_sequential and specialized: results equal the golden on tile counts that do not divide over the 24
+// Stream-K and hybrid schedules of the GEMM part, fused with matmul_all_reduce's atomic and
+// one_shot variants and matmul_all_scatter's fused_sequential and specialized: results equal the golden on tile counts that do not divide over the 24
 // cube blocks (25, 31, 47 tiles), with K loops split over two and three blocks; a fix-up that
 // leaves out a partial fails verification; functional and timing-only give the same times; the
 // trace shows each fix-up wait as a TWAIT slice on a fix-up counter with a flow from a partial's
@@ -60,24 +60,27 @@ void expect_verifies(RunConfig cfg) {
 // 25 tiles (5 x 5) of 4 panels: stream-K splits tiles over two blocks; hybrid puts the last tile's
 // 4 panels on 4 blocks.
 TEST(StreamK, TwentyFiveTilesVerifyOnBothVariants) {
-    for (const std::string s : {"stream_k", "hybrid"}) expect_verifies(config("atomic", s, 2, 5, 5, 4));
+    for (const std::string v : {"atomic", "one_shot"})
+        for (const std::string s : {"stream_k", "hybrid"}) expect_verifies(config(v, s, 2, 5, 5, 4));
 }
 
 // 50 tiles of 4 panels (two fix-ups on some blocks' AIVs): once a hazard in the fix-up.
-TEST(StreamK, FiftyTilesVerify) { expect_verifies(config("atomic", "stream_k", 2, 5, 10, 4)); }
+TEST(StreamK, FiftyTilesVerify) {
+    for (const std::string v : {"atomic", "one_shot"}) expect_verifies(config(v, "stream_k", 2, 5, 10, 4));
+}
 
 // 31 tiles (1 x 31) and 47 tiles (1 x 47); hybrid's remainder tiles over 3 and 2 blocks.
 TEST(StreamK, ThirtyOneAndFortySevenTilesVerify) {
-    expect_verifies(config("atomic", "stream_k", 2, 1, 31, 3));
+    expect_verifies(config("one_shot", "stream_k", 2, 1, 31, 3));
     expect_verifies(config("atomic", "hybrid", 2, 1, 31, 3));
     expect_verifies(config("atomic", "stream_k", 2, 1, 47, 2));
-    expect_verifies(config("atomic", "hybrid", 2, 1, 47, 6));
+    expect_verifies(config("one_shot", "hybrid", 2, 1, 47, 6));
 }
 
 // 8 tiles of 6 panels on 24 blocks: every tile over three blocks (2 panels each); with a bias
 // (added once, by the first segment), low-precision output (the fix-up's TCVT), bf16, 4 ranks.
 TEST(StreamK, TilesSplitOverThreeBlocksWithBiasAndCasts) {
-    RunConfig a = config("atomic", "stream_k", 4, 2, 4, 6);
+    RunConfig a = config("one_shot", "stream_k", 4, 2, 4, 6);
     a.bias = "n";
     a.out_dtype = "fp16";
     expect_verifies(a);
@@ -119,8 +122,10 @@ TEST(StreamK, MatmulAllScatterVerifies) {
 }
 
 TEST(StreamK, AFixupThatSkipsAPartialFailsVerification) {
-    const ProgramOutput out = run(config("atomic", "stream_k", 2, 5, 5, 4), "skip_fixup_partial");
-    EXPECT_EQ(out.results.verification, Verification::Failed);
+    for (const std::string v : {"atomic", "one_shot"}) {
+        const ProgramOutput out = run(config(v, "stream_k", 2, 5, 5, 4), "skip_fixup_partial");
+        EXPECT_EQ(out.results.verification, Verification::Failed) << v;
+    }
 }
 
 TEST(StreamK, FunctionalAndTimingOnlyGiveTheSameTimes) {
@@ -136,7 +141,7 @@ TEST(StreamK, FunctionalAndTimingOnlyGiveTheSameTimes) {
 }
 
 TEST(StreamK, UnofferedScheduleAndTooManyBlocksAreRefused) {
-    RunConfig cfg = config("one_shot", "stream_k", 2, 5, 5, 4);
+    RunConfig cfg = config("two_shot", "stream_k", 2, 5, 5, 4);
     const Profile p = test::b1_profile();
     apply_profile_defaults(cfg, p);
     EXPECT_THROW(validate_run_config(cfg, buffer_limits_of(p)), SimError);

@@ -90,11 +90,10 @@ VariantDesc one_shot_variant() {
     v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
     v.takes_bias = true;
     v.output_in_window = true;
-    // Not stream_k/hybrid: their MIX GEMM kernel takes every cluster's AIVs for the fix-ups, while
-    // this variant's reduction kernel runs on the AIVs at the same time (the simulator does not
-    // keep two kernels off one core, and verification failed on 50 tiles). The code path stays
-    // (pipelined_view) for when the fix-up AIVs and the reduction's are disjoint.
-    v.faults = {"skip_partial"};
+    // stream_k/hybrid: the MIX GEMM kernel's AIVs do the fix-ups while this variant's reduction
+    // kernel runs on another stream, on cores of its own (sim/core/stream_cores.hpp).
+    v.schedules = gemm_schedule_names();
+    v.faults = {"skip_partial", "skip_fixup_partial"};
     v.validate = validate_common;
     v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p)); };

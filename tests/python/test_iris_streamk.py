@@ -28,7 +28,7 @@ class IrisStreamKScript(unittest.TestCase):
                 self.assertIn("PASS", proc.stdout)
                 with open(out) as f:
                     results = json.load(f)
-                self.assertEqual(results["schedule"], "data_parallel" if algorithm == "one_shot" else "stream_k")
+                self.assertEqual(results["schedule"], "stream_k")
                 self.assertEqual(results["verification"], "passed")
                 self.assertEqual(results["iris_args"]["algorithm"], algorithm)
                 self.assertGreater(results["pipelined_us"], 0)
