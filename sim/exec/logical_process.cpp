@@ -45,14 +45,25 @@ BandwidthCalendar& LogicalProcess::concurrent_link(int link_id) {
 }
 
 bool LogicalProcess::other_link_busy(int link_id, SimTime t) const {
-    for (const auto& [id, until] : link_busy_until_)
-        if (id != link_id && until > t) return true;
-    return false;
+    const LinkBusy& other = busiest_link_.link != link_id ? busiest_link_ : second_busiest_link_;
+    return other.link >= 0 && other.until > t;
 }
 
 void LogicalProcess::note_link_busy(int link_id, SimTime end) {
-    SimTime& until = link_busy_until_[link_id];
-    until = std::max(until, end);
+    if (link_id == busiest_link_.link) {
+        busiest_link_.until = std::max(busiest_link_.until, end);
+    } else if (link_id == second_busiest_link_.link) {
+        second_busiest_link_.until = std::max(second_busiest_link_.until, end);
+        if (second_busiest_link_.until > busiest_link_.until) std::swap(busiest_link_, second_busiest_link_);
+    } else if (second_busiest_link_.link < 0 || end > second_busiest_link_.until) {
+        // Any other link's time is at most the second's, so `end` is this link's new time.
+        if (busiest_link_.link < 0 || end > busiest_link_.until) {
+            second_busiest_link_ = busiest_link_;
+            busiest_link_ = LinkBusy{link_id, end};
+        } else {
+            second_busiest_link_ = LinkBusy{link_id, end};
+        }
+    }
 }
 
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
@@ -95,7 +106,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     blocks_.clear();
     links_.clear();
     concurrent_links_.clear();
-    link_busy_until_.clear();
+    busiest_link_ = second_busiest_link_ = LinkBusy{};
     // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
     fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
     if (aborted_) throw SimAborted();

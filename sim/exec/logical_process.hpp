@@ -240,7 +240,14 @@ private:
     std::unique_ptr<StreamSanitizer> san_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> concurrent_links_;
-    std::unordered_map<int, SimTime> link_busy_until_;
+    // The two links with the latest busy-until times (other_link_busy asks only whether a link
+    // other than one is busy, so the two latest answer it in O(1), where a mesh comm stream uses
+    // ranks - 1 links). Busy-until times only grow within a kernel.
+    struct LinkBusy {
+        int link = -1;
+        SimTime until = 0;
+    };
+    LinkBusy busiest_link_, second_busiest_link_;
 };
 
 }  // namespace tandem
