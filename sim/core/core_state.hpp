@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "sim/core/pipe.hpp"
-#include "sim/mem/gm_deferred.hpp"
 #include "sim/mem/zeroed_buffer.hpp"
 #include "sim/sim_time.hpp"
 
@@ -22,8 +21,6 @@ struct CoreState {
     // Sized on first use (functional); zero pages until touched, so a memory whose tiles only
     // refer to GM (deferred loads) costs no host memory.
     std::array<ZeroedBuffer, kMemKindCount> memory;
-    // Functional cube: buffers for evaluating deferred products on this core's thread.
-    WorkScratch scratch;
 };
 
 }  // namespace tandem

@@ -115,6 +115,10 @@ public:
     void count_instruction() { ++instructions_; }
     void count_remote_bytes(bool load, std::int64_t bytes) { (load ? remote_load_bytes_ : remote_store_bytes_) += bytes; }
     const KernelLaunch& launch() const { return *launch_; }
+    // Buffers for evaluating deferred products (functional cube) on whichever thread runs this
+    // process's window: one set per stream, not per core, because only one block runs at a time
+    // here, and so that a run first-touches a few MiB of them instead of 3 MiB per core.
+    WorkScratch& work_scratch() { return work_scratch_; }
     // How many blocks run at once (cores, or clusters for MIX).
     int concurrent_blocks() const { return places_; }
     // "block 3" or, in a MIX kernel, "block 3 AIC" / "block 3 AIV sub-block 1".
@@ -227,6 +231,7 @@ private:
     std::vector<SignalAddr> watched_;  // the waiters' signal words, handed in at each barrier
     std::vector<Message> outbox_;
     std::vector<std::shared_ptr<PendingGmWrite>> deferred_writes_;
+    WorkScratch work_scratch_;
     std::uint64_t seq_ = 0;
     SimTime window_end_ = 0;
     SimTime horizon_ = 0;  // booking_horizon() of the current window

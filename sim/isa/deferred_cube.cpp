@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "sim/exec/block_ctx.hpp"
+#include "sim/exec/logical_process.hpp"
 #include "sim/mem/element.hpp"
 #include "sim/mem/fp16_widen.hpp"
 #include "sim/sim_error.hpp"
@@ -181,7 +182,7 @@ void materialize(const Tile& t) {
         t.pin.reset();
     }
     if (t.chain) {
-        evaluate_chain(*t.chain, t.as<float>(), t.owner->core().scratch);
+        evaluate_chain(*t.chain, t.as<float>(), t.owner->lp().work_scratch());
         t.chain.reset();
     }
 }
