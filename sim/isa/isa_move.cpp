@@ -174,16 +174,16 @@ void MemMove::await_resume() {
         tile_.chain.reset();
         tile_.column_major = gm_.layout() == Layout::DN;
     } else if (load) {
-        copy_gm_to_tile(tile_, gm_);
+        copy_gm_to_tile(tile_, gm_, lp.work_scratch());
     } else if (!remote && tile_.chain) {
         // Deferred: the accumulator's products are computed (and cast to the destination's dtype)
         // when observed or when the kernel ends.
-        gm_before_write(gm_.allocation(), GmSpan::of(gm_));
+        gm_before_write(gm_.allocation(), GmSpan::of(gm_), lp.work_scratch());
         auto store = std::make_shared<DeferredMatmulStore>(gm_, tile_.chain);
         register_pending_write(store);
         lp.defer(std::move(store));
     } else if (!remote) {
-        copy_tile_to_gm(gm_, tile_);
+        copy_tile_to_gm(gm_, tile_, lp.work_scratch());
     } else {
         if (gm_.layout() != Layout::ND) throw SimError("TSTORE into a peer's window supports the ND layout only");
         Message m;

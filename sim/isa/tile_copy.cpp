@@ -20,9 +20,9 @@ std::size_t element_index(const Tile& t, int r, int c) {
 }
 }  // namespace
 
-void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
+void copy_gm_to_tile(Tile& dst, const GmTensor& src, WorkScratch& scratch) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(src.dtype()));
-    gm_before_read(src.allocation(), GmSpan::of(src));
+    gm_before_read(src.allocation(), GmSpan::of(src), scratch);
     dst.pin.reset();
     dst.chain.reset();
     dst.column_major = src.layout() == Layout::DN;
@@ -35,10 +35,10 @@ void copy_gm_to_tile(Tile& dst, const GmTensor& src) {
         std::memcpy(dst.data + static_cast<std::size_t>(c) * dst.rows * esize, src.element_ptr(0, c), dst.rows * esize);
 }
 
-void copy_tile_to_gm(const GmTensor& dst, const Tile& src) {
+void copy_tile_to_gm(const GmTensor& dst, const Tile& src, WorkScratch& scratch) {
     const std::size_t esize = static_cast<std::size_t>(dtype_bytes(dst.dtype()));
     materialize(src);
-    gm_before_write(dst.allocation(), GmSpan::of(dst));
+    gm_before_write(dst.allocation(), GmSpan::of(dst), scratch);
     if (dst.dtype() != src.dtype) {  // cast on the way (FIX pipe)
         const std::size_t ssize = static_cast<std::size_t>(dtype_bytes(src.dtype));
         for (int r = 0; r < src.rows; ++r)

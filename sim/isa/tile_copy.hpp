@@ -6,14 +6,16 @@
 #include <vector>
 
 #include "sim/core/tile.hpp"
+#include "sim/mem/gm_deferred.hpp"
 #include "sim/mem/gm_tensor.hpp"
 
 namespace tandem {
 
-void copy_gm_to_tile(Tile& dst, const GmTensor& src);
+// `scratch`: the copying stream's buffers for computing the deferred effects it settles.
+void copy_gm_to_tile(Tile& dst, const GmTensor& src, WorkScratch& scratch);
 // When dst's dtype differs from src's (an fp32 accumulator into fp16 or bf16: the FIX pipe's
 // cast), each element is rounded to dst's dtype (nearest, ties to even).
-void copy_tile_to_gm(const GmTensor& dst, const Tile& src);
+void copy_tile_to_gm(const GmTensor& dst, const Tile& src, WorkScratch& scratch);
 // The tile's bytes, packed row-major (for a store that crosses the interconnect).
 std::vector<std::byte> pack_tile(const Tile& src);
 // The same, each element converted to `dtype` (rounded to nearest even when narrower).

@@ -24,9 +24,7 @@ std::vector<std::shared_ptr<PendingGmWrite>> overlapping_pending_locked(const Gm
     return hit;
 }
 
-void complete_all(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
-    if (writes.empty()) return;
-    WorkScratch scratch;
+void complete_all(const std::vector<std::shared_ptr<PendingGmWrite>>& writes, WorkScratch& scratch) {
     for (const auto& w : writes) w->complete(scratch);
 }
 
@@ -185,7 +183,7 @@ std::unique_lock<std::shared_mutex> PendingGmWrite::begin_write_locked() {
 
 // ---- hooks ------------------------------------------------------------------------------------
 
-void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
+void gm_before_read(const GmAllocation& alloc, const GmSpan& span, WorkScratch& scratch) {
     GmDeferredState& st = state_of(alloc);
     std::vector<std::shared_ptr<PendingGmWrite>> earlier;
     {
@@ -193,10 +191,15 @@ void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
         if (st.pending.empty()) return;
         earlier = overlapping_pending_locked(st, span);
     }
-    complete_all(earlier);
+    complete_all(earlier, scratch);
 }
 
-void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
+void gm_before_read(const GmAllocation& alloc, const GmSpan& span) {
+    WorkScratch scratch;
+    gm_before_read(alloc, span, scratch);
+}
+
+void gm_before_write(const GmAllocation& alloc, const GmSpan& span, WorkScratch& scratch) {
     GmDeferredState& st = state_of(alloc);
     std::vector<std::shared_ptr<PendingGmWrite>> earlier;
     {
@@ -204,7 +207,12 @@ void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
         snapshot_overlapping_pins_locked(st, span);
         earlier = overlapping_pending_locked(st, span);
     }
-    complete_all(earlier);
+    complete_all(earlier, scratch);
+}
+
+void gm_before_write(const GmAllocation& alloc, const GmSpan& span) {
+    WorkScratch scratch;
+    gm_before_write(alloc, span, scratch);
 }
 
 void snapshot_overlapping_pins_locked(GmDeferredState& st, const GmSpan& span) {

@@ -137,9 +137,13 @@ private:
 };
 
 // Before reading [span] of `alloc` (eagerly): completes pending writes overlapping it.
+// `scratch`: the caller's reusable buffers for computing them (a stream's, from its instruction);
+// without it, fresh ones, which costs their first touch at every call (host-side callers).
+void gm_before_read(const GmAllocation& alloc, const GmSpan& span, WorkScratch& scratch);
 void gm_before_read(const GmAllocation& alloc, const GmSpan& span);
 // Before writing [span] of `alloc` (eagerly or by registering a pending write): snapshots the
 // pins overlapping it and completes the older pending writes overlapping it.
+void gm_before_write(const GmAllocation& alloc, const GmSpan& span, WorkScratch& scratch);
 void gm_before_write(const GmAllocation& alloc, const GmSpan& span);
 // Snapshot the pins overlapping [span] of `alloc` (before writing it outside the hooks).
 void snapshot_pins_over(const GmAllocation& alloc, const GmSpan& span);
