@@ -972,17 +972,19 @@ CommandOutcome run_sweep_command(const RunConfig& cli, std::ostream& out, std::o
     ProfileCache profiles;
     SweepPlan plan;
     std::string text;
+    const std::string prefix = cli.sweep_out.empty() ? std::string("out/sweep") : cli.sweep_out;
     try {
         profiles.of(cli);  // a bad -v/--profile is a command-line error, not one bad row per row
         text = read_sweep_file(cli.sweep_file);
         plan = plan_sweep_text(text, cli.sweep_file, cli, profiles);
+        // Over MPI, everything that can refuse the sweep happens before the others start.
+        if (peers != nullptr) prepare_sweep_out(prefix);
     } catch (...) {
         if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{}));  // the others end quietly
         throw;
     }
     if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{true, text, job_lines(plan)}));
     for (const SweepRowError& b : plan.bad) err << b.message << '\n';
-    const std::string prefix = cli.sweep_out.empty() ? std::string("out/sweep") : cli.sweep_out;
     if (peers != nullptr && !cli.quiet) {
         err << fmt::format("sweep: {} rows over {} MPI processes (rank 0 hands them out and writes the results)\n",
                            plan.jobs.size(), peers->size());
