@@ -574,6 +574,7 @@ struct SweepRunner::State {
     // Over processes (opt.peers with more than one): set by run().
     bool coordinator = false;             // rank 0: hands rows out, gathers them
     bool remote_worker = false;           // another rank: runs the rows it is given
+    int my_rank = 0;                      // this process's rank (0 without peers)
     std::vector<int> rows_by_process{0};  // rows finished, by rank (index 0 only without peers)
     // rank 0
     int remote_running = 0;               // rows handed out and not back yet
@@ -785,7 +786,7 @@ void worker_loop(const std::shared_ptr<SweepRunner::State>& s) {
         std::lock_guard lock(s->mu);
         if (s->finalized) return;  // abandoned: the process is ending without us
         --s->running;
-        s->finish(index, std::move(done), s->remote_worker ? s->opt.peers->rank() : 0);
+        s->finish(index, std::move(done), s->my_rank);
         if (s->remote_worker) s->outbox.push_back(index);
         s->cv.notify_all();
     }
@@ -827,6 +828,7 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
     if (spread) {
         s->coordinator = s->opt.peers->rank() == 0;
         s->remote_worker = !s->coordinator;
+        s->my_rank = s->opt.peers->rank();
         s->rows_by_process.assign(static_cast<std::size_t>(s->opt.peers->size()), 0);
         s->owner.assign(s->entries.size(), -1);
         s->told_done.assign(static_cast<std::size_t>(s->opt.peers->size()), false);
