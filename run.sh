@@ -21,6 +21,7 @@ Usage:
            [--comm-mode mesh|ring] [--timing-only] [--sanitize] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
   ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
+  mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (README)
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows

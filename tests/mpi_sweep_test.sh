@@ -20,6 +20,9 @@ if [[ -z "$mpiexec" ]]; then
 fi
 # Open MPI refuses to run as root unless told it may (containers and CI run as root).
 if [[ "$(id -u)" == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# Containers often forbid the cross-process memory reads (ptrace) of Open MPI's shared-memory
+# single-copy path; plain copies work everywhere, and these messages are small.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 rm -rf "$work"
 mkdir -p "$work"
