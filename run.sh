@@ -21,6 +21,7 @@ Usage:
            [--comm-mode mesh|ring] [--timing-only] [--sanitize] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
   ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
+  mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (README)
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows
@@ -96,6 +97,32 @@ build() {  # build [TARGET]
     die "building ${1:-the project} failed (compiler output above)"
 }
 
+# Installs missing packages, configures, builds TARGET. Under mpirun (`mpirun -n P ./run.sh
+# --sweep ...`) every process runs this script at once: a lock in the build directory lets one
+# at a time through, and the first one on each host records the job id and host name, so the
+# others there find the work done and go straight to the binary.
+prepare() {  # prepare TARGET
+  local job="${PMIX_NAMESPACE:-${OMPI_MCA_ess_base_jobid:-}}" stamp="$BUILD_DIR/.run_sh_prepared_for_job"
+  [[ -n "$job" ]] && job="$job on $(uname -n)"
+  if [[ -z "$job" ]]; then
+    "$ROOT/scripts/install_deps.sh"
+    configure
+    build "$1"
+    return
+  fi
+  mkdir -p "$BUILD_DIR"
+  exec 9>"$BUILD_DIR/.run_sh.lock"
+  flock 9
+  if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$job" ]]; then
+    "$ROOT/scripts/install_deps.sh"
+    configure
+    build "$1"
+    echo "$job" >"$stamp"
+  fi
+  flock -u 9
+  exec 9>&-
+}
+
 # -r npu fails before anything is installed or built (the binary says the same).
 refuse_npu() {
   local prev=""
@@ -129,9 +156,7 @@ main() {
   refuse_npu "$@"
   (($# == 0)) && set -- "${DEFAULT_ARGS[@]}"
 
-  "$ROOT/scripts/install_deps.sh"
-  configure
-  build tandem
+  prepare tandem
   [[ -x "$BIN" ]] || die "$BIN was not built (is host/main.cpp missing?)"
   exec "$BIN" "$@"
 }

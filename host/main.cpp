@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include <unistd.h>
 
@@ -14,9 +15,11 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include "host/mpi_launch.hpp"
 #include "host/program.hpp"
 #include "host/options.hpp"
 #include "host/sweep.hpp"
+#include "host/sweep_mpi.hpp"
 #include "host/tune.hpp"
 #include "sim/sim_error.hpp"
 
@@ -40,8 +43,11 @@ int run_batch(const RunConfig& cfg) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     const bool tty = ::isatty(STDERR_FILENO) != 0;
+    // Under mpirun a sweep spreads its rows over the processes (sweep_peers.hpp); destroyed at
+    // the end of this scope (MPI_Finalize), after the results are written.
+    const std::unique_ptr<SweepPeers> peers = cfg.tune ? nullptr : join_mpi_sweep();
     const CommandOutcome outcome = cfg.tune ? run_tune_command(cfg, std::cout, std::cerr, &g_interrupts, tty)
-                                            : run_sweep_command(cfg, std::cout, std::cerr, &g_interrupts, tty);
+                                            : run_sweep_command(cfg, std::cout, std::cerr, &g_interrupts, tty, peers.get());
     if (outcome.abandoned_runs) {
         // Abandoned runs still simulate on detached threads: end without running destructors
         // under them. The finished rows are saved already.
@@ -62,6 +68,12 @@ int run(int argc, char** argv) {
     if (cfg.list_ops) {
         fmt::print("{}", list_ops_text());
         return 0;
+    }
+    // Started P times by mpirun, anything but a sweep would run P times over the same files.
+    if (const int launched = mpi_launch_size_from_env(); launched > 1 && cfg.sweep_file.empty()) {
+        throw SimError(fmt::format("started by mpirun with {} processes: only --sweep spreads over processes; run "
+                                   "{} without mpirun",
+                                   launched, cfg.tune ? "--tune" : "a single configuration"));
     }
     if (cfg.tune || !cfg.sweep_file.empty()) return run_batch(cfg);
     cfg.record_log = cfg.record_log || !cfg.trace_file.empty();

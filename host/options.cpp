@@ -184,7 +184,8 @@ void build_app(CLI::App& app, ParseTargets& t) {
                    "Run every row of FILE, a CSV with a header row or a JSON array of objects; columns ranks, m, "
                    "k, n (required), base_m, base_n, compute_blocks, comm_blocks, comm_mode, profile (SoC or "
                    ".toml), chunk_tiles, timing_only (default: true: sweeps are timing-only unless a row says "
-                   "false); other flags (-v, tile, blocks, --comm-mode) are the rows' defaults")
+                   "false); other flags (-v, tile, blocks, --comm-mode) are the rows' defaults. Under mpirun -n P the "
+                   "rows are spread over the P processes and rank 0 writes the files (README: Sweeps over many hosts)")
         ->type_name("FILE");
     app.add_flag("--tune", c.tune,
                  "Search chunk size, base tile and block split for the shape given (timing-only) and report "

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <fstream>
 #include <mutex>
 #include <ostream>
@@ -20,6 +21,7 @@
 #include "host/program.hpp"
 #include "host/atomic_file.hpp"
 #include "host/options.hpp"
+#include "host/sweep_wire.hpp"
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 
@@ -443,13 +445,17 @@ SweepPlan plan_sweep_text(const std::string& text, const fs::path& name, const R
                                        : plan_csv(body, name, defaults, profiles);
 }
 
-SweepPlan plan_sweep(const fs::path& file, const RunConfig& defaults, ProfileCache& profiles) {
+std::string read_sweep_file(const fs::path& file) {
     if (!fs::is_regular_file(file)) fail(fmt::format("--sweep {}: no such file", file.string()));
     std::ifstream in(file, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     if (!in && !in.eof()) fail(fmt::format("--sweep {}: cannot read the file", file.string()));
-    return plan_sweep_text(ss.str(), file, defaults, profiles);
+    return ss.str();
+}
+
+SweepPlan plan_sweep(const fs::path& file, const RunConfig& defaults, ProfileCache& profiles) {
+    return plan_sweep_text(read_sweep_file(file), file, defaults, profiles);
 }
 
 // ---- outputs ----
@@ -563,8 +569,111 @@ struct SweepRunner::State {
     std::size_t progress_width = 0;
     bool progress_open = false;
     Clock::time_point last_draw{};
+    int pool_size = 0;
+
+    // Over processes (opt.peers with more than one): set by run().
+    bool coordinator = false;             // rank 0: hands rows out, gathers them
+    bool remote_worker = false;           // another rank: runs the rows it is given
+    int my_rank = 0;                      // this process's rank (0 without peers)
+    std::vector<int> rows_by_process{0};  // rows finished, by rank (index 0 only without peers)
+    // rank 0
+    int remote_running = 0;               // rows handed out and not back yet
+    std::vector<int> owner;               // by entry index: the rank it was handed to (-1: none)
+    std::vector<bool> told_done;          // by rank: sent "no more rows"
+    // the other ranks
+    std::deque<std::size_t> assigned;     // rows given, not started
+    bool no_more = false;                 // rank 0 has no more rows for us
+    bool request_out = false;             // a request is waiting for its answer
+    std::vector<std::size_t> outbox;      // finished rows to send to rank 0
 
     int interrupt_count() const { return opt.interrupts ? opt.interrupts->load(std::memory_order_relaxed) : 0; }
+
+    // The next row this process runs, if any. Callers hold mu.
+    std::optional<std::size_t> take_next() {
+        if (remote_worker) {
+            if (assigned.empty()) return std::nullopt;
+            const std::size_t i = assigned.front();
+            assigned.pop_front();
+            return i;
+        }
+        if (next >= batch_end) return std::nullopt;
+        return next++;
+    }
+
+    // A row ran to an end here or on rank `process`. Callers hold mu.
+    void finish(std::size_t index, SweepEntry done, int process) {
+        ++runs_done;
+        ++rows_by_process[static_cast<std::size_t>(process)];
+        if (done.status == SweepStatus::Failed) {
+            ++failed;
+            message(fmt::format("{}: {}{}", done.job.origin, done.error,
+                                coordinator ? fmt::format(" (MPI rank {})", process) : std::string()));
+        }
+        entries[index] = std::move(done);
+        write_outputs();
+        show_progress();
+    }
+
+    // Rows still running anywhere. Callers hold mu.
+    int running_anywhere() const { return running + remote_running; }
+
+    // Sends and receives what is due between the processes. Callers hold mu. Throws
+    // tandem::SimError for a message that makes no sense (the job is then ended by the caller).
+    void pump_peers() {
+        SweepPeers& peers = *opt.peers;
+        if (remote_worker) {
+            for (const std::size_t i : outbox) peers.send(0, kTagResult, encode_sweep_result(i, entries[i]));
+            outbox.clear();
+            while (std::optional<PeerMessage> m = peers.poll()) {
+                if (m->from != 0 || m->tag != kTagAssign) {
+                    fail(fmt::format("sweep over MPI: unexpected message (tag {}) from rank {}", m->tag, m->from));
+                }
+                request_out = false;
+                const std::vector<std::size_t> given = decode_assign(m->bytes);
+                if (given.empty()) no_more = true;
+                for (const std::size_t i : given) {
+                    if (i >= batch_end) fail(fmt::format("sweep over MPI: rank 0 gave row index {} of {}", i, batch_end));
+                    assigned.push_back(i);
+                }
+                cv.notify_all();
+            }
+            const int free_slots = pool_size - running - static_cast<int>(assigned.size());
+            if (!no_more && !request_out && free_slots > 0) {
+                peers.send(0, kTagRequest, encode_request(free_slots));
+                request_out = true;
+            }
+            return;
+        }
+        while (std::optional<PeerMessage> m = peers.poll()) {
+            const int from = m->from;
+            if (from <= 0 || from >= peers.size()) fail(fmt::format("sweep over MPI: a message from rank {}", from));
+            if (m->tag == kTagRequest) {
+                const int want = decode_request(m->bytes);
+                std::vector<std::size_t> given;
+                while (!stop && interrupt_count() == 0 && static_cast<int>(given.size()) < want && next < batch_end) {
+                    owner[next] = from;
+                    given.push_back(next++);
+                }
+                remote_running += static_cast<int>(given.size());
+                if (given.empty()) told_done[static_cast<std::size_t>(from)] = true;
+                peers.send(from, kTagAssign, encode_assign(given));
+            } else if (m->tag == kTagResult) {
+                DecodedResult d = decode_sweep_result(m->bytes);
+                if (d.index >= entries.size() || owner[d.index] != from) {
+                    fail(fmt::format("sweep over MPI: rank {} sent row index {}, which it was not given", from, d.index));
+                }
+                owner[d.index] = -1;
+                --remote_running;
+                d.entry.job = entries[d.index].job;
+                finish(d.index, std::move(d.entry), from);
+            } else {
+                fail(fmt::format("sweep over MPI: unexpected message (tag {}) from rank {}", m->tag, from));
+            }
+        }
+    }
+
+    // Every other rank has been told there are no more rows. Callers hold mu.
+    bool all_told_done() const { return std::all_of(told_done.begin() + 1, told_done.end(), [](bool b) { return b; }); }
 
     double elapsed() const { return started ? std::chrono::duration<double>(Clock::now() - start).count() : 0.0; }
 
@@ -659,9 +768,17 @@ void worker_loop(const std::shared_ptr<SweepRunner::State>& s) {
         std::size_t index = 0;
         SweepJob job;
         {
-            std::lock_guard lock(s->mu);
-            if (s->stop || s->finalized || s->interrupt_count() > 0 || s->next >= s->batch_end) return;
-            index = s->next++;
+            std::unique_lock lock(s->mu);
+            for (;;) {
+                if (s->stop || s->finalized || s->interrupt_count() > 0) return;
+                if (const std::optional<std::size_t> i = s->take_next()) {
+                    index = *i;
+                    break;
+                }
+                // Another rank's pool waits for rows from rank 0 until it has no more.
+                if (!s->remote_worker || s->no_more) return;
+                s->cv.wait(lock);
+            }
             job = s->entries[index].job;
             ++s->running;
         }
@@ -669,14 +786,8 @@ void worker_loop(const std::shared_ptr<SweepRunner::State>& s) {
         std::lock_guard lock(s->mu);
         if (s->finalized) return;  // abandoned: the process is ending without us
         --s->running;
-        ++s->runs_done;
-        if (done.status == SweepStatus::Failed) {
-            ++s->failed;
-            s->message(fmt::format("{}: {}", done.job.origin, done.error));
-        }
-        s->entries[index] = std::move(done);
-        s->write_outputs();
-        s->show_progress();
+        s->finish(index, std::move(done), s->my_rank);
+        if (s->remote_worker) s->outbox.push_back(index);
         s->cv.notify_all();
     }
 }
@@ -713,48 +824,77 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
     }
     s->next = first;
     s->batch_end = s->entries.size();
+    const bool spread = s->opt.peers != nullptr && s->opt.peers->size() > 1;
+    if (spread) {
+        s->coordinator = s->opt.peers->rank() == 0;
+        s->remote_worker = !s->coordinator;
+        s->my_rank = s->opt.peers->rank();
+        s->rows_by_process.assign(static_cast<std::size_t>(s->opt.peers->size()), 0);
+        s->owner.assign(s->entries.size(), -1);
+        s->told_done.assign(static_cast<std::size_t>(s->opt.peers->size()), false);
+    }
     s->write_outputs();  // the files exist (with what is done so far) from the start
     if (s->opt.progress_tty) s->show_progress();
     const int pool = std::max(1, std::min<int>(s->opt.jobs > 0 ? s->opt.jobs : effective_jobs(std::nullopt),
                                                static_cast<int>(s->batch_end - first)));
+    s->pool_size = pool;
     std::vector<std::thread> workers;
     if (!s->stop && s->interrupt_count() == 0) {
         for (int i = 0; i < pool; ++i) workers.emplace_back(worker_loop, s);
     }
     Clock::time_point interrupted_at{};
+    std::string peer_error;
     for (;;) {
+        if (spread) {
+            try {
+                s->pump_peers();
+            } catch (const std::exception& e) {
+                // The job cannot go on (the caller ends it): leave the running rows.
+                peer_error = e.what();
+                s->finalized = true;
+                break;
+            }
+        }
         const int interrupts = s->interrupt_count();
         if (interrupts > 0 && !s->interrupted) {
             s->interrupted = true;
             s->stop = true;
             interrupted_at = Clock::now();
-            if (s->running > 0) {
+            if (s->running_anywhere() > 0) {
                 s->message(fmt::format("{}: interrupted: starting no new runs; waiting up to {:.0f} s for the {} "
                                        "running (Ctrl-C again to abandon them)",
-                                       s->opt.label, s->opt.interrupt_grace_s, s->running));
+                                       s->opt.label, s->opt.interrupt_grace_s, s->running_anywhere()));
             }
         }
-        if (s->running == 0 && (s->stop || s->next >= s->batch_end)) break;
-        if (s->interrupted && s->running > 0 &&
+        if (s->remote_worker) {
+            if (s->running == 0 && s->outbox.empty() && s->no_more && s->assigned.empty()) break;
+        } else if (s->running_anywhere() == 0 && (s->stop || s->next >= s->batch_end) &&
+                   (!s->coordinator || s->all_told_done())) {
+            break;
+        }
+        if (s->interrupted && s->running_anywhere() > 0 &&
             (interrupts >= 2 ||
              std::chrono::duration<double>(Clock::now() - interrupted_at).count() >= s->opt.interrupt_grace_s)) {
             s->finalized = true;
-            s->abandoned = s->running;
+            s->abandoned = s->running_anywhere();
             break;
         }
         // On a terminal the elapsed time ticks while long rows run.
         if (s->opt.progress_tty && Clock::now() - s->last_draw >= std::chrono::seconds(1)) s->show_progress();
-        s->cv.wait_for(lock, std::chrono::milliseconds(50));
+        // Over processes, messages arrive without a notify: poll them often (a probe is cheap).
+        s->cv.wait_for(lock, std::chrono::milliseconds(spread ? 2 : 50));
     }
     s->write_outputs();
     if (s->opt.progress_tty) s->show_progress();
     const bool abandon = s->finalized;
     const std::string write_error = s->write_error;
+    s->cv.notify_all();  // pool threads waiting for rows: there are none to come
     lock.unlock();
     for (std::thread& t : workers) {
         if (abandon) t.detach();  // still simulating; they hold `s` and touch nothing once finalized
         else t.join();
     }
+    if (!peer_error.empty()) fail(peer_error);
     if (!write_error.empty()) fail(fmt::format("{}: {}", s->opt.label, write_error));
 }
 
@@ -778,6 +918,11 @@ int SweepRunner::failed() const {
     return state_->failed;
 }
 
+std::vector<int> SweepRunner::rows_per_process() const {
+    std::lock_guard lock(state_->mu);
+    return state_->rows_by_process;
+}
+
 double SweepRunner::elapsed_seconds() const {
     std::lock_guard lock(state_->mu);
     return state_->elapsed();
@@ -790,18 +935,78 @@ void SweepRunner::finish_progress() {
 
 // ---- the command ----
 
+namespace {
+
+// Another rank of a sweep over MPI: plan what rank 0 broadcast, run the rows it hands out.
+CommandOutcome run_sweep_rows_for_rank0(const RunConfig& cli, std::ostream& err, SweepPeers& peers) {
+    const SweepStart start = decode_sweep_start(peers.broadcast(std::string()));
+    if (!start.ok) return CommandOutcome{2, false};  // rank 0 reports why
+    try {
+        ProfileCache profiles;
+        profiles.of(cli);
+        const SweepPlan plan = plan_sweep_text(start.text, cli.sweep_file, cli, profiles);
+        if (job_lines(plan) != start.lines) {
+            std::string why = "the rows that are good differ";
+            if (!plan.bad.empty()) why = plan.bad.front().message;
+            fail(fmt::format("the sweep plans differently here than on rank 0 (a profile file missing on this host?): {}",
+                             why));
+        }
+        SweepOptions opt;
+        opt.jobs = effective_jobs(cli.jobs);
+        opt.label = "sweep";
+        opt.peers = &peers;
+        SweepRunner runner(opt);
+        runner.run(plan.jobs);
+    } catch (const std::exception& e) {
+        err << fmt::format("[ERROR] sweep over MPI, rank {} of {}: {}\n", peers.rank(), peers.size(), e.what());
+        err.flush();
+        peers.abort(2);
+    }
+    return CommandOutcome{};
+}
+
+}  // namespace
+
 CommandOutcome run_sweep_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                 const std::atomic<int>* interrupts, bool err_is_tty) {
+                                 const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers) {
+    if (peers != nullptr && peers->size() <= 1) peers = nullptr;
+    if (peers != nullptr && peers->rank() != 0) return run_sweep_rows_for_rank0(cli, err, *peers);
     ProfileCache profiles;
-    profiles.of(cli);  // a bad -v/--profile is a command-line error, not one bad row per row
-    const SweepPlan plan = plan_sweep(cli.sweep_file, cli, profiles);
-    for (const SweepRowError& b : plan.bad) err << b.message << '\n';
-    err.flush();
+    SweepPlan plan;
+    std::string text;
     const std::string prefix = cli.sweep_out.empty() ? std::string("out/sweep") : cli.sweep_out;
-    SweepRunner runner(sweep_options_for(cli, prefix, "sweep", err, interrupts, err_is_tty));
+    try {
+        profiles.of(cli);  // a bad -v/--profile is a command-line error, not one bad row per row
+        text = read_sweep_file(cli.sweep_file);
+        plan = plan_sweep_text(text, cli.sweep_file, cli, profiles);
+        // Over MPI, everything that can refuse the sweep happens before the others start.
+        if (peers != nullptr) prepare_sweep_out(prefix);
+    } catch (...) {
+        if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{}));  // the others end quietly
+        throw;
+    }
+    if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{true, text, job_lines(plan)}));
+    for (const SweepRowError& b : plan.bad) err << b.message << '\n';
+    if (peers != nullptr && !cli.quiet) {
+        err << fmt::format("sweep: {} rows over {} MPI processes (rank 0 hands them out and writes the results)\n",
+                           plan.jobs.size(), peers->size());
+    }
+    err.flush();
+    SweepOptions options = sweep_options_for(cli, prefix, "sweep", err, interrupts, err_is_tty);
+    options.peers = peers;
+    SweepRunner runner(options);
     runner.set_bad_rows(static_cast<int>(plan.bad.size()));
     runner.set_expected_total(plan.rows());
-    runner.run(plan.jobs);
+    try {
+        runner.run(plan.jobs);
+    } catch (const std::exception& e) {
+        if (peers == nullptr) throw;
+        // The other ranks wait for rows: end the job rather than leave them waiting.
+        runner.finish_progress();
+        err << fmt::format("[ERROR] sweep over MPI, rank 0 of {}: {}\n", peers->size(), e.what());
+        err.flush();
+        peers->abort(2);
+    }
     runner.finish_progress();
 
     const std::vector<SweepEntry> entries = runner.entries();
@@ -818,8 +1023,11 @@ CommandOutcome run_sweep_command(const RunConfig& cli, std::ostream& out, std::o
         outcome.abandoned_runs = runner.abandoned() > 0;
         return outcome;
     }
-    out << fmt::format("sweep: {} of {} rows ran ({} bad, {} failed) in {:.1f} s; results: {}.csv, {}.json\n", ran,
-                       plan.rows(), plan.bad.size(), runner.failed(), runner.elapsed_seconds(), prefix, prefix);
+    const std::string over = peers == nullptr ? std::string()
+                                              : fmt::format(" over {} MPI processes (rows by rank: {})", peers->size(),
+                                                            fmt::join(runner.rows_per_process(), " "));
+    out << fmt::format("sweep: {} of {} rows ran ({} bad, {} failed) in {:.1f} s{}; results: {}.csv, {}.json\n", ran,
+                       plan.rows(), plan.bad.size(), runner.failed(), runner.elapsed_seconds(), over, prefix, prefix);
     outcome.exit_code = plan.bad.empty() && runner.failed() == 0 ? 0 : 1;
     return outcome;
 }

@@ -25,6 +25,7 @@
 
 #include "host/results.hpp"
 #include "host/run_config.hpp"
+#include "host/sweep_peers.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
@@ -74,6 +75,9 @@ const std::vector<std::string>& sweep_columns();
 // (missing, not CSV/JSON, a header with an unknown or repeated column, no rows).
 SweepPlan plan_sweep(const std::filesystem::path& file, const RunConfig& defaults, ProfileCache& profiles);
 
+// A sweep file's bytes. Throws tandem::SimError if it is missing or unreadable.
+std::string read_sweep_file(const std::filesystem::path& file);
+
 // Same, from text (`name` is used in messages and to resolve relative profile paths).
 SweepPlan plan_sweep_text(const std::string& text, const std::filesystem::path& name, const RunConfig& defaults,
                           ProfileCache& profiles);
@@ -108,6 +112,11 @@ struct SweepOptions {
     bool progress_tty = false;        // `\r`-updated progress line (else one line per completed row)
     const std::atomic<int>* interrupts = nullptr;  // SIGINT count: >= 1 stop starting rows, >= 2 abandon running ones
     double interrupt_grace_s = 3.0;   // after the first interrupt, how long running rows may take
+    // A sweep spread over processes (sweep_peers.hpp), with one run() per runner: on rank 0 the
+    // runner also hands rows out to the other ranks and gathers their results into entries();
+    // on the others it runs only the rows rank 0 gives it (every process passes the same jobs).
+    // nullptr or one process: this process runs every row.
+    SweepPeers* peers = nullptr;
 };
 
 // Runs jobs on a pool of host threads. Each run() appends its jobs to entries(); the output
@@ -133,6 +142,8 @@ public:
     bool interrupted() const;
     int abandoned() const;  // runs still going when the runner gave up on them
     int failed() const;     // runs that threw or failed verification
+    // Over processes (SweepOptions::peers, rank 0): the rows each process ran, by rank.
+    std::vector<int> rows_per_process() const;
     double elapsed_seconds() const;
 
     // Ends the progress line (a newline on a terminal). Called by the destructor too.
@@ -155,8 +166,11 @@ struct CommandOutcome {
 // run with the progress line on `err`, write cli.sweep_out + .csv/.json, print the table on
 // `out` (unless --quiet). Exit code: 0 if every row ran and passed, 1 if any row was bad or
 // failed, 130 if interrupted. Throws tandem::SimError for a file that cannot be used at all.
+// With `peers` of more than one process (mpirun), the rows are spread over them: rank 0 does all
+// of the above with every process's rows; the others run rows and print nothing (exit code 0,
+// or 2 when rank 0 could not plan the file; a fatal error of their own ends the job).
 CommandOutcome run_sweep_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                 const std::atomic<int>* interrupts, bool err_is_tty);
+                                 const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers = nullptr);
 
 // The end-of-sweep table: line, ranks, m, k, n, pipelined us, TFLOPS, overlap %.
 std::string format_sweep_table(const std::vector<SweepEntry>& entries);

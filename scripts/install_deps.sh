@@ -18,6 +18,7 @@ packages=(
   pybind11-dev python3-pybind11  # the Python module `tandem` (python/, docs/API.md)
   python3-dev                    # Python.h for it
   python3-pytest                 # its test suite (ctest's python_api)
+  libopenmpi-dev openmpi-bin     # --sweep over many processes/hosts (mpirun; ctest's mpi_sweep)
 )
 
 missing=()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# ctest mpi_sweep: a small timing-only sweep run by one process and by `mpirun -n 2
+# --oversubscribe` must give byte-identical PREFIX.csv and PREFIX.json, with both processes
+# running rows, the bad row reported once (by rank 0) and the same exit code (1: a bad row).
+# Skipped (exit 77) when the build has no MPI or mpirun is missing.
+# Usage: mpi_sweep_test.sh TANDEM_BIN WITH_MPI(ON|OFF) MPIEXEC WORK_DIR
+set -euo pipefail
+bin="$1" with_mpi="$2" mpiexec="$3" work="$4"
+
+if [[ "$with_mpi" != "ON" ]]; then
+  echo "SKIPPED: this build has no MPI (TANDEM_MPI=OFF, or libopenmpi-dev was not found at configure time)"
+  exit 77
+fi
+if [[ -z "$mpiexec" || "$mpiexec" == *NOTFOUND* || ! -x "$mpiexec" ]]; then
+  mpiexec="$(command -v mpirun || true)"
+fi
+if [[ -z "$mpiexec" ]]; then
+  echo "SKIPPED: mpirun is not installed (Debian: openmpi-bin)"
+  exit 77
+fi
+# Open MPI refuses to run as root unless told it may (containers and CI run as root).
+if [[ "$(id -u)" == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# Containers often forbid the cross-process memory reads (ptrace) of Open MPI's shared-memory
+# single-copy path; plain copies work everywhere, and these messages are small.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+# Six good rows of different cost (shapes, ranks, ring and mesh) and one bad row (M not a
+# multiple of ranks * base_m).
+cat > rows.csv <<'ROWS'
+ranks,m,k,n,comm_mode
+2,2048,1024,1024,mesh
+4,4096,2048,1024,ring
+8,4096,1024,2048,mesh
+2,1000,1024,1024,mesh
+2,1024,512,512,ring
+4,2048,2048,2048,mesh
+8,8192,1024,1024,ring
+ROWS
+
+status=0
+"$bin" --sweep rows.csv --sweep-out single/sweep --jobs 1 >single.out 2>single.err || status=$?
+[[ $status == 1 ]] || { echo "FAIL: single-process sweep exited $status, expected 1 (one bad row)"; cat single.err; exit 1; }
+
+status=0
+timeout 120 "$mpiexec" -n 2 --oversubscribe "$bin" --sweep rows.csv --sweep-out mpi/sweep --jobs 2 >mpi.out 2>mpi.err || status=$?
+[[ $status == 1 ]] || { echo "FAIL: mpirun -n 2 sweep exited $status, expected 1 (one bad row)"; cat mpi.out mpi.err; exit 1; }
+
+for ext in csv json; do
+  if ! cmp "single/sweep.$ext" "mpi/sweep.$ext"; then
+    echo "FAIL: sweep.$ext differs between one process and mpirun -n 2"
+    diff "single/sweep.$ext" "mpi/sweep.$ext" | head -20
+    exit 1
+  fi
+done
+rows=$(($(wc -l <mpi/sweep.csv) - 1))
+[[ $rows == 6 ]] || { echo "FAIL: mpi/sweep.csv has $rows rows, expected 6"; exit 1; }
+
+bad=$(grep -c "line 5: " mpi.err || true)
+[[ $bad == 1 ]] || { echo "FAIL: the bad row (line 5) was reported $bad times under mpirun, expected once (rank 0)"; cat mpi.err; exit 1; }
+
+# Both processes ran rows: "over 2 MPI processes (rows by rank: A B)", A + B = 6, B >= 1.
+by_rank=$(sed -n 's/.*over 2 MPI processes (rows by rank: \([0-9]*\) \([0-9]*\)).*/\1 \2/p' mpi.out)
+read -r on0 on1 <<<"${by_rank:-x x}"
+if [[ "$on0" == x || $((on0 + on1)) != 6 || $on1 -lt 1 ]]; then
+  echo "FAIL: rows by rank '${by_rank}', expected both ranks to run rows, 6 in all"
+  cat mpi.out
+  exit 1
+fi
+echo "PASS: 6 rows, byte-identical files; rows by rank: $on0 $on1"
