@@ -43,9 +43,10 @@ void check_shape(const std::string& op, const char* what, const TensorState& t, 
 // The command-line configuration the call stands for (validated by the same code).
 host::RunConfig run_config_of(const ContextState& ctx, const std::string& op_name, const TensorState& out,
                               const TensorState& a, const TensorState& b, const TensorState* bias, const OpConfig& c) {
-    const kernels::OpDesc& op = kernels::find_op(op_name);
+    const kernels::OpDesc& op = ctx.find_op(op_name);
     host::RunConfig cfg;
     cfg.op = op_name;
+    cfg.op_desc = &op;  // a user's op is in no registry: the host resolves it from here
     cfg.variant = c.variant;
     cfg.schedule = c.schedule;
     const kernels::VariantDesc& variant = host::variant_of(cfg);
@@ -171,7 +172,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         ws->params = host::op_params_of(cfg);
         ws->params.topology = profile.interconnect.topology;
         const kernels::VariantDesc& variant = host::variant_of(cfg);
-        const kernels::Sharding& sharding = kernels::find_op(op_name).sharding_of(variant);
+        const kernels::Sharding& sharding = host::op_of(cfg).sharding_of(variant);
         ws->shapes = host::shard_shapes(sharding, ws->params);
         ws->instance = variant.make(ws->params);
         ws->gm.resize(static_cast<std::size_t>(options.ranks));
