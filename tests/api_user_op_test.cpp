@@ -222,3 +222,14 @@ TEST(ApiUserOp, NameClashesAndIncompleteDescriptionsAreClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+// The cluster size the timing model is meant for: a timing-only call at 64 ranks completes.
+TEST(ApiUserOp, SixtyFourRanksTimingOnly) {
+    Context ctx(on_ranks(64, false));
+    ctx.ops().add(user_op());
+    Tensor a = ctx.zeros(128, 256, DataType::F16), b = ctx.zeros(256, 64 * 256, DataType::F16);
+    Tensor c = ctx.zeros(64 * 128, 256, DataType::F32);
+    EXPECT_GT(ctx.ops().run(gemm_all_to_all::kOpName, c, a, b).results().pipelined_us, 0.0);
+}
+}  // namespace
