@@ -116,6 +116,44 @@ std::shared_ptr<TensorState> ContextState::allocate_tensor(const std::shared_ptr
     return t;
 }
 
+const kernels::OpDesc& ContextState::find_op(const std::string& name) const {
+    for (const auto& op : user_ops)
+        if (op->name == name) return *op;
+    std::vector<std::string> names;
+    for (const kernels::OpDesc* op : kernels::registered_ops()) {
+        if (op->name == name) return *op;
+        names.push_back(op->name);
+    }
+    for (const auto& op : user_ops) names.push_back(op->name + " (added)");
+    throw SimError(fmt::format("op '{}': no such op (ops: {})", name, fmt::join(names, ", ")));
+}
+
+void ContextState::add_op(std::shared_ptr<const kernels::OpDesc> op) {
+    if (!op) throw SimError("ops().add: an empty op description was passed");
+    if (op->name.empty()) throw SimError("ops().add: the op has no name (OpDesc::name)");
+    for (const kernels::OpDesc* shipped : kernels::registered_ops()) {
+        if (shipped->name == op->name)
+            throw SimError(fmt::format("ops().add: '{}' is the name of a shipped op ({}); give your op another name",
+                                       op->name, shipped->title));
+    }
+    for (const auto& added : user_ops) {
+        if (added->name == op->name)
+            throw SimError(fmt::format("ops().add: an op named '{}' was already added to this context", op->name));
+    }
+    // What the host needs of every op (it would otherwise fail deep in a call).
+    if (op->variants.empty()) throw SimError(fmt::format("ops().add: op '{}' has no variant", op->name));
+    if (!op->comm_payload_bytes) throw SimError(fmt::format("ops().add: op '{}' has no comm_payload_bytes", op->name));
+    for (const kernels::VariantDesc& v : op->variants) {
+        const char* missing = v.name.empty() ? "name" : !v.make ? "make" : !v.validate ? "validate"
+                            : !v.workspace_bytes ? "workspace_bytes" : v.schedules.empty() ? "schedules"
+                            : v.dtypes.empty() ? "dtypes" : v.out_dtypes.empty() ? "out_dtypes"
+                            : v.comm_modes.empty() ? "comm_modes" : nullptr;
+        if (missing != nullptr)
+            throw SimError(fmt::format("ops().add: op '{}' variant '{}' has no {}", op->name, v.name, missing));
+    }
+    user_ops.push_back(std::move(op));
+}
+
 void ContextState::release(const std::vector<const GmAllocation*>& per_rank) {
     if (broken) return;
     park_if_pending();
@@ -257,12 +295,17 @@ int Workspace::calls() const { return state_->calls; }
 std::vector<std::string> Ops::names() const {
     std::vector<std::string> out;
     for (const kernels::OpDesc* op : kernels::registered_ops()) out.push_back(op->name);
+    for (const auto& op : state_->user_ops) out.push_back(op->name);
     return out;
+}
+
+void Ops::add(std::shared_ptr<const kernels::OpDesc> op) {
+    guarded([&] { state_->add_op(std::move(op)); });
 }
 
 OpInfo Ops::info(const std::string& name, const std::string& variant) const {
     return guarded([&] {
-        const kernels::OpDesc& op = kernels::find_op(name);
+        const kernels::OpDesc& op = state_->find_op(name);
         const kernels::VariantDesc* found = variant.empty() ? &op.variants.front() : op.find_variant(variant);
         if (found == nullptr) {
             std::vector<std::string> names;

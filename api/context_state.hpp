@@ -67,6 +67,12 @@ struct ContextState {
     std::vector<StreamSet> stream_sets;
     std::vector<std::shared_ptr<WorkspaceState>> pending;
     std::optional<std::string> broken;  // the error that stopped the cluster
+    // Ops added by the user (Ops::add), besides the registered ones; this context's alone.
+    std::vector<std::shared_ptr<const kernels::OpDesc>> user_ops;
+
+    // The op called `name`: a registered one or one of user_ops; SimError listing both if none.
+    const kernels::OpDesc& find_op(const std::string& name) const;
+    void add_op(std::shared_ptr<const kernels::OpDesc> op);
 
     void check_usable() const;
     // Before GM bookkeeping changes while async kernels may be running.

@@ -6,12 +6,16 @@
 //   Api    Context::ops().run(..., config.all_views = true) on tensors already in the context:
 //          the three views plus the API's copies in and out (a fresh workspace each call, as a
 //          call without one does; and with a reused workspace).
-// Each figure is the best of --reps wall-clock runs (default 3). Prints the ratios.
+// The three are run in turn within each repetition (so a change of the shared machine's load
+// hits all three alike); each figure is the best of --reps (default 3), in wall-clock seconds
+// and in the process's CPU seconds (all threads: steadier than wall time on a loaded machine).
+// Prints the ratios.
 //   build/tests/api_overhead_bench [--reps N] [--ranks R] [--m M --k K --n N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <cstring>
 #include <string>
 
@@ -21,15 +25,25 @@
 #include "tandem/tandem.hpp"
 
 namespace {
+struct Cost {
+    double wall_s = 1e30;
+    double cpu_s = 1e30;
+};
+
+// Runs f once, keeping the best wall and CPU times seen in `best`.
 template <typename F>
-double best_seconds(int reps, F&& f) {
-    double best = 1e30;
-    for (int i = 0; i < reps; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
+void time_into(Cost& best, F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
+    f();
+    const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    best.wall_s = std::min(best.wall_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.cpu_s = std::min(best.cpu_s, cpu);
+}
+
+void print_row(const char* what, const Cost& c, const Cost& base) {
+    std::printf("  %-34s wall %.3f s (%+5.1f%%)  cpu %.3f s (%+5.1f%%)\n", what, c.wall_s, 100.0 * (c.wall_s / base.wall_s - 1.0),
+                c.cpu_s, 100.0 * (c.cpu_s / base.cpu_s - 1.0));
 }
 }  // namespace
 
@@ -52,12 +66,10 @@ int main(int argc, char** argv) {
     const tandem::Profile profile = tandem::load_profile_by_soc(cfg.soc, tandem::default_profile_dir());
     tandem::host::apply_profile_defaults(cfg, profile);
     const tandem::host::OpInputs inputs = tandem::host::make_inputs(cfg);
-    double views_us = 0;
-    const double views_s = best_seconds(reps, [&] {
-        views_us = tandem::host::run_views(profile, cfg, &inputs).slowest.pipelined_us;
-    });
-
-    tandem::Context ctx({.soc = cfg.soc, .ranks = ranks});
+    tandem::ContextOptions options;
+    options.soc = cfg.soc;
+    options.ranks = ranks;
+    tandem::Context ctx(options);
     tandem::Tensor a = ctx.zeros(m / ranks, k, tandem::DataType::F16);
     tandem::Tensor b = ctx.zeros(k, n, tandem::DataType::F16);
     tandem::Tensor c = ctx.zeros(m, n, tandem::DataType::F32);
@@ -72,14 +84,21 @@ int main(int argc, char** argv) {
     }
     tandem::OpConfig oc;
     oc.all_views = true;
-    double api_us = 0;
-    const double api_s = best_seconds(reps, [&] { api_us = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc).results().pipelined_us; });
+    double views_us = 0, api_us = 0, reuse_us = 0;
+    Cost views, api, reuse;
     tandem::Workspace ws;
-    const double reuse_s = best_seconds(reps, [&] { ws = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc, ws); });
-    std::printf("allgather_gemm %dx%dx%dx%d functional, three views, best of %d:\n", ranks, m, k, n, reps);
-    std::printf("  run_views (run.sh's simulation)   %.3f s  pipelined %.3f us\n", views_s, views_us);
-    std::printf("  API call, new workspace          %.3f s  pipelined %.3f us  overhead %+.1f%%\n", api_s, api_us,
-                100.0 * (api_s / views_s - 1.0));
-    std::printf("  API call, reused workspace       %.3f s  overhead %+.1f%%\n", reuse_s, 100.0 * (reuse_s / views_s - 1.0));
-    return 0;
+    for (int i = 0; i < reps; ++i) {
+        time_into(views, [&] { views_us = tandem::host::run_views(profile, cfg, &inputs).slowest.pipelined_us; });
+        time_into(api, [&] { api_us = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc).results().pipelined_us; });
+        time_into(reuse, [&] {
+            ws = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc, ws);
+            reuse_us = ws.results().pipelined_us;
+        });
+    }
+    std::printf("allgather_gemm %dx%dx%dx%d functional, three views, best of %d (pipelined %.3f / %.3f / %.3f us):\n", ranks, m,
+                k, n, reps, views_us, api_us, reuse_us);
+    print_row("run_views (run.sh's simulation)", views, views);
+    print_row("API call, new workspace", api, views);
+    print_row("API call, reused workspace", reuse, views);
+    return views_us == api_us && api_us == reuse_us ? 0 : 1;  // the same simulation, or the comparison is void
 }

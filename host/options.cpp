@@ -332,6 +332,15 @@ void check_batch_flags(const CLI::App& app, const RunConfig& c) {
     }
 }
 
+// The op a config names: the one it carries (an API user's op) or the registry's of that name;
+// null when there is none (the callers that must have one say so).
+const kernels::OpDesc* known_op(const RunConfig& cfg) {
+    if (cfg.op_desc != nullptr) return cfg.op_desc;
+    const auto& ops = kernels::registered_ops();
+    const auto op = std::find_if(ops.begin(), ops.end(), [&](const kernels::OpDesc* o) { return o->name == cfg.op; });
+    return op != ops.end() ? *op : nullptr;
+}
+
 }  // namespace
 
 KernelBufferLimits buffer_limits_of(const tandem::Profile& p) {
@@ -368,10 +377,8 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
 
 void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
     apply_op_defaults(cfg);
-    const kernels::VariantDesc* v = nullptr;
-    const auto& ops = kernels::registered_ops();
-    const auto op = std::find_if(ops.begin(), ops.end(), [&](const kernels::OpDesc* o) { return o->name == cfg.op; });
-    if (op != ops.end()) v = (*op)->find_variant(cfg.variant);
+    const kernels::OpDesc* op = known_op(cfg);
+    const kernels::VariantDesc* v = op != nullptr ? op->find_variant(cfg.variant) : nullptr;
     const KernelBufferLimits limits = buffer_limits_of(profile);
     if (!cfg.compute_blocks) {
         cfg.compute_blocks = v && v->default_compute_blocks ? v->default_compute_blocks(limits) : profile.chip.aic_cores;
@@ -382,11 +389,10 @@ void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile) {
 }
 
 void apply_op_defaults(RunConfig& cfg) {
-    const auto& ops = kernels::registered_ops();
-    const auto op = std::find_if(ops.begin(), ops.end(), [&](const kernels::OpDesc* o) { return o->name == cfg.op; });
-    if (op == ops.end()) return;  // validate_run_config names the problem
-    if (cfg.variant.empty()) cfg.variant = (*op)->variants.front().name;
-    const kernels::VariantDesc* v = (*op)->find_variant(cfg.variant);
+    const kernels::OpDesc* op = known_op(cfg);
+    if (op == nullptr) return;  // validate_run_config names the problem
+    if (cfg.variant.empty()) cfg.variant = op->variants.front().name;
+    const kernels::VariantDesc* v = op->find_variant(cfg.variant);
     if (v == nullptr) return;
     if (cfg.schedule.empty()) cfg.schedule = v->schedules.front();
     if (cfg.out_dtype.empty()) cfg.out_dtype = dtype_name(v->out_dtypes.front());
@@ -407,7 +413,7 @@ void check_trace_filter(const RunConfig& cfg) {
 // The op, its variant and the choices the variant offers (schedule, dtypes, bias, comm mode,
 // knobs): each refusal names the flag, the value and what is available.
 void check_op_choices(const RunConfig& c) {
-    const kernels::OpDesc& op = kernels::find_op(c.op);
+    const kernels::OpDesc& op = op_of(c);
     const kernels::VariantDesc* v = op.find_variant(c.variant);
     if (v == nullptr) {
         std::vector<std::string> names;
@@ -478,7 +484,10 @@ void validate_run_config(const RunConfig& given, const KernelBufferLimits& limit
     check_trace_filter(cfg);
 }
 
-const kernels::OpDesc& op_of(const RunConfig& cfg) { return kernels::find_op(cfg.op); }
+const kernels::OpDesc& op_of(const RunConfig& cfg) {
+    if (const kernels::OpDesc* op = known_op(cfg)) return *op;
+    return kernels::find_op(cfg.op);  // throws, listing the registered ops
+}
 
 const kernels::VariantDesc& variant_of(const RunConfig& cfg) {
     const kernels::OpDesc& op = op_of(cfg);

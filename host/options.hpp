@@ -49,7 +49,8 @@ void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile);
 // op (nothing for an unknown one: validate_run_config names the problem).
 void apply_op_defaults(RunConfig& cfg);
 
-// The op and variant a config names (an empty variant is the op's default); throw SimError if
+// The op and variant a config names (RunConfig::op_desc, else the registry's op of that name; an
+// empty variant is the op's default); throw SimError if
 // unknown.
 const kernels::OpDesc& op_of(const RunConfig& cfg);
 const kernels::VariantDesc& variant_of(const RunConfig& cfg);

@@ -7,12 +7,19 @@
 #include <utility>
 #include <vector>
 
+namespace tandem::kernels {
+struct OpDesc;
+}
+
 namespace tandem::host {
 
 enum class CommMode { Mesh, Ring };
 
 struct RunConfig {
     std::string op = "allgather_gemm";  // --op: a registered op (kernels/registry.hpp)
+    // The op itself when it is not in the registry (an API user's op, kernels/op_desc.hpp; its
+    // name is `op`); null: `op` is looked up in the registry. Not owned: the caller keeps it alive.
+    const kernels::OpDesc* op_desc = nullptr;
     std::string variant;               // --variant (default: the op's first)
     std::string schedule;              // --schedule (default: the variant's first)
     std::string dtype = "fp16";        // --dtype: A, B and bias

@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace tandem::kernels {
+struct OpDesc;  // an op's description: include <tandem/kernel.hpp> to write one (docs/WRITE_A_KERNEL.md)
+}
+
 namespace tandem::api {
 
 class Error : public std::runtime_error {
@@ -140,8 +144,14 @@ struct OpInfo {
 
 class Ops {
 public:
-    // Every registered op (kernels/registry.cpp): a new op appears here by itself.
+    // Every registered op (kernels/registry.cpp): a new op appears here by itself; then the ops
+    // added to this context.
     std::vector<std::string> names() const;
+    // Adds a user's op (its kernels written against the tile ISA and its description:
+    // <tandem/kernel.hpp>, docs/WRITE_A_KERNEL.md) to this context only: run(op->name, ...),
+    // info() and names() then treat it as a shipped op. Refused: a name of a shipped op or of an
+    // op already added, a description missing what the host needs (variants, make, validate, ...).
+    void add(std::shared_ptr<const kernels::OpDesc> op);
     // The op's sharding and variants, and what `variant` (default: the op's first) accepts.
     OpInfo info(const std::string& op, const std::string& variant = "") const;
     // Iris's ctx.ops.<op>(output_tensor, A, B, bias, async_op, config, workspace) -> workspace.
