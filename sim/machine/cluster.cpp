@@ -39,7 +39,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::Signal) {
         for (int i = 0; i < m.count; ++i)
-            dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value, m.clock});
+            dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value, m.stamp});
         return;
     }
     if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;

@@ -61,6 +61,7 @@ private:
         SimTime ready_at = 0;
         Event* event = nullptr;
         std::shared_ptr<const VectorClock> host_clock;  // --sanitize: what the host knew at the launch
+        std::uint64_t host_call = 0;                    // --sanitize: the host's call at the launch
     };
     void thread_main();
     // While a kernel waits in the queue, the earliest time it can start bounds the windows.
@@ -131,6 +132,9 @@ private:
     VectorClock san_vc_;
     std::uint32_t san_clock_ = 1;
     std::uint64_t san_seq_ = 0;
+    // --sanitize: this host's call, the programs started plus the barriers passed (the same count
+    // on every rank): a flag written in an earlier call that satisfies a wait is stale.
+    std::uint64_t san_call_ = 0;
 };
 
 class Runtime {

@@ -16,6 +16,9 @@
 // and the reads and atomic adds since. Two accesses to a cell conflict when at least one writes
 // (atomic adds do not conflict with each other); a conflicting pair in which neither happens
 // before the other is a violation, whatever bytes this run's timing delivered.
+//
+// Stale flags are checked as the run goes (StreamSanitizer::check_wait): each signal write
+// carries a stamp (signal_stamp.hpp) naming its writer and host call.
 #include <cstdint>
 #include <memory>
 #include <mutex>
