@@ -270,6 +270,51 @@ TEST(Sanitizer, FlagOfAnotherStreamInTheSameCallIsNotStale) {
     EXPECT_TRUE(v.empty()) << all_text(v);
 }
 
+// ---- class 5: disagreeing ranks --------------------------------------------------------------
+
+// Each rank launches one kernel on stream 'comm' signed with its shape; rank 1's may differ.
+std::vector<SanViolation> run_signed(const std::string& rank1_signature) {
+    Runtime rt(profile(), sanitized(2));
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        KernelLaunch k{"all_gather", CoreType::AIV, 1, [](BlockCtx&) -> Task { co_return; }};
+        s.launch(k);  // unsigned: not compared
+        k.signature = host.rank() == 0 ? "M=256 K=512 dtype=f16" : rank1_signature;
+        s.launch(k);
+        s.synchronize();
+    });
+    return rt.cluster().sanitizer()->check();
+}
+
+TEST(Sanitizer, RanksLaunchingDifferentShapesAreCaught) {
+    const auto v = run_signed("M=128 K=512 dtype=f16");
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassDisagreeingRanks);
+    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    expect_has(v[0].text, {"[disagreeing ranks]", "launch 2 of stream 'comm'", "rank 0: kernel 'all_gather', M=256 K=512 dtype=f16",
+                           "rank 1: kernel 'all_gather', M=128 K=512 dtype=f16"});
+}
+
+TEST(Sanitizer, RanksLaunchingTheSameShapeAreClean) { EXPECT_TRUE(run_signed("M=256 K=512 dtype=f16").empty()); }
+
+std::vector<SanViolation> run_windows(std::int64_t rank1_bytes) {
+    Runtime rt(profile(), sanitized(3));
+    for (int r = 0; r < 3; ++r) rt.cluster().chip(r).gm.allocate("workspace", r == 1 ? rank1_bytes : 4096, true);
+    rt.cluster().chip(2).gm.allocate("inbox", 256, true);  // on one rank only: nothing to compare
+    rt.run_hosts([&](HostContext& host) { host.barrier(); });
+    return rt.cluster().sanitizer()->check();
+}
+
+TEST(Sanitizer, WindowsOfDifferentSizesAreCaught) {
+    const auto v = run_windows(2048);
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassDisagreeingRanks);
+    ::testing::Test::RecordProperty("report", v[0].text);
+    expect_has(v[0].text, {"[disagreeing ranks]", "'workspace' is 4096 bytes on rank 0 and 2048 bytes on rank 1"});
+}
+
+TEST(Sanitizer, WindowsOfTheSameSizeAreClean) { EXPECT_TRUE(run_windows(4096).empty()); }
+
 // ---- class 4: unschedulable spinners ---------------------------------------------------------
 
 // Every block but the last waits for the last block's flag. With more blocks than cores the

@@ -34,6 +34,9 @@ void Stream::launch(KernelLaunch kernel) {
     Cluster& cluster = host_.cluster();
     const CostModel& cost = cluster.cost();
     Coordinator& coord = cluster.coordinator();
+    if (Sanitizer* san = cluster.sanitizer(); san != nullptr && !kernel.signature.empty())
+        san->note_launch_signature(name_, launches_, host_.rank(), kernel.name, kernel.signature);
+    ++launches_;
     coord.update([&] {
         const SimTime h = host_.now_;
         queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr,

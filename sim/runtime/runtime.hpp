@@ -80,6 +80,7 @@ private:
     bool shutdown_ = false;
     bool waiting_host_ = false;
     SimTime tail_ = 0;  // simulated time at which the stream's last command finished
+    std::size_t launches_ = 0;  // kernels launched so far (the host thread's; --sanitize compares signatures by it)
     std::vector<KernelStats> stats_;
     std::thread thread_;
 };
