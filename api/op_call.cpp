@@ -23,6 +23,7 @@
 #include "api/context_state.hpp"
 #include "host/op_bench.hpp"
 #include "host/options.hpp"
+#include "kernels/launch_signature.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
@@ -242,13 +243,19 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     WorkspaceState& w = *ws;
     const host::ShardShapes& sh = w.shapes;
 
+    // Every launch signed: under --sanitize, ranks launching different shapes are reported.
+    auto view = [&w](kernels::ViewKind kind, int r) {
+        kernels::ViewPlan plan = w.instance->view(kind, r);
+        kernels::sign_launches(plan, w.params);
+        return plan;
+    };
     auto program = [&](HostContext& host) {
         const int r = host.rank();
         const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
         const kernels::RankTensors& st = w.staging[static_cast<std::size_t>(r)];
         if (config.all_views) {  // timed only, as the command line's first two views
-            compute_only[static_cast<std::size_t>(r)] = host::run_view(host, streams, w.instance->view(kernels::ViewKind::ComputeOnly, r), true, {});
-            sequential[static_cast<std::size_t>(r)] = host::run_view(host, streams, w.instance->view(kernels::ViewKind::Sequential, r), true, {});
+            compute_only[static_cast<std::size_t>(r)] = host::run_view(host, streams, view(kernels::ViewKind::ComputeOnly, r), true, {});
+            sequential[static_cast<std::size_t>(r)] = host::run_view(host, streams, view(kernels::ViewKind::Sequential, r), true, {});
         }
         if (functional) {
             copy_block(st.a, a.on(r), sh.a_rows, sh.a_cols);
@@ -258,7 +265,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             if (bias != nullptr) copy_block(st.bias, bias->on(r), 1, sh.bias_len);
             host.zero_device(st.out);
         }
-        kernels::ViewPlan plan = w.instance->view(kernels::ViewKind::Pipelined, r);
+        kernels::ViewPlan plan = view(kernels::ViewKind::Pipelined, r);
         if (plan.reset) plan.reset(host);
         host.barrier();
         start[static_cast<std::size_t>(r)] = host.now();

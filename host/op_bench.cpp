@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "host/options.hpp"
+#include "kernels/launch_signature.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::host {
@@ -153,21 +154,31 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
         std::vector<Stream*> streams;
         for (const std::string& name : out.stream_names) streams.push_back(&host.create_stream(name));
 
+        // Every launch signed: under --sanitize, ranks launching different shapes are reported.
+        auto view = [&](ViewKind kind) {
+            ViewPlan plan = instance->view(kind, r);
+            kernels::sign_launches(plan, run_params);
+            return plan;
+        };
         // The first two views are only timed (see op_bench.hpp).
-        const ViewRun compute_only = run_view(host, streams, instance->view(ViewKind::ComputeOnly, r), true, {});
+        const ViewRun compute_only = run_view(host, streams, view(ViewKind::ComputeOnly), true, {});
         times.compute_only_us = compute_only.total_us;
-        const ViewRun sequential = run_view(host, streams, instance->view(ViewKind::Sequential, r), true, {});
+        const ViewRun sequential = run_view(host, streams, view(ViewKind::Sequential), true, {});
         times.seq_comm_us = sequential.comm_us;
         times.seq_compute_us = sequential.compute_us;
 
         // The pipelined view: its kernels' statistics start at these indices on each stream.
         std::vector<std::size_t> first_stat;
         for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
-        ViewPlan plan = instance->view(ViewKind::Pipelined, r);
+        ViewPlan plan = view(ViewKind::Pipelined);
         std::vector<std::vector<LaunchCores>> launched(streams.size());  // per stream, in launch order
         for (const kernels::ViewPhase& phase : plan.phases)
             for (const kernels::StreamLaunch& l : phase.launches)
                 launched[static_cast<std::size_t>(l.stream)].push_back(l.kernel.core_type);
+        // Cleared before the view's barrier, so that the barrier orders the clear before every
+        // peer's pipelined kernel that writes this output (after the barrier it would race them:
+        // the sanitizer reports it). A peer's sequential-view kernel may still run here, but that
+        // view is timing-only and moves no data.
         if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
         const ViewRun pipelined = run_view(host, streams, std::move(plan), false, [&] {
             if (cfg.record_log) {  // keep only the pipelined view's log

@@ -162,6 +162,159 @@ TEST(Sanitizer, TwoStreamsWithoutSynchronisationRace) {
     expect_has(v[0].text, {"[unsynchronised read]", "kernel 'writer'", "kernel 'reader'", "'buf'"});
 }
 
+// ---- class 3: stale flags: two launches of the same handoff reuse one flag word ------------
+
+enum class Reuse {
+    NoReset,    // broken: the second consumer's TWAIT passes at once on the first launch's value
+    HostReset,  // correct: the host zeroes the flag between the launches
+    Versioned,  // correct: launch k raises and waits for the value k
+};
+
+std::vector<SanViolation> run_reused_flag(Reuse r) {
+    Runtime rt(profile(), sanitized(2));
+    Cluster& c = rt.cluster();
+    const std::int64_t bytes = kRows * kCols * 2;
+    GmAllocation& src = c.chip(0).gm.allocate("src", bytes);
+    GmAllocation& inbox = c.chip(1).gm.allocate("inbox", bytes, true);
+    GmAllocation& flags = c.chip(1).gm.allocate("ready", 64, true);
+    GmAllocation& dst = c.chip(1).gm.allocate("dst", bytes);
+    const SignalAddr ready{1, flags.base};
+    const GmTensor srcT(src, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor inboxT(inbox, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor dstT(dst, 0, kRows, kCols, kCols, DType::F16);
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        for (int launch = 1; launch <= 2; ++launch) {
+            const std::int32_t value = r == Reuse::Versioned ? launch : 1;
+            if (host.rank() == 0) {
+                s.launch(KernelLaunch{"producer", CoreType::AIV, 1, [&, value](BlockCtx& b) -> Task {
+                    Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                    co_await TLOAD(ub, srcT);
+                    set_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                    wait_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                    co_await TSTORE(inboxT, ub);
+                    pipe_barrier(b, PIPE_ALL);
+                    TNOTIFY(b, ready, value, NotifyOp::Set);
+                }});
+            } else {
+                s.launch(KernelLaunch{"consumer", CoreType::AIV, 1, [&, value](BlockCtx& b) -> Task {
+                    Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                    co_await TWAIT(b, ready, CmpOp::EQ, value);
+                    co_await TLOAD(ub, inboxT);
+                    set_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                    wait_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                    co_await TSTORE(dstT, ub);
+                }});
+            }
+            s.synchronize();
+            host.barrier();  // the call is over on every rank
+            if (r == Reuse::HostReset && host.rank() == 1) host.write_signals(flags.base, 1, 0);
+            host.barrier();  // the reset lands before any rank's next launch
+        }
+    });
+    return c.sanitizer()->check();
+}
+
+TEST(Sanitizer, StaleFlagFromAnEarlierLaunchIsCaught) {
+    const auto v = run_reused_flag(Reuse::NoReset);
+    ASSERT_FALSE(v.empty());
+    EXPECT_EQ(v[0].cls, kClassStaleFlag) << all_text(v);
+    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    expect_has(v[0].text, {"[stale flag]", "flag: rank 1 'ready'+0x0",
+                           "write: call 1, launch 1 of rank 0's stream 'comm': rank 0, stream 'comm', kernel 'producer', "
+                           "block 0, TNOTIFY(set 1) on rank 1 'ready'+0x0 issued at",
+                           "wait: call 3, launch 2 of rank 1's stream 'comm': rank 1, stream 'comm', kernel 'consumer', "
+                           "block 0, TWAIT(== 1) issued at", "satisfied at"});
+    // The second consumer then reads the inbox the second producer is still writing.
+    EXPECT_NE(all_text(v).find("[unsynchronised read]"), std::string::npos) << all_text(v);
+}
+
+TEST(Sanitizer, FlagResetByTheHostBetweenLaunchesIsClean) {
+    const auto v = run_reused_flag(Reuse::HostReset);
+    EXPECT_TRUE(v.empty()) << all_text(v);
+}
+
+TEST(Sanitizer, VersionedFlagIsClean) {
+    const auto v = run_reused_flag(Reuse::Versioned);
+    EXPECT_TRUE(v.empty()) << all_text(v);
+}
+
+
+// A flag raised by a kernel of another stream in the same call (a producer stream run first and
+// synchronised, as GemmCommAllKernel's GEMM before its comm kernel) is what the wait is for: the
+// wait passes at once, and that is not stale, however many of the call's kernels wait on it.
+TEST(Sanitizer, FlagOfAnotherStreamInTheSameCallIsNotStale) {
+    Runtime rt(profile(), sanitized(1));
+    Cluster& c = rt.cluster();
+    GmAllocation& flags = c.chip(0).gm.allocate("ready", 64, true);
+    const SignalAddr ready{0, flags.base};
+    rt.run_hosts([&](HostContext& host) {
+        Stream& gemm = host.create_stream("gemm");
+        Stream& comm = host.create_stream("comm");
+        for (int call = 1; call <= 2; ++call) {
+            gemm.launch(KernelLaunch{"raise", CoreType::AIV, 1, [&, call](BlockCtx& b) -> Task {
+                TNOTIFY(b, ready, call, NotifyOp::Set);
+                co_return;
+            }});
+            gemm.synchronize();
+            for (int poll = 0; poll < 2; ++poll) {  // two kernels of the call consume the same write
+                comm.launch(KernelLaunch{"poll", CoreType::AIV, 1, [&, call](BlockCtx& b) -> Task {
+                    co_await TWAIT(b, ready, CmpOp::EQ, call);
+                }});
+            }
+            comm.synchronize();
+            host.barrier();
+        }
+    });
+    const auto v = c.sanitizer()->check();
+    EXPECT_TRUE(v.empty()) << all_text(v);
+}
+
+// ---- class 5: disagreeing ranks --------------------------------------------------------------
+
+// Each rank launches one kernel on stream 'comm' signed with its shape; rank 1's may differ.
+std::vector<SanViolation> run_signed(const std::string& rank1_signature) {
+    Runtime rt(profile(), sanitized(2));
+    rt.run_hosts([&](HostContext& host) {
+        Stream& s = host.create_stream("comm");
+        KernelLaunch k{"all_gather", CoreType::AIV, 1, [](BlockCtx&) -> Task { co_return; }};
+        s.launch(k);  // unsigned: not compared
+        k.signature = host.rank() == 0 ? "M=256 K=512 dtype=f16" : rank1_signature;
+        s.launch(k);
+        s.synchronize();
+    });
+    return rt.cluster().sanitizer()->check();
+}
+
+TEST(Sanitizer, RanksLaunchingDifferentShapesAreCaught) {
+    const auto v = run_signed("M=128 K=512 dtype=f16");
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassDisagreeingRanks);
+    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    expect_has(v[0].text, {"[disagreeing ranks]", "launch 2 of stream 'comm'", "rank 0: kernel 'all_gather', M=256 K=512 dtype=f16",
+                           "rank 1: kernel 'all_gather', M=128 K=512 dtype=f16"});
+}
+
+TEST(Sanitizer, RanksLaunchingTheSameShapeAreClean) { EXPECT_TRUE(run_signed("M=256 K=512 dtype=f16").empty()); }
+
+std::vector<SanViolation> run_windows(std::int64_t rank1_bytes) {
+    Runtime rt(profile(), sanitized(3));
+    for (int r = 0; r < 3; ++r) rt.cluster().chip(r).gm.allocate("workspace", r == 1 ? rank1_bytes : 4096, true);
+    rt.cluster().chip(2).gm.allocate("inbox", 256, true);  // on one rank only: nothing to compare
+    rt.run_hosts([&](HostContext& host) { host.barrier(); });
+    return rt.cluster().sanitizer()->check();
+}
+
+TEST(Sanitizer, WindowsOfDifferentSizesAreCaught) {
+    const auto v = run_windows(2048);
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassDisagreeingRanks);
+    ::testing::Test::RecordProperty("report", v[0].text);
+    expect_has(v[0].text, {"[disagreeing ranks]", "'workspace' is 4096 bytes on rank 0 and 2048 bytes on rank 1"});
+}
+
+TEST(Sanitizer, WindowsOfTheSameSizeAreClean) { EXPECT_TRUE(run_windows(4096).empty()); }
+
 // ---- class 4: unschedulable spinners ---------------------------------------------------------
 
 // Every block but the last waits for the last block's flag. With more blocks than cores the

@@ -61,6 +61,10 @@ struct KernelLaunch {
     // For launches whose results nobody reads (a benchmark view that is only timed); timing never
     // depends on data, so its times are the same either way.
     bool timing_only = false;
+    // Optional, for --sanitize: what every rank's launch at the same index of the same stream
+    // must agree on (a collective kernel's shape and dtype). Ranks that launch it with different
+    // signatures are reported (disagreeing ranks); empty: not compared.
+    std::string signature = {};
 };
 
 struct KernelStats {

@@ -9,7 +9,7 @@
 
 #include "sim/exec/signal.hpp"
 #include "sim/mem/dtype.hpp"
-#include "sim/sanitize/vector_clock.hpp"
+#include "sim/sanitize/signal_stamp.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -37,8 +37,9 @@ struct Message {
     std::int64_t ld_bytes = 0;
     DType dtype = DType::F32;        // Data / AtomicAdd: the elements' type in GM
     std::vector<std::byte> payload;  // functional mode only
-    // Signal, under --sanitize: the writer's vector clock (what a reader that observes it learns).
-    std::shared_ptr<const VectorClock> clock;
+    // Signal, under --sanitize: the writer's vector clock (what a reader that observes it learns)
+    // and who wrote it.
+    std::shared_ptr<const SanSignalStamp> stamp;
 };
 
 inline bool message_order(const Message& a, const Message& b) {

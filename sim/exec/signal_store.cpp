@@ -47,8 +47,19 @@ void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& i
     if (it->second.base_clock) into.join(*it->second.base_clock);
     for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
-        if (op.clock) into.join(*op.clock);
+        if (op.stamp) into.join(op.stamp->clock);
     }
+}
+
+const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) const {
+    auto it = words_.find(address);
+    if (it == words_.end()) return nullptr;
+    const SanSignalStamp* last = it->second.base_stamp.get();
+    for (const Op& op : it->second.ops) {
+        if (op.visible_at > t) break;
+        last = op.stamp.get();
+    }
+    return last;
 }
 
 void SignalStore::insert(std::int64_t address, const Op& op) {
@@ -68,9 +79,10 @@ void SignalStore::fold_before(SimTime horizon) {
         while (n < w.ops.size() && w.ops[n].visible_at < horizon) {
             const Op& op = w.ops[n++];
             w.base = apply(w.base, op);
-            if (op.clock) {
+            if (op.stamp) {
                 if (!w.base_clock) w.base_clock = std::make_shared<VectorClock>();
-                w.base_clock->join(*op.clock);
+                w.base_clock->join(op.stamp->clock);
+                w.base_stamp = op.stamp;
             }
         }
         w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/exec/signal.hpp"
-#include "sim/sanitize/vector_clock.hpp"
+#include "sim/sanitize/signal_stamp.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -25,7 +25,7 @@ public:
         std::uint64_t order;  // total order among ops at the same time (barrier merge order)
         NotifyOp op;
         std::int32_t value;
-        std::shared_ptr<const VectorClock> clock;  // the writer's, under --sanitize
+        std::shared_ptr<const SanSignalStamp> stamp;  // the writer's clock and name, under --sanitize
     };
 
     // Value of the word at `address` as of time t (all ops visible at or before t applied).
@@ -44,6 +44,9 @@ public:
     // Under --sanitize: joins into `into` the clocks of every write of the word visible at or
     // before t (what a TWAIT or TTEST that read it then has synchronised with).
     void acquire_clocks(std::int64_t address, SimTime t, VectorClock& into) const;
+    // Under --sanitize: the last write of the word visible at or before t (null: none, or
+    // written without --sanitize).
+    const SanSignalStamp* last_write(std::int64_t address, SimTime t) const;
 
     // Barrier-only mutators.
     void insert(std::int64_t address, const Op& op);
@@ -61,6 +64,7 @@ private:
 struct SignalWord {
     std::int32_t base = 0;
     std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
+    std::shared_ptr<const SanSignalStamp> base_stamp;  // the last folded write's
     std::vector<SignalStore::Op> ops;         // sorted by (visible_at, order)
 };
 

@@ -29,9 +29,10 @@ void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op) {
     m.op = op;
     m.value = value;
     if (StreamSanitizer* san = lp.sanitizer()) {
-        m.clock = san->release(blk, fmt::format("TNOTIFY({} {}) on {}", op == NotifyOp::Set ? "set" : "add", value,
-                                                cluster.describe_address(sig.rank, sig.address))
-                                        .c_str());
+        m.stamp = san->signal_release(blk,
+                                      fmt::format("TNOTIFY({} {}) on {}", op == NotifyOp::Set ? "set" : "add", value,
+                                                  cluster.describe_address(sig.rank, sig.address)),
+                                      visible);
     }
     lp.send(std::move(m));
     lp.count_instruction();
@@ -98,7 +99,13 @@ bool SignalRead::await_resume() {
     if (StreamSanitizer* san = lp.sanitizer()) {
         // What the read observed: every write of the word visible by then.
         VectorClock seen;
-        lp.cluster().chip(sig_.rank).signals.acquire_clocks(sig_.address, blk_.now(), seen);
+        const SignalStore& store = lp.cluster().chip(sig_.rank).signals;
+        store.acquire_clocks(sig_.address, blk_.now(), seen);
+        if (result_) {
+            san->check_wait(
+                blk_, store.last_write(sig_.address, blk_.now()), sig_.address,
+                [&] { return fmt::format("{}({} {})", blocking_ ? "TWAIT" : "TTEST", cmp_symbol(cmp_), value_); }, issue_);
+        }
         san->acquire(blk_, seen);
     }
     lp.count_instruction();

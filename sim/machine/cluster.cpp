@@ -20,7 +20,11 @@ Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
     if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));
     chips_.reserve(static_cast<std::size_t>(options.ranks));
     for (int r = 0; r < options.ranks; ++r) chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
-    if (options.sanitize) sanitizer_ = std::make_unique<Sanitizer>();
+    if (options.sanitize) {
+        std::vector<const GlobalMemory*> memories;
+        for (const auto& chip : chips_) memories.push_back(&chip->gm);
+        sanitizer_ = std::make_unique<Sanitizer>(std::move(memories));
+    }
 }
 
 void Cluster::check_signal_address(int rank, std::int64_t address) const {
@@ -39,7 +43,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::Signal) {
         for (int i = 0; i < m.count; ++i)
-            dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value, m.clock});
+            dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value, m.stamp});
         return;
     }
     if (m.payload.empty() || m.dst_alloc == nullptr || m.dst_alloc->data.empty()) return;

@@ -34,10 +34,13 @@ void Stream::launch(KernelLaunch kernel) {
     Cluster& cluster = host_.cluster();
     const CostModel& cost = cluster.cost();
     Coordinator& coord = cluster.coordinator();
+    if (Sanitizer* san = cluster.sanitizer(); san != nullptr && !kernel.signature.empty())
+        san->note_launch_signature(name_, launches_, host_.rank(), kernel.name, kernel.signature);
+    ++launches_;
     coord.update([&] {
         const SimTime h = host_.now_;
         queue_.push_back(Command{std::move(kernel), h + cost.launch_to_start_ps, nullptr,
-                                 cluster.sanitizer() ? host_.san_release() : nullptr});
+                                 cluster.sanitizer() ? host_.san_release() : nullptr, host_.san_call_});
         refresh_bound_locked();
         host_.now_ = h + cost.launch_host_ps;
         coord.set_bound_locked(host_.host_id_, host_.now_);
@@ -47,7 +50,7 @@ void Stream::launch(KernelLaunch kernel) {
 void Stream::record(Event& event) {
     host_.cluster().coordinator().update([&] {
         event.reached_ = false;
-        queue_.push_back(Command{std::nullopt, 0, &event, nullptr});
+        queue_.push_back(Command{std::nullopt, 0, &event, nullptr, 0});
     });
 }
 
@@ -118,7 +121,7 @@ void Stream::thread_main() {
             });
             if (stop) return;
             if (cmd.kernel) {
-                if (cmd.host_clock) lp_.sanitizer()->begin_kernel(*cmd.host_clock);
+                if (cmd.host_clock) lp_.sanitizer()->begin_kernel(*cmd.host_clock, cmd.host_call);
                 lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_, [&](const KernelStats& stats) {
                     stats_.push_back(stats);
                     complete_locked(stats.end + cluster.cost().kernel_end_ps);
@@ -237,7 +240,17 @@ void HostContext::write_signals(std::int64_t address, int count, std::int32_t va
         m.op = NotifyOp::Set;
         m.value = value;
         m.count = count;
-        if (c.sanitizer()) m.clock = san_release();
+        if (c.sanitizer()) {
+            auto stamp = std::make_shared<SanSignalStamp>();
+            stamp->clock = *san_release();
+            stamp->thread = san_key();
+            stamp->thread_clock = stamp->clock.get(san_key());
+            stamp->call = san_call_;
+            stamp->by_host = true;
+            stamp->where = fmt::format("call {}: rank {} host signal write of {} at {:.3f} us", san_call_, rank_, value,
+                                       to_us(now_));
+            m.stamp = std::move(stamp);
+        }
         c.coordinator().post_locked(std::move(m));
     });
 }
@@ -273,6 +286,7 @@ void HostContext::barrier() {
         san_vc_.join(rt_.barrier_released_);
         return true;
     });
+    ++san_call_;  // only this host's thread uses it (not in the predicate: others may evaluate that)
 }
 
 void HostContext::finish() {
@@ -290,7 +304,10 @@ Runtime::~Runtime() { hosts_.clear(); }
 void Runtime::run_hosts(const std::function<void(HostContext&)>& program, AfterProgram after) {
     Coordinator& coord = cluster_.coordinator();
     coord.update([&] {
-        for (auto& h : hosts_) coord.set_bound_locked(h->host_id_, h->now_);
+        for (auto& h : hosts_) {
+            coord.set_bound_locked(h->host_id_, h->now_);
+            ++h->san_call_;  // a program is a new call (an API call, say)
+        }
     });
     std::vector<std::thread> threads;
     threads.reserve(hosts_.size());

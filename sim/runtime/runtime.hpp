@@ -61,6 +61,7 @@ private:
         SimTime ready_at = 0;
         Event* event = nullptr;
         std::shared_ptr<const VectorClock> host_clock;  // --sanitize: what the host knew at the launch
+        std::uint64_t host_call = 0;                    // --sanitize: the host's call at the launch
     };
     void thread_main();
     // While a kernel waits in the queue, the earliest time it can start bounds the windows.
@@ -79,6 +80,7 @@ private:
     bool shutdown_ = false;
     bool waiting_host_ = false;
     SimTime tail_ = 0;  // simulated time at which the stream's last command finished
+    std::size_t launches_ = 0;  // kernels launched so far (the host thread's; --sanitize compares signatures by it)
     std::vector<KernelStats> stats_;
     std::thread thread_;
 };
@@ -131,6 +133,9 @@ private:
     VectorClock san_vc_;
     std::uint32_t san_clock_ = 1;
     std::uint64_t san_seq_ = 0;
+    // --sanitize: this host's call, the programs started plus the barriers passed (the same count
+    // on every rank): a flag written in an earlier call that satisfies a wait is stale.
+    std::uint64_t san_call_ = 0;
 };
 
 class Runtime {

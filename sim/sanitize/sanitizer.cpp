@@ -154,10 +154,51 @@ void Sanitizer::add_violation(SanViolation v) {
     runtime_.push_back(std::move(v));
 }
 
+void Sanitizer::note_launch_signature(const std::string& stream, std::size_t index, int rank, const std::string& kernel,
+                                      const std::string& signature) {
+    std::lock_guard lock(mu_);
+    auto [it, first] = signed_launches_.try_emplace({stream, index}, SignedLaunch{rank, kernel, signature});
+    if (first || it->second.signature == signature) return;
+    const SignedLaunch& a = it->second.rank < rank ? it->second : SignedLaunch{rank, kernel, signature};
+    const SignedLaunch& b = it->second.rank < rank ? SignedLaunch{rank, kernel, signature} : it->second;
+    SanViolation v;
+    v.cls = kClassDisagreeingRanks;
+    v.text = fmt::format("[{}] ranks launched a collective kernel with different signatures (shapes or dtypes) as launch "
+                         "{} of stream '{}'\n  rank {}: kernel '{}', {}\n  rank {}: kernel '{}', {}",
+                         v.cls, index + 1, stream, a.rank, a.kernel, a.signature, b.rank, b.kernel, b.signature);
+    runtime_.push_back(std::move(v));
+}
+
+void Sanitizer::check_windows_locked() {
+    // A shared allocation of one name (its n-th of that name, as an API session makes one per
+    // call) is one workspace every rank addresses alike: its size must agree on every rank that
+    // made it. (A window only some ranks have, as a test's inbox, is not compared.)
+    std::map<std::pair<std::string, int>, std::vector<const GmAllocation*>> by_name;
+    for (const GlobalMemory* gm : memories_) {
+        std::map<std::string, int> seen;
+        for (std::size_t i = 0; i < gm->allocation_count(); ++i) {
+            const GmAllocation& a = gm->allocation_at(i);
+            if (a.shared) by_name[{a.name, seen[a.name]++}].push_back(&a);
+        }
+    }
+    for (const auto& [key, allocs] : by_name) {
+        for (const GmAllocation* a : allocs) {
+            if (a->bytes == allocs.front()->bytes) continue;
+            SanViolation v;
+            v.cls = kClassDisagreeingRanks;
+            v.text = fmt::format("[{}] ranks allocated a shared (window) workspace of different sizes: '{}' is {} bytes on "
+                                 "rank {} and {} bytes on rank {}",
+                                 v.cls, key.first, allocs.front()->bytes, allocs.front()->rank, a->bytes, a->rank);
+            runtime_.push_back(std::move(v));
+        }
+    }
+}
+
 const std::vector<SanViolation>& Sanitizer::check() {
     std::lock_guard lock(mu_);
     if (checked_) return found_;
     checked_ = true;
+    check_windows_locked();
     std::vector<SanAccess> all;
     for (auto& b : batches_) std::move(b.begin(), b.end(), std::back_inserter(all));
     batches_.clear();

@@ -16,7 +16,11 @@
 // and the reads and atomic adds since. Two accesses to a cell conflict when at least one writes
 // (atomic adds do not conflict with each other); a conflicting pair in which neither happens
 // before the other is a violation, whatever bytes this run's timing delivered.
+//
+// Stale flags are checked as the run goes (StreamSanitizer::check_wait): each signal write
+// carries a stamp (signal_stamp.hpp) naming its writer and host call.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +33,7 @@
 namespace tandem {
 
 struct GmAllocation;
+class GlobalMemory;
 
 // One GM access (a tile's rows) by one thread.
 struct SanAccess {
@@ -71,6 +76,9 @@ inline constexpr const char* kClassBounds = "out of bounds / overflow";
 
 class Sanitizer {
 public:
+    // `memories`: every rank's GM, in rank order; check() compares their shared windows.
+    explicit Sanitizer(std::vector<const GlobalMemory*> memories) : memories_(std::move(memories)) {}
+
     // Reports beyond this many are counted, not kept.
     static constexpr std::size_t kMaxReports = 20;
 
@@ -79,6 +87,10 @@ public:
     void add_access(SanAccess a);
     // A violation found while running (stale flag, disagreeing ranks, a run error).
     void add_violation(SanViolation v);
+    // Rank `rank` launched kernel `kernel` as launch `index` (from 0) of its stream `stream` with
+    // `signature`: the ranks' launches at one (stream, index) must agree (class 5).
+    void note_launch_signature(const std::string& stream, std::size_t index, int rank, const std::string& kernel,
+                               const std::string& signature);
 
     // Replays the accesses (once, after the run) and returns every violation, run-time ones
     // first, each list in a stable order.
@@ -86,7 +98,17 @@ public:
     std::size_t total_violations() const { return total_; }
 
 private:
+    // Class 5: a shared (window) allocation whose size differs between ranks.
+    void check_windows_locked();
+
+    std::vector<const GlobalMemory*> memories_;
     std::mutex mu_;
+    struct SignedLaunch {
+        int rank;
+        std::string kernel;
+        std::string signature;
+    };
+    std::map<std::pair<std::string, std::size_t>, SignedLaunch> signed_launches_;  // the first rank's
     std::vector<std::vector<SanAccess>> batches_;
     std::vector<SanRelease> releases_;
     std::vector<SanViolation> runtime_;

@@ -4,12 +4,16 @@
 
 #include "sim/exec/block_ctx.hpp"
 #include "sim/exec/logical_process.hpp"
+#include "sim/machine/cluster.hpp"
 #include "sim/mem/gm_tensor.hpp"
 
 namespace tandem {
 
-void StreamSanitizer::begin_kernel(const VectorClock& host_clock) {
+void StreamSanitizer::begin_kernel(const VectorClock& host_clock, std::uint64_t host_call) {
     stream_clock_.join(host_clock);
+    call_ = host_call;
+    ++launch_;
+    stale_reported_.clear();
     kernel_end_ = stream_clock_;
     blocks_.clear();
     for (VectorClock& f : cross_flags_) f = VectorClock();
@@ -78,15 +82,52 @@ void StreamSanitizer::pipe_ordered(const BlockCtx& blk, Pipe src, Pipe dst) {
         if (p.first == src) p.first = dst;
 }
 
+void StreamSanitizer::release_clock(BlockState& s, const BlockCtx& blk, const char* what) {
+    s.vc.set(s.key, s.clock);
+    releases_.push_back(SanRelease{s.key, s.clock, where(blk, what)});
+}
+
 std::shared_ptr<const VectorClock> StreamSanitizer::release(const BlockCtx& blk, const char* what) {
     BlockState& s = state(blk);
-    s.vc.set(s.key, s.clock);
+    release_clock(s, blk, what);
     auto published = std::make_shared<const VectorClock>(s.vc);
-    releases_.push_back(SanRelease{s.key, s.clock, where(blk, what)});
     // Writes still in flight get a later epoch than this release: it does not publish them.
     ++s.clock;
     s.snapshot.reset();
     return published;
+}
+
+std::shared_ptr<const SanSignalStamp> StreamSanitizer::signal_release(const BlockCtx& blk, const std::string& what,
+                                                                      SimTime visible) {
+    BlockState& s = state(blk);
+    release_clock(s, blk, what.c_str());
+    auto stamp = std::make_shared<SanSignalStamp>();
+    stamp->clock = s.vc;
+    stamp->thread = s.key;
+    stamp->thread_clock = s.clock;
+    stamp->call = call_;
+    stamp->where = fmt::format("call {}, launch {} of rank {}'s stream '{}': {}, visible at {:.3f} us", call_, launch_,
+                               lp_.rank(), lp_.stream_name(), releases_.back().where, to_us(visible));
+    ++s.clock;
+    s.snapshot.reset();
+    return stamp;
+}
+
+void StreamSanitizer::check_wait(const BlockCtx& blk, const SanSignalStamp* w, std::int64_t address,
+                                 const std::function<std::string()>& wait, SimTime issued) {
+    if (w == nullptr || w->by_host || w->call >= call_) return;
+    // Known to the launching host: the write happened before this kernel's launch.
+    if (stream_clock_.get(w->thread) < w->thread_clock) return;
+    if (!stale_reported_.insert(address).second) return;  // one report per word and kernel
+    SanViolation v;
+    v.cls = kClassStaleFlag;
+    v.text = fmt::format(
+        "[{}] a wait was satisfied by a flag value written in an earlier host call (a reused workspace not "
+        "reset, or a flag value not versioned per call)\n  flag: {}\n  write: {}\n  wait: call {}, launch {} of rank "
+        "{}'s stream '{}': rank {}, stream '{}', kernel '{}', {}, {} issued at {:.3f} us, satisfied at {:.3f} us",
+        v.cls, lp_.cluster().describe_address(lp_.rank(), address), w->where, call_, launch_, lp_.rank(), lp_.stream_name(), lp_.rank(), lp_.stream_name(),
+        lp_.launch().name, lp_.slot_label(blk.slot()), wait(), to_us(issued), to_us(blk.now()));
+    san_.add_violation(std::move(v));
 }
 
 void StreamSanitizer::acquire(const BlockCtx& blk, const VectorClock& vc) {
