@@ -750,7 +750,14 @@ SweepEntry run_job(const SweepJob& job) {
         ProgramOutput out = run_program(job.cfg, *job.profile);
         e.results = std::move(out.results);
         e.has_results = true;
-        if (e.results.verification == Verification::Failed) {
+        if (job.cfg.sanitize && out.bench.sanitizer_total > 0) {
+            // --sanitize: a row whose run broke a synchronisation rule fails, naming the first
+            // violation (the whole report is what a single run with --sanitize prints).
+            const std::string& first = out.bench.sanitizer_violations.front().text;
+            e.status = SweepStatus::Failed;
+            e.error = fmt::format("--sanitize found {} violation{}, the first: {}", out.bench.sanitizer_total,
+                                  out.bench.sanitizer_total == 1 ? "" : "s", first.substr(0, first.find('\n')));
+        } else if (e.results.verification == Verification::Failed) {
             e.status = SweepStatus::Failed;
             e.error = "verification FAILED";
         } else {

@@ -28,7 +28,7 @@ Task gemm_flag(BlockCtx& blk, GemmGrid g, GemmFlagArgs a) {
         co_await pipe.store(g.c_tile(a.c_local, t));  // TSTORE L0C -> GM on FIX (cast to the out dtype)
         // Release: the scalar waits until FIX has written the tile (set_flag/wait_flag FIX -> S),
         // then sets the flag; a flag set earlier could let the push kernel read a stale tile.
-        pipe.wait_stores();
+        if (!a.flag_before_store) pipe.wait_stores();
         TNOTIFY(blk, ready_flag(a.ready, t), 1, NotifyOp::Set);
     }
     pipe.drain();

@@ -24,6 +24,7 @@ struct GemmFlagArgs {
     int base_n = 0;
     SignalAddr ready;  // this rank's ready flags: one int32 per tile of C_r, row-major tile order
     bool skip_last_k_panel = false;  // fault: a wrong product
+    bool flag_before_store = false;  // fault: the flag is set without waiting for the tile's store
 };
 
 // The vector kernel: tile t of C_r, once flagged, goes to the rank owning its columns, at rows

@@ -116,6 +116,7 @@ private:
         a.base_n = p_.base_n;
         a.ready = ready_of(rank);
         a.skip_last_k_panel = p_.fault == "skip_last_k_panel";
+        a.flag_before_store = p_.fault == "flag_before_store";
         return a;
     }
 
@@ -160,7 +161,8 @@ std::shared_ptr<const OpDesc> make_op() {
     v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
     v.takes_bias = true;
     v.output_in_window = true;  // peers store their blocks into it
-    v.faults = {"skip_last_k_panel", "skip_peer"};
+    // flag_before_store: a synchronisation bug the timing may hide (--sanitize names it).
+    v.faults = {"skip_last_k_panel", "skip_peer", "flag_before_store"};
     v.validate = validate;
     v.padding = [](const OpParams& p) { return Padding{p.base_m, p.base_n, p.base_n}; };
     v.workspace_bytes = [](const OpParams& p) { return double(c_local_bytes(p) + signal_bytes(p)); };
