@@ -45,8 +45,8 @@ int run_batch(const RunConfig& cfg) {
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     // Under mpirun a sweep spreads its rows over the processes (sweep_peers.hpp); destroyed at
     // the end of this scope (MPI_Finalize), after the results are written.
-    const std::unique_ptr<SweepPeers> peers = cfg.tune ? nullptr : join_mpi_sweep();
-    const CommandOutcome outcome = cfg.tune ? run_tune_command(cfg, std::cout, std::cerr, &g_interrupts, tty)
+    const std::unique_ptr<SweepPeers> peers = join_mpi_sweep();
+    const CommandOutcome outcome = cfg.tune ? run_tune_command(cfg, std::cout, std::cerr, &g_interrupts, tty, peers.get())
                                             : run_sweep_command(cfg, std::cout, std::cerr, &g_interrupts, tty, peers.get());
     if (outcome.abandoned_runs) {
         // Abandoned runs still simulate on detached threads: end without running destructors
@@ -70,10 +70,10 @@ int run(int argc, char** argv) {
         return 0;
     }
     // Started P times by mpirun, anything but a sweep would run P times over the same files.
-    if (const int launched = mpi_launch_size_from_env(); launched > 1 && cfg.sweep_file.empty()) {
-        throw SimError(fmt::format("started by mpirun with {} processes: only --sweep spreads over processes; run "
-                                   "{} without mpirun",
-                                   launched, cfg.tune ? "--tune" : "a single configuration"));
+    if (const int launched = mpi_launch_size_from_env(); launched > 1 && cfg.sweep_file.empty() && !cfg.tune) {
+        throw SimError(fmt::format("started by mpirun with {} processes: only --sweep and --tune spread over "
+                                   "processes; run a single configuration without mpirun",
+                                   launched));
     }
     if (cfg.tune || !cfg.sweep_file.empty()) return run_batch(cfg);
     cfg.record_log = cfg.record_log || !cfg.trace_file.empty();

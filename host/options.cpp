@@ -189,7 +189,9 @@ void build_app(CLI::App& app, ParseTargets& t) {
         ->type_name("FILE");
     app.add_flag("--tune", c.tune,
                  "Search chunk size, base tile and block split for the shape given (timing-only) and report "
-                 "the best configuration by pipelined time next to the default (default: off)");
+                 "the best configuration by pipelined time next to the default (default: off). Under mpirun -n P "
+                 "the configurations are spread over the P processes; write it --tune=true there (mpirun takes a "
+                 "bare --tune X as its own option)");
     app.add_option("--sweep-out", c.sweep_out,
                    "Results of --sweep/--tune: PREFIX.csv and PREFIX.json (default: out/sweep, out/tune with --tune)")
         ->type_name("PREFIX");

@@ -833,12 +833,20 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
     s->batch_end = s->entries.size();
     const bool spread = s->opt.peers != nullptr && s->opt.peers->size() > 1;
     if (spread) {
+        // Each run() is one batch of the hand-out protocol (--tune runs two: its stages); every
+        // process calls run() with the same jobs, and a batch starts only after the previous one
+        // ended everywhere (the caller synchronises, see run_tune), so no message of the
+        // previous batch is still on its way.
+        const auto processes = static_cast<std::size_t>(s->opt.peers->size());
         s->coordinator = s->opt.peers->rank() == 0;
         s->remote_worker = !s->coordinator;
         s->my_rank = s->opt.peers->rank();
-        s->rows_by_process.assign(static_cast<std::size_t>(s->opt.peers->size()), 0);
+        if (s->rows_by_process.size() != processes) s->rows_by_process.assign(processes, 0);
         s->owner.assign(s->entries.size(), -1);
-        s->told_done.assign(static_cast<std::size_t>(s->opt.peers->size()), false);
+        s->told_done.assign(processes, false);
+        s->assigned.clear();
+        s->no_more = false;
+        s->request_out = false;
     }
     s->write_outputs();  // the files exist (with what is done so far) from the start
     if (s->opt.progress_tty) s->show_progress();

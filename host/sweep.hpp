@@ -112,9 +112,11 @@ struct SweepOptions {
     bool progress_tty = false;        // `\r`-updated progress line (else one line per completed row)
     const std::atomic<int>* interrupts = nullptr;  // SIGINT count: >= 1 stop starting rows, >= 2 abandon running ones
     double interrupt_grace_s = 3.0;   // after the first interrupt, how long running rows may take
-    // A sweep spread over processes (sweep_peers.hpp), with one run() per runner: on rank 0 the
-    // runner also hands rows out to the other ranks and gathers their results into entries();
-    // on the others it runs only the rows rank 0 gives it (every process passes the same jobs).
+    // A sweep spread over processes (sweep_peers.hpp): on rank 0 the runner also hands rows out
+    // to the other ranks and gathers their results into entries(); on the others it runs only
+    // the rows rank 0 gives it (every process passes the same jobs to each run()). A runner may
+    // run() several batches if every process starts the next only after the last one ended on
+    // every process (--tune's stages meet at a broadcast between them).
     // nullptr or one process: this process runs every row.
     SweepPeers* peers = nullptr;
 };

@@ -12,8 +12,8 @@ std::unique_ptr<SweepPeers> join_mpi_sweep() {
     const int size = mpi_launch_size_from_env();
     if (size > 1) {
         throw tandem::SimError(fmt::format(
-            "--sweep: started by an MPI launcher with {} processes, but this build has no MPI (configure with "
-            "libopenmpi-dev installed and -DTANDEM_MPI=ON); run the sweep without mpirun",
+            "--sweep/--tune: started by an MPI launcher with {} processes, but this build has no MPI (configure "
+            "with libopenmpi-dev installed and -DTANDEM_MPI=ON); run it without mpirun",
             size));
     }
     return nullptr;

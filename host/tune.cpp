@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <ostream>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "host/program.hpp"
 #include "host/options.hpp"
+#include "host/sweep_peers.hpp"
+#include "host/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -195,6 +199,30 @@ std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entrie
     return idx;
 }
 
+namespace {
+
+// Rank 0's ranking of stage A (its first kTuneStageBTop entries), or nullopt when it stops after
+// stage A, as every process of a tune over MPI sees it. Collective: every process calls it.
+std::optional<std::vector<std::size_t>> share_best_of_stage_a(SweepPeers& peers,
+                                                              const std::optional<std::vector<std::size_t>>& mine) {
+    std::string text;
+    if (peers.rank() == 0) {
+        text = mine ? "best" : "stop";
+        for (std::size_t i = 0; mine && i < mine->size() && i < static_cast<std::size_t>(kTuneStageBTop); ++i) {
+            text += fmt::format(" {}", (*mine)[i]);
+        }
+    }
+    const std::string got = peers.broadcast(text);
+    if (got.rfind("stop", 0) == 0) return std::nullopt;
+    if (got.rfind("best", 0) != 0) throw tandem::SimError(fmt::format("--tune over MPI: rank 0 sent '{}'", got));
+    std::vector<std::size_t> best;
+    std::istringstream in(got.substr(4));
+    for (std::size_t i = 0; in >> i;) best.push_back(i);
+    return best;
+}
+
+}  // namespace
+
 TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
                     bool search_variants, bool search_schedules) {
     RunConfig ref = ref_in;
@@ -236,17 +264,40 @@ TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile
         return jobs;
     };
 
+    SweepPeers* const peers = options.peers != nullptr && options.peers->size() > 1 ? options.peers : nullptr;
+    std::vector<SweepJob> stage_a_jobs = jobs_of(stage_a);
+    if (peers != nullptr) {
+        // Every process plans the search from the same command line; a difference (a profile
+        // that differs between hosts) would hand out rows by index into different lists.
+        std::string mine;
+        for (const SweepJob& j : stage_a_jobs) mine += j.origin + '\n';
+        if (peers->broadcast(mine) != mine) {
+            throw tandem::SimError("--tune over MPI: the search plans differently here than on rank 0 (a profile that "
+                                   "differs between hosts?)");
+        }
+    }
     SweepRunner runner(options);
     const int top = std::min<int>(kTuneStageBTop, static_cast<int>(stage_a.size()));
     runner.set_expected_total(static_cast<int>(stage_a.size()) + top * (splits - 1));
-    runner.run(jobs_of(stage_a));
+    runner.run(std::move(stage_a_jobs));
 
-    if (!runner.interrupted()) {
+    // Stage B refines the best of stage A. Over MPI only rank 0 holds every result of stage A:
+    // it tells the others which entries won (or that the search stops), so that every process
+    // plans the same stage B. An abandoned stage A ends the job (the caller exits at once).
+    std::optional<std::vector<std::size_t>> best_of_a;
+    if (!runner.interrupted()) best_of_a = rank_tune_entries(runner.entries());
+    if (peers != nullptr && runner.abandoned() == 0) best_of_a = share_best_of_stage_a(*peers, best_of_a);
+
+    if (best_of_a) {
         const std::vector<SweepEntry> after_a = runner.entries();
-        const std::vector<std::size_t> ranked = rank_tune_entries(after_a);
+        const std::vector<std::size_t>& ranked = *best_of_a;
         std::vector<RunConfig> tried = stage_a;
         std::vector<RunConfig> stage_b;
         for (std::size_t r = 0; r < ranked.size() && r < static_cast<std::size_t>(kTuneStageBTop); ++r) {
+            if (ranked[r] >= after_a.size()) {
+                throw tandem::SimError(fmt::format("--tune over MPI: rank 0 named configuration {} of {}", ranked[r],
+                                                   after_a.size()));
+            }
             std::vector<RunConfig> more = tune_stage_b(after_a[ranked[r]].job.cfg, ref, *profile, tried);
             tried.insert(tried.end(), more.begin(), more.end());
             stage_b.insert(stage_b.end(), more.begin(), more.end());
@@ -259,6 +310,7 @@ TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile
         runner.run(jobs_of(stage_b));
     }
     runner.finish_progress();
+    if (peers != nullptr) result.rows_by_process = runner.rows_per_process();
     result.entries = runner.entries();
     result.ranking = rank_tune_entries(result.entries);
     result.interrupted = runner.interrupted();
@@ -322,21 +374,79 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     return out;
 }
 
+namespace {
+
+struct TuneSetup {
+    RunConfig ref;
+    std::shared_ptr<const Profile> profile;
+};
+
+TuneSetup set_up_tune(const RunConfig& cli, ProfileCache& profiles) {
+    TuneSetup t{cli, nullptr};
+    t.ref.timing_only = true;  // tuning compares times only
+    t.ref.quiet = true;
+    t.ref.tune = false;
+    t.profile = profiles.of(t.ref);
+    apply_profile_defaults(t.ref, *t.profile);
+    validate_run_config(t.ref, buffer_limits_of(*t.profile));  // the default configuration must be valid itself
+    return t;
+}
+
+// Another rank of a tune over MPI: run the configurations rank 0 hands out, print nothing.
+CommandOutcome run_tune_for_rank0(const RunConfig& cli, std::ostream& err, SweepPeers& peers) {
+    if (!decode_sweep_start(peers.broadcast(std::string())).ok) return CommandOutcome{2, false};  // rank 0 says why
+    try {
+        ProfileCache profiles;
+        const TuneSetup t = set_up_tune(cli, profiles);
+        SweepOptions opt;
+        opt.jobs = effective_jobs(cli.jobs);
+        opt.label = "tune";
+        opt.peers = &peers;
+        run_tune(t.ref, t.profile, opt, cli.variant.empty(), cli.schedule.empty());
+    } catch (const std::exception& e) {
+        err << fmt::format("[ERROR] tune over MPI, rank {} of {}: {}\n", peers.rank(), peers.size(), e.what());
+        err.flush();
+        peers.abort(2);
+    }
+    return CommandOutcome{};
+}
+
+}  // namespace
+
 CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                const std::atomic<int>* interrupts, bool err_is_tty) {
-    RunConfig ref = cli;
-    ref.timing_only = true;  // tuning compares times only
-    ref.quiet = true;
-    ref.tune = false;
+                                const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers) {
+    if (peers != nullptr && peers->size() <= 1) peers = nullptr;
+    if (peers != nullptr && peers->rank() != 0) return run_tune_for_rank0(cli, err, *peers);
     ProfileCache profiles;
-    const std::shared_ptr<const Profile> profile = profiles.of(ref);
-    apply_profile_defaults(ref, *profile);
-    validate_run_config(ref, buffer_limits_of(*profile));  // the default configuration must be valid itself
+    TuneSetup t;
     const std::string prefix = cli.sweep_out.empty() ? std::string("out/tune") : cli.sweep_out;
-    const TuneResult r = run_tune(ref, profile, sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty),
-                                  cli.variant.empty(), cli.schedule.empty());
+    try {
+        t = set_up_tune(cli, profiles);
+        // Over MPI, everything that can refuse the search happens before the others start.
+        if (peers != nullptr) prepare_sweep_out(prefix);
+    } catch (...) {
+        if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{}));  // the others end quietly
+        throw;
+    }
+    if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{true, {}, {}}));
+    SweepOptions options = sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty);
+    options.peers = peers;
+    TuneResult r;
+    try {
+        r = run_tune(t.ref, t.profile, options, cli.variant.empty(), cli.schedule.empty());
+    } catch (const std::exception& e) {
+        if (peers == nullptr) throw;
+        // The other ranks wait for configurations: end the job rather than leave them waiting.
+        err << fmt::format("[ERROR] tune over MPI, rank 0 of {}: {}\n", peers->size(), e.what());
+        err.flush();
+        peers->abort(2);
+    }
 
     out << format_tune_report(r, cli.quiet);
+    if (!r.rows_by_process.empty()) {
+        out << fmt::format("  {:<10}{} MPI processes (configurations by rank: {})\n", "Over:", r.rows_by_process.size(),
+                           fmt::join(r.rows_by_process, " "));
+    }
     out << fmt::format("  {:<10}{}.csv, {}.json (every configuration tried)\n", "Results:", prefix, prefix);
     CommandOutcome outcome;
     if (r.interrupted) {

@@ -69,17 +69,22 @@ struct TuneResult {
     int tiles_in_grid = 0;
     bool grid_reduced = false;         // stage A kept each variant's default tile (the bound)
     double elapsed_s = 0;
+    std::vector<int> rows_by_process;  // over MPI (rank 0): configurations run, by rank; else empty
 };
 
-// Runs the search for `ref` (validated, defaults resolved; forced timing-only).
+// Runs the search for `ref` (validated, defaults resolved; forced timing-only). With
+// options.peers of more than one process, every process calls it with the same arguments.
 TuneResult run_tune(const RunConfig& ref, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
                     bool search_variants = false, bool search_schedules = false);
 
 // The printed report: default, best (with the flags that reproduce it), speedup, top 5.
 std::string format_tune_report(const TuneResult& result, bool brief);
 
-// `--tune` as the host program runs it (see run_sweep_command).
+// `--tune` as the host program runs it (see run_sweep_command). With `peers` of more than one
+// process (mpirun), the configurations of each stage are spread over them as a sweep's rows are:
+// rank 0 prints the report and writes the files, which are byte-identical to one process's;
+// between the stages it tells the others which configurations stage B refines.
 CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                const std::atomic<int>* interrupts, bool err_is_tty);
+                                const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers = nullptr);
 
 }  // namespace tandem::host

@@ -2,6 +2,8 @@
 # ctest mpi_sweep: a small timing-only sweep run by one process and by `mpirun -n 2
 # --oversubscribe` must give byte-identical PREFIX.csv and PREFIX.json, with both processes
 # running rows, the bad row reported once (by rank 0) and the same exit code (1: a bad row).
+# Then the same for --tune: files byte-identical, the same best configuration, every
+# configuration run once over the two processes.
 # Skipped (exit 77) when the build has no MPI or mpirun is missing.
 # Usage: mpi_sweep_test.sh TANDEM_BIN WITH_MPI(ON|OFF) MPIEXEC WORK_DIR
 set -euo pipefail
@@ -72,4 +74,35 @@ if [[ "$on0" == x || $((on0 + on1)) != 6 ]]; then
   exit 1
 fi
 [[ $on1 -ge 1 ]] || echo "NOTE: rank 1 ran no row this time (rank 0 took them all before rank 1 asked)"
-echo "PASS: 6 rows, byte-identical files; rows by rank: $on0 $on1"
+echo "sweep: 6 rows, byte-identical files; rows by rank: $on0 $on1"
+
+# --tune over two processes: both stages spread. Written --tune=true: Open MPI's mpirun takes a
+# bare `--tune X` anywhere on its command line as its own option (X: a parameter file).
+tune_args=(--tune=true --op matmul_all_reduce -n 2 --gm 1024 --gk 1024 --gn 1024 --quiet)
+status=0
+"$bin" "${tune_args[@]}" --sweep-out single/tune --jobs 1 >tune_single.out 2>tune_single.err || status=$?
+[[ $status == 0 ]] || { echo "FAIL: single-process tune exited $status"; cat tune_single.err; exit 1; }
+status=0
+timeout 120 "$mpiexec" -n 2 --oversubscribe "$bin" "${tune_args[@]}" --sweep-out mpi/tune --jobs 1 \
+  >tune_mpi.out 2>tune_mpi.err || status=$?
+[[ $status == 0 ]] || { echo "FAIL: mpirun -n 2 tune exited $status"; cat tune_mpi.out tune_mpi.err; exit 1; }
+for ext in csv json; do
+  if ! cmp "single/tune.$ext" "mpi/tune.$ext"; then
+    echo "FAIL: tune.$ext differs between one process and mpirun -n 2"
+    diff "single/tune.$ext" "mpi/tune.$ext" | head -20
+    exit 1
+  fi
+done
+if [[ "$(grep '^  Best:' tune_single.out)" != "$(grep '^  Best:' tune_mpi.out)" ]]; then
+  echo "FAIL: the best configuration differs"; cat tune_single.out tune_mpi.out; exit 1
+fi
+configs=$(($(wc -l <mpi/tune.csv) - 1))
+by_rank=$(sed -n 's/.*2 MPI processes (configurations by rank: \([0-9]*\) \([0-9]*\)).*/\1 \2/p' tune_mpi.out)
+read -r t0 t1 <<<"${by_rank:-x x}"
+if [[ "$t0" == x || $((t0 + t1)) != "$configs" ]]; then
+  echo "FAIL: configurations by rank '${by_rank}', expected $configs in all"
+  cat tune_mpi.out
+  exit 1
+fi
+[[ $t1 -ge 1 ]] || echo "NOTE: rank 1 ran no tune configuration this time"
+echo "PASS: sweep 6 rows (by rank: $on0 $on1), tune $configs configurations (by rank: $t0 $t1), files byte-identical"
