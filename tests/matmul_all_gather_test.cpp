@@ -116,9 +116,44 @@ TEST(MatmulAllGather, VerifiesOnARingProfile) {
 
 TEST(MatmulAllGather, FusedBeatsTheBaselineWhenARowBlockHasFewerTilesThanPushBlocks) {
     // 8 ranks, M/W = 128: one row of 16 tiles per rank for 48 push blocks. The blocks split each
-    // tile's peers (peer groups); one block per tile sending to all 7 peers was slower than the
-    // GEMM + all-gather baseline here (305 vs 231 us).
+    // tile's peers (the spread push's last round); one block per tile sending to all 7 peers was
+    // slower than the GEMM + all-gather baseline here (305 vs 231 us).
     RunConfig cfg = config_of(Case{"fused", 8, 1024, 1024, 4096});
+    cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
+    cfg.comm_blocks.reset();
+    cfg.timing_only = true;
+    const ProgramOutput out = run(cfg);
+    const RunMetrics m = compute_metrics(out.results.id, out.results.times);
+    EXPECT_LT(out.results.times.pipelined_us, m.sequential_us);
+}
+
+TEST(MatmulAllGather, VerifiesWhenTheLastRoundOfTilesIsSplitOverThePushBlocks) {
+    // The spread push: a full round of tiles (one per push block, to every peer, in rotated peer
+    // orders), then the last round's tiles each split over several blocks by peers.
+    //   4 ranks, 4 push blocks, 2 x 3 tiles per rank: 4 + 2 tiles, 2 blocks per last tile;
+    //   8 ranks, 3 push blocks, 1 x 5 tiles (N = 1100 padded): 3 + 2 tiles, 1 block each;
+    //   2 ranks, 4 push blocks, 2 x 3 tiles: 4 + 2, one peer so one block per tile.
+    struct Split {
+        Case c;
+        int comm_blocks;
+    };
+    for (const Split& sc : {Split{Case{"fused", 4, 1024, 512, 768, "fp16", "fp32", "m"}, 4},
+                            Split{Case{"fused", 8, 1024, 256, 1100, "bf16", "bf16", "n"}, 3},
+                            Split{Case{"fused", 2, 512, 300, 768}, 4}}) {
+        RunConfig cfg = config_of(sc.c);
+        cfg.comm_blocks = sc.comm_blocks;
+        const ProgramOutput out = run(cfg);
+        EXPECT_EQ(out.results.verification, Verification::Passed)
+            << sc.c.ranks << " ranks, " << sc.comm_blocks << " push blocks\n" << out.failure_report;
+        expect_view_invariants(out);
+    }
+}
+
+TEST(MatmulAllGather, FusedBeatsTheBaselineWhenTilesOutnumberPushBlocks) {
+    // 8 ranks, 4096 x 1024 x 4096: 64 tiles per rank for 48 push blocks. With every tile's peers
+    // in the same order (all blocks on the link to rank+1 first) and the last 16 tiles pushed by
+    // 16 blocks alone, fused took 797.7 us against the baseline's 747.6 us; spread, 719.5 us.
+    RunConfig cfg = config_of(Case{"fused", 8, 4096, 1024, 4096});
     cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
     cfg.comm_blocks.reset();
     cfg.timing_only = true;

@@ -209,11 +209,12 @@ private:
                                            ws};
     }
 
-    // The push: when the row block has fewer tiles than push blocks (many ranks, small M/W), the
-    // blocks split each tile's peers between them instead of idling.
+    // The push, spread (TileScatter::spread): each tile's peers in a rotated order, so the push
+    // blocks drive all of the rank's links at once, and the last round of tiles (all of them
+    // when a row block has fewer tiles than push blocks) split over the blocks by peers.
     collectives::TileScatter push(const GemmBlockArgs& a) const {
         collectives::TileScatter s = a.scatter();
-        s.peer_groups = std::clamp(p_.comm_blocks / std::max(1, s.tiles()), 1, std::max(1, p_.ranks - 1));
+        s.spread = true;
         return s;
     }
 

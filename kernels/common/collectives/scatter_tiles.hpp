@@ -34,10 +34,18 @@ struct TileScatter {
     // a tile is sent once its word is >= 1. None: every tile is ready (the baseline).
     std::optional<SignalAddr> ready;
     int skip_rank = -1;  // fault for tests: this peer never receives anything
-    // Workers per tile, each sending it to its share of the peers (peer i, i = 1..ranks-1 after
-    // this rank, goes to group i % peer_groups). 1: a worker sends a tile to every peer. More
-    // keeps every worker busy when a block has fewer tiles than workers (many ranks, small M/W).
-    int peer_groups = 1;
+    // How the work is spread over the workers (matmul_all_gather sets it; matmul_all_scatter's
+    // variants keep the plain order, in which their published times were measured):
+    //   false: worker w sends readiness tiles w, w + workers, ... to every peer, peer i = 1..
+    //     ranks-1 after this rank in that order;
+    //   true: as the baseline mesh collectives do (collective_steps' peer()), tile t's peer order
+    //     starts t peers further on, so the workers, each on its own tile, drive every link of
+    //     the rank at once instead of all queueing on the link to my_rank+1; and the last round
+    //     of tiles (tiles % workers of them, all of them when a block has fewer tiles than
+    //     workers) is shared out: each of its tiles goes to min(workers / its tiles, ranks-1)
+    //     workers, each sending it to its share of the peers, so no worker idles while a few
+    //     push their last tile to every peer alone.
+    bool spread = false;
 
     int row_tiles() const { return src.rows() / tile_rows; }
     int col_tiles() const { return src.cols() / tile_cols; }
@@ -45,9 +53,9 @@ struct TileScatter {
     SignalAddr ready_flag(int tile) const { return SignalAddr{ready->rank, ready->address + 4 * std::int64_t{tile}}; }
 };
 
-// Worker `worker` of `workers` is tile worker worker / peer_groups (of workers / peer_groups) in
-// peer group worker % peer_groups; a tile worker sends readiness tiles w, w + tile workers, ...
-// (tiles come out of the GEMM in that order, so the first workers' tiles are ready first).
+// Worker `worker` of `workers` sends readiness tiles w, w + workers, ... (tiles come out of the
+// GEMM in that order, so the first workers' tiles are ready first); see `spread` for the last
+// round.
 Task scatter_tiles(BlockCtx& blk, TileScatter s, int worker, int workers);
 
 // The scatter as an AIV kernel of `blocks` blocks (one worker per block).
