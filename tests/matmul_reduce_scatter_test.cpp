@@ -10,6 +10,7 @@
 
 #include "host/options.hpp"
 #include "host/program.hpp"
+#include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
@@ -84,6 +85,44 @@ TEST(MatmulReduceScatter, IsRegisteredWithItsVariants) {
     p.n = 1024;
     p.out_dtype = DType::F16;
     EXPECT_DOUBLE_EQ(op.comm_payload_bytes(p), 3.0 / 4 * 128 * 1024 * 2);
+}
+
+TEST(MatmulReduceScatter, ReadyFlagsAreOnePerSourceAndOwnedTile) {
+    // tile_owner's ready[src][i] on each owner: indexed by the owner's own tiles, so a rank holds
+    // W x tiles/W flag words (not W x tiles: at 64 ranks x 4096 x 16384 the unused words the
+    // host reset each call made the simulator keep 8.4 M signal words, a 1.6 GiB peak).
+    kernels::mrs::TileMap map;
+    map.ranks = 4;
+    map.m_pad = 384;
+    map.base_m = 128;
+    map.base_n = 128;
+    map.n_tiles = 8;       // N = 1024
+    map.owner_tiles = 2;   // N / W / base_n
+    map.tiles = 3 * 8;
+    EXPECT_EQ(map.owned_count() * map.ranks, map.tiles);
+    kernels::mrs::MrsArgs a;
+    a.map = map;
+    a.flags_base = {1000, 2000, 3000, 4000};
+    EXPECT_EQ(a.ready_words(), map.tiles);
+    for (int owner = 0; owner < map.ranks; ++owner) {
+        std::vector<int> seen(static_cast<std::size_t>(a.ready_words()), 0);
+        const std::vector<int> owned = map.owned_tiles(owner);
+        ASSERT_EQ(static_cast<int>(owned.size()), map.owned_count());
+        for (int i = 0; i < map.owned_count(); ++i) {
+            const int t = owned[static_cast<std::size_t>(i)];
+            EXPECT_EQ(map.owner(t), owner);
+            EXPECT_EQ(map.owned_index(t), i);  // the reduction's order is the flags' order
+            for (int src = 0; src < map.ranks; ++src) {
+                const SignalAddr f = a.ready(owner, src, t);
+                EXPECT_EQ(f.rank, owner);
+                const std::int64_t word = (f.address - a.flags_base[static_cast<std::size_t>(owner)]) / 4;
+                ASSERT_GE(word, 0);
+                ASSERT_LT(word, a.ready_words());
+                ++seen[static_cast<std::size_t>(word)];
+            }
+        }
+        for (int n : seen) EXPECT_EQ(n, 1) << "owner " << owner << ": a flag word shared or unused";
+    }
 }
 
 TEST(MatmulReduceScatter, VerifiesOn2_4And8Ranks) {

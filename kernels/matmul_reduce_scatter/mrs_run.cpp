@@ -57,7 +57,7 @@ double mrs_workspace_bytes(const OpParams& p) {
     const double m = std::ceil(double(p.m) / p.base_m) * p.base_m;
     const double tiles = m / p.base_m * std::ceil(double(p.n) / p.base_n);
     const double baseline = p.ranks > 0 && p.n % p.ranks == 0 ? double(align32(baseline_layout(p).bytes())) : 0.0;
-    return baseline + m * p.n * dtype_bytes(p.out_dtype) + 32 + 4.0 * p.ranks * tiles;
+    return baseline + m * p.n * dtype_bytes(p.out_dtype) + 32 + 4.0 * tiles;  // ready: W x tiles/W words
 }
 
 std::vector<int> TileMap::owned_tiles(int rank) const {
@@ -75,7 +75,7 @@ KernelLaunch make_stacked_gemm_kernel(const SummedGemm& g, const MrsArgs& a, boo
 MrsRun::MrsRun(const OpParams& p)
     : params_(p), layout_(baseline_layout(p)), map_(tile_map_of(p)), partial_offset_(align32(layout_.bytes())),
       flags_offset_(align32(partial_offset_ + std::int64_t{map_.m_pad} * p.n * dtype_bytes(p.out_dtype))),
-      bytes_(flags_offset_ + 4 * std::int64_t{p.ranks} * map_.tiles),
+      bytes_(flags_offset_ + 4 * std::int64_t{p.ranks} * map_.owned_count()),
       workspace_(static_cast<std::size_t>(p.ranks), nullptr), tensors_(static_cast<std::size_t>(p.ranks)) {}
 
 void MrsRun::allocate_workspace(int rank, GlobalMemory& gm) {
@@ -98,7 +98,7 @@ MrsArgs MrsRun::args(int rank) const {
 
 HostAction MrsRun::reset_ready_flags(int rank) const {
     const SignalAddr first = args(rank).ready(rank, 0, 0);
-    const int words = params_.ranks * map_.tiles;
+    const int words = args(rank).ready_words();
     return [first, words](HostContext& host) { host.write_signals(first.address, words, 0); };
 }
 
