@@ -14,7 +14,9 @@
 //              them; pull reads the peers' own blocks directly.
 //   flags      ranks x m_tiles x k_groups int32 words: "source s's K group g of row tile mt has
 //              landed here" (push: one K tile per group; staged: k_per_flag).
-//   arrivals   one int32 word: the baseline all-gather's arrival counter.
+//   arrivals   the baseline all-gather's arrival counters (kernels/common/collectives/
+//              all_gather_cols): one int32 word on a full mesh, one per ring step (ranks - 1)
+//              on a ring profile.
 #include <cstdint>
 #include <string>
 
@@ -32,6 +34,7 @@ struct AgmShape {
     int base_n = 256;
     int k_per_flag = 1;  // K tiles per flag (push: 1)
     DType dtype = DType::F16;
+    int arrival_words = 1;  // the baseline all-gather's counters (all_gather_cols_arrival_words)
 
     static int ceil_div(int a, int b) { return (a + b - 1) / b; }
     int k_shard() const { return k / ranks; }                     // Kr: a whole number of K tiles (validated)
@@ -51,7 +54,7 @@ struct AgmWindow {
           gathered_offset(kGuardBytes),
           flags_offset(gathered_offset + std::int64_t{s.m_padded()} * s.k * s.esize()),
           arrivals_offset(flags_offset + 4 * flag_count()),
-          total_bytes(arrivals_offset + 4) {}
+          total_bytes(arrivals_offset + 4 * std::int64_t{s.arrival_words}) {}
 
     AgmShape shape;
     std::int64_t gathered_offset;
@@ -69,7 +72,8 @@ struct AgmWindow {
     SignalAddr arrivals(int rank, std::int64_t window_base) const {
         return SignalAddr{rank, window_base + arrivals_offset};
     }
-    // "flag[src=1,mt=0,g=2]" / "arrivals" for an offset in the window; empty otherwise.
+    // "flag[src=1,mt=0,g=2]" / "arrivals" (ring: "arrivals[step=s]" for s >= 1) for an offset in
+    // the window; empty otherwise.
     std::string name_of(std::int64_t offset) const;
 };
 

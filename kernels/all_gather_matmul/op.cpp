@@ -43,8 +43,13 @@ int k_per_flag_of(const OpParams& p) {
 
 int stages_of(const OpParams& p) { return p.knob("stages").value_or(kDefaultStages); }
 
+// The sequential view's all-gather: mesh on a full mesh, ring on a ring profile (as HCCL picks).
+collectives::CollectiveAlgo baseline_algo(const OpParams& p) { return collectives::collective_algo_for(p.topology); }
+
 AgmShape shape_of(const OpParams& p) {
-    return AgmShape{p.ranks, p.m, p.k, p.n, p.base_m, p.base_n, k_per_flag_of(p), p.dtype};
+    return AgmShape{p.ranks,          p.m,     p.k,
+                    p.n,              p.base_m, p.base_n,
+                    k_per_flag_of(p), p.dtype,  all_gather_cols_arrival_words(baseline_algo(p), p.ranks)};
 }
 
 AgmFault fault_of(const std::string& f) {
@@ -91,7 +96,8 @@ double workspace_bytes(const OpParams& p) {
     if (p.ranks <= 0 || p.base_m <= 0 || p.base_n <= 0) return 0;
     const double mp = std::ceil(double(p.m) / p.base_m) * p.base_m;
     const double groups = std::ceil(double(k_tiles_of(p)) / std::max(1, k_per_flag_of(p)));
-    return double(AgmWindow::kGuardBytes) + mp * p.k * 2 + 4.0 * p.ranks * (mp / p.base_m) * groups + 4;
+    return double(AgmWindow::kGuardBytes) + mp * p.k * 2 + 4.0 * p.ranks * (mp / p.base_m) * groups +
+           4.0 * all_gather_cols_arrival_words(baseline_algo(p), p.ranks);
 }
 
 class AllGatherMatmulRun final : public OpInstance {
@@ -140,7 +146,7 @@ public:
             case ViewKind::Sequential:
                 plan.reset = [this, rank](HostContext& host) {
                     place_own_shard(host, rank);
-                    host.write_signals(window_.arrivals(rank, window_base(rank)).address, 1, 0);
+                    host.write_signals(window_.arrivals(rank, window_base(rank)).address, shape_.arrival_words, 0);
                 };
                 plan.phases = {ViewPhase{PhaseRole::Comm, {}, {{kCommStream, all_gather(rank)}}},
                                ViewPhase{PhaseRole::Compute, {},
@@ -175,6 +181,7 @@ private:
         g.shard_cols = shape_.k_shard();
         g.tile_rows = shape_.base_m;
         g.tile_cols = shape_.base_n;
+        g.algo = baseline_algo(params_);
         return make_all_gather_cols_kernel(g, params_.comm_blocks);
     }
 

@@ -11,6 +11,49 @@ namespace tandem::kernels {
 
 namespace {
 
+SignalAddr step_counter(const AllGatherColsArgs& a, int rank, int step) {
+    const SignalAddr& base = a.arrivals[static_cast<std::size_t>(rank)];
+    return SignalAddr{base.rank, base.address + 4 * std::int64_t{step}};
+}
+
+Task ring_all_gather_cols(BlockCtx& blk, AllGatherColsArgs a) {
+    const int ranks = static_cast<int>(a.gathered.size());
+    if (ranks < 2) co_return;
+    const int me = a.my_rank;
+    const int next = (me + 1) % ranks;
+    const GmTensor& mine = a.gathered[static_cast<std::size_t>(me)];
+    const GmTensor& nextGathered = a.gathered[static_cast<std::size_t>(next)];
+    const int colTiles = a.shard_cols / a.tile_cols;
+    const int tiles = mine.rows() / a.tile_rows * colTiles;
+    Tile* ubTile[2];
+    for (int i = 0; i < 2; ++i) {
+        ubTile[i] = &blk.alloc_tile(MemKind::UB, a.tile_rows, a.tile_cols, mine.dtype(), fmt::format("ubTile[{}]", i));
+        set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);  // both buffers start free
+    }
+    int buf = 0;
+    for (int s = 0; s < ranks - 1; ++s) {
+        const int block = (me - s + ranks) % ranks;  // s = 0: the own shard; then what rank me-1 sent at s-1
+        // Every block of rank me-1 has forwarded its share of `block` here (its step s-1 count).
+        if (s > 0) co_await TWAIT(blk, step_counter(a, me, s - 1), CmpOp::GE, blk.block_num());
+        for (int t = blk.block_idx(); t < tiles; t += blk.block_num()) {
+            const int row = (t / colTiles) * a.tile_rows;
+            const int col = block * a.shard_cols + (t % colTiles) * a.tile_cols;
+            wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);  // the buffer's earlier store has read it
+            co_await TLOAD(*ubTile[buf], mine.sub(row, col, a.tile_rows, a.tile_cols));
+            set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+            wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+            co_await TSTORE(nextGathered.sub(row, col, a.tile_rows, a.tile_cols), *ubTile[buf]);
+            set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+            buf ^= 1;
+        }
+        pipe_barrier(blk, PIPE_ALL);  // this step's stores complete at rank me+1 before its count
+        TNOTIFY(blk, step_counter(a, next, s), 1, NotifyOp::AtomicAdd);
+    }
+    for (int i = 0; i < 2; ++i) wait_flag(blk, PIPE_MTE3, PIPE_MTE2, i);
+    // The last block, me+1's, has come round the ring (W-2 hops) into this rank.
+    co_await TWAIT(blk, step_counter(a, me, ranks - 2), CmpOp::GE, blk.block_num());
+}
+
 Task all_gather_cols(BlockCtx& blk, AllGatherColsArgs a) {
     const int ranks = static_cast<int>(a.gathered.size());
     const int me = a.my_rank;
@@ -64,8 +107,16 @@ KernelLaunch make_all_gather_cols_kernel(const AllGatherColsArgs& args, int bloc
                                    args.my_rank, mine.describe(), args.gathered.size(), args.shard_cols, args.tile_rows,
                                    args.tile_cols));
     }
+    if (args.algo == collectives::CollectiveAlgo::Ring) {
+        return KernelLaunch{"AllGatherColsRingKernel", CoreType::AIV, blocks,
+                            [args](BlockCtx& blk) { return ring_all_gather_cols(blk, args); }};
+    }
     return KernelLaunch{"AllGatherColsKernel", CoreType::AIV, blocks,
                         [args](BlockCtx& blk) { return all_gather_cols(blk, args); }};
+}
+
+int all_gather_cols_arrival_words(collectives::CollectiveAlgo algo, int ranks) {
+    return algo == collectives::CollectiveAlgo::Ring ? std::max(1, ranks - 1) : 1;
 }
 
 }  // namespace tandem::kernels
