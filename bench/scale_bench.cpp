@@ -23,11 +23,20 @@
 //                           process. Targets: 384 ranks < 5 min and < 4 GiB each; the instruction
 //                           rate at 256 ranks >= 70% of the rate at 8 ranks (same topology).
 //
+//   scale/ops/...           (--ops, issue 14) every registered op with its default variant
+//                           (--ops-all-variants: every variant) at 64 ranks of Ascend910B1 on a
+//                           medium shape of its own (kOpsShapes: one its constraints accept,
+//                           a few seconds of host time each), timing-only, each in a child
+//                           process: wall, CPU seconds, peak RSS and the simulated compute-only,
+//                           sequential and pipelined times (slowest rank). Check: every run
+//                           completes.
+//
 // Flags (besides Google Benchmark's): --no-ranks skips the child cases; --no-64 skips only the
 // 64-rank case; --ring64 adds 64 ranks x 16384x4096x4096 with --comm-mode ring; --scaling adds the
 // issue-18 series (--scaling-only: that series alone; --scaling-ranks 8,64,... picks its rank
-// counts; --scaling-topo mesh|ring picks one topology); --child RANKS M K N SOC MODE runs one case
-// and prints one result line (internal).
+// counts; --scaling-topo mesh|ring picks one topology); --ops adds the op series (--ops-only: that
+// series alone; --ops-all-variants: every variant; --ops-ranks R: another rank count); --child
+// RANKS M K N SOC MODE [OP VARIANT] runs one case and prints one result line (internal).
 #include <benchmark/benchmark.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -51,6 +60,7 @@
 #include "host/op_bench.hpp"
 #include "host/options.hpp"
 #include "host/run_config.hpp"
+#include "kernels/registry.hpp"
 #include "sim/profile.hpp"
 
 extern char** environ;
@@ -64,6 +74,8 @@ struct Case {
     int ranks, m, k, n;
     std::string soc = "Ascend910B1";
     std::string comm_mode = "mesh";
+    std::string op;       // empty: allgather_gemm as its own program runs it
+    std::string variant;  // with op: the variant (empty: the op's default)
 };
 
 struct Measured {
@@ -72,12 +84,15 @@ struct Measured {
     std::int64_t instructions = 0;
     long peak_rss_kib = 0;   // the process's peak RSS (own process for child cases)
     bool ok = false;
+    // Simulated times of the views on the slowest rank (us).
+    double compute_only_us = 0, sequential_us = 0, pipelined_us = 0;
 };
 
 std::string case_name(const Case& c) {
     std::string s = std::to_string(c.ranks) + "x" + std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
     if (c.soc != "Ascend910B1") s += "/" + c.soc;
     if (c.comm_mode != "mesh") s += "/" + c.comm_mode;
+    if (!c.op.empty()) s = c.op + "/" + (c.variant.empty() ? "default" : c.variant) + "/" + s;
     return s;
 }
 
@@ -86,11 +101,18 @@ using tandem::bench::wall_now;
 using tandem::bench::host_cores;
 using tandem::bench::peak_rss_kib;
 
-// The run exactly as `allgather_gemm -v SOC -n R --gm M --gk K --gn N --comm-mode MODE --timing-only`.
+// The run exactly as `allgather_gemm -v SOC -n R --gm M --gk K --gn N --comm-mode MODE --timing-only`,
+// or with an op, `tandem --op OP [--variant V] -v SOC -n R --gm M --gk K --gn N --timing-only`.
 Measured run_case(const Case& c) {
-    const std::vector<std::string> args = {"allgather_gemm", "-v", c.soc, "-n", std::to_string(c.ranks),
-                                           "--gm", std::to_string(c.m), "--gk", std::to_string(c.k),
-                                           "--gn", std::to_string(c.n), "--comm-mode", c.comm_mode, "--timing-only"};
+    std::vector<std::string> args = {c.op.empty() ? "allgather_gemm" : "tandem", "-v", c.soc, "-n", std::to_string(c.ranks),
+                                     "--gm", std::to_string(c.m), "--gk", std::to_string(c.k),
+                                     "--gn", std::to_string(c.n), "--timing-only"};
+    if (c.op.empty()) {
+        args.insert(args.end(), {"--comm-mode", c.comm_mode});
+    } else {
+        args.insert(args.end(), {"--op", c.op});
+        if (!c.variant.empty()) args.insert(args.end(), {"--variant", c.variant});
+    }
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
     RunConfig cfg = parse_run_config(static_cast<int>(argv.size()), argv.data());
@@ -106,6 +128,9 @@ Measured run_case(const Case& c) {
     m.instructions = out.instructions;
     m.peak_rss_kib = peak_rss_kib();
     m.ok = out.slowest.pipelined_us > 0;
+    m.compute_only_us = out.slowest.compute_only_us;
+    m.sequential_us = out.slowest.seq_comm_us + out.slowest.seq_compute_us;
+    m.pipelined_us = out.slowest.pipelined_us;
     return m;
 }
 
@@ -120,8 +145,9 @@ Measured run_child(const Case& c, double& spawn_wall_s) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
-    const std::vector<std::string> args = {g_self, "--child", std::to_string(c.ranks), std::to_string(c.m),
-                                           std::to_string(c.k), std::to_string(c.n), c.soc, c.comm_mode};
+    std::vector<std::string> args = {g_self, "--child", std::to_string(c.ranks), std::to_string(c.m),
+                                     std::to_string(c.k), std::to_string(c.n), c.soc, c.comm_mode};
+    if (!c.op.empty()) args.insert(args.end(), {c.op, c.variant.empty() ? "-" : c.variant});
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -146,7 +172,8 @@ Measured run_child(const Case& c, double& spawn_wall_s) {
     long long instr = 0;
     int ok = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-        std::sscanf(text.c_str(), "RESULT %lf %lf %lld %ld %d", &m.wall_s, &m.cpu_s, &instr, &m.peak_rss_kib, &ok) == 5) {
+        std::sscanf(text.c_str(), "RESULT %lf %lf %lld %ld %d %lf %lf %lf", &m.wall_s, &m.cpu_s, &instr, &m.peak_rss_kib,
+                    &ok, &m.compute_only_us, &m.sequential_us, &m.pipelined_us) == 8) {
         m.instructions = instr;
         m.ok = ok != 0;
         m.peak_rss_kib = std::max(m.peak_rss_kib, static_cast<long>(ru.ru_maxrss));  // the child's own peak
@@ -157,10 +184,15 @@ Measured run_child(const Case& c, double& spawn_wall_s) {
 int child_main(int argc, char** argv) {
     if (argc < 8) return 2;
     Case c{std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), argv[6], argv[7]};
+    if (argc >= 10) {
+        c.op = argv[8];
+        c.variant = std::strcmp(argv[9], "-") == 0 ? "" : argv[9];
+    }
     try {
         const Measured m = run_case(c);
-        std::printf("RESULT %.6f %.6f %lld %ld %d\n", m.wall_s, m.cpu_s, static_cast<long long>(m.instructions),
-                    m.peak_rss_kib, m.ok ? 1 : 0);
+        std::printf("RESULT %.6f %.6f %lld %ld %d %.6f %.6f %.6f\n", m.wall_s, m.cpu_s,
+                    static_cast<long long>(m.instructions), m.peak_rss_kib, m.ok ? 1 : 0, m.compute_only_us,
+                    m.sequential_us, m.pipelined_us);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "[ERROR] %s\n", e.what());
@@ -283,6 +315,33 @@ void print_scaling_summary() {
     }
 }
 
+void print_ops_summary() {
+    for (const Row& r : rows()) {
+        if (r.group != "ops") continue;
+        const Measured& m = r.m;
+        std::printf("ops: %-22s %-18s %d ranks x %dx%dx%d, timing-only: %7.2f s wall, %7.2f s CPU, peak RSS %6.0f MiB; "
+                    "simulated compute-only %9.1f us, sequential %9.1f us, pipelined %9.1f us (%.2fx)%s\n",
+                    r.c.op.c_str(), r.c.variant.empty() ? "(default)" : r.c.variant.c_str(), r.c.ranks, r.c.m, r.c.k,
+                    r.c.n, m.wall_s, m.cpu_s, static_cast<double>(m.peak_rss_kib) / 1024.0, m.compute_only_us,
+                    m.sequential_us, m.pipelined_us, m.pipelined_us > 0 ? m.sequential_us / m.pipelined_us : 0.0,
+                    m.ok ? "" : "  FAILED (did not complete)");
+    }
+}
+
+// The op series' medium shape per op (--gm --gk --gn, as the op reads them), chosen so that every
+// variant's constraints hold at 64 ranks with the default 128 x 256 tiles (M a multiple of
+// 64 x 128 where A or C is split by rows, N of 64 x 256 where B or C is split by columns, K of
+// 64 x 256 where A is split along K) and a run takes seconds, not minutes, of host time.
+struct OpShape {
+    const char* op;
+    int m, k, n;
+};
+constexpr OpShape kOpsShapes[] = {
+    {"allgather_gemm", 8192, 4096, 4096},        {"matmul_all_scatter", 4096, 4096, 16384},
+    {"all_gather_matmul", 2048, 16384, 2048},    {"matmul_all_reduce", 2048, 2048, 2048},
+    {"matmul_all_gather", 8192, 4096, 4096},     {"matmul_reduce_scatter", 2048, 2048, 16384},
+};
+
 // The first shipped profile whose interconnect topology is double_ring (A3 parts), if any.
 std::string double_ring_soc() {
     std::vector<std::string> found;
@@ -308,6 +367,8 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return child_main(argc, argv);
     g_self = std::filesystem::read_symlink("/proc/self/exe").string();
     bool with_ranks = true, with_64 = true, ring64 = false, scaling = false, scaling_only = false;
+    bool ops = false, ops_only = false, ops_all_variants = false;
+    int ops_ranks = 64;
     std::vector<int> scaling_ranks = {8, 64, 128, 256, 384};
     std::vector<std::string> scaling_modes = {"mesh", "ring"};
     std::vector<char*> rest;
@@ -320,7 +381,11 @@ int main(int argc, char** argv) {
             for (std::string item; std::getline(list, item, ',');) scaling_ranks.push_back(std::stoi(item));
         } else if (std::strcmp(argv[i], "--scaling-topo") == 0 && i + 1 < argc) {
             scaling_modes = {argv[++i]};
-        } else if (std::strcmp(argv[i], "--no-ranks") == 0) with_ranks = false;
+        } else if (std::strcmp(argv[i], "--ops") == 0) ops = true;
+        else if (std::strcmp(argv[i], "--ops-only") == 0) ops = ops_only = true;
+        else if (std::strcmp(argv[i], "--ops-all-variants") == 0) ops = ops_all_variants = true;
+        else if (std::strcmp(argv[i], "--ops-ranks") == 0 && i + 1 < argc) ops_ranks = std::stoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--no-ranks") == 0) with_ranks = false;
         else if (std::strcmp(argv[i], "--no-64") == 0) with_64 = false;
         else if (std::strcmp(argv[i], "--ring64") == 0) ring64 = true;
         else rest.push_back(argv[i]);
@@ -331,15 +396,38 @@ int main(int argc, char** argv) {
 
     const std::vector<Case> calibration = {{2, 2048, 2048, 1024}, {2, 4096, 4096, 2048}, {2, 4096, 4096, 4096},
                                            {2, 8192, 4096, 4096}, {4, 4096, 4096, 4096}, {8, 16384, 4096, 4096}};
-    if (!scaling_only)
+    const bool only_series = scaling_only || ops_only;
+    if (!only_series)
         for (const Case& c : calibration) rows().push_back(Row{"calibration", c, {}, 0});
-    if (with_ranks && !scaling_only) {
+    if (with_ranks && !only_series) {
         rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096}, {}, 0});
         if (with_64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096}, {}, 0});
         if (ring64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096, "Ascend910B1", "ring"}, {}, 0});
         const std::string a3 = double_ring_soc();
         if (!a3.empty()) rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096, a3, "ring"}, {}, 0});
         else std::printf("scale: no double_ring profile in %s: the A3 case is skipped\n", default_profile_dir().c_str());
+    }
+    if (ops) {
+        for (const kernels::OpDesc* op : kernels::registered_ops()) {
+            const OpShape* shape = nullptr;
+            for (const OpShape& s : kOpsShapes)
+                if (op->name == s.op) shape = &s;
+            if (shape == nullptr) {
+                std::printf("ops: %s has no medium shape in bench/scale_bench.cpp (kOpsShapes): skipped\n", op->name.c_str());
+                continue;
+            }
+            std::vector<std::string> variants = {""};
+            if (ops_all_variants) {
+                variants.clear();
+                for (const kernels::VariantDesc& v : op->variants) variants.push_back(v.name);
+            }
+            for (const std::string& v : variants) {
+                Case c{ops_ranks, shape->m, shape->k, shape->n};
+                c.op = op->name;
+                c.variant = v;
+                rows().push_back(Row{"ops", c, {}, 0});
+            }
+        }
     }
     if (scaling) {
         const std::string a3 = double_ring_soc();
@@ -365,5 +453,6 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     print_summary();
     print_scaling_summary();
+    print_ops_summary();
     return 0;
 }
