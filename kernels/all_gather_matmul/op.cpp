@@ -47,9 +47,8 @@ int stages_of(const OpParams& p) { return p.knob("stages").value_or(kDefaultStag
 collectives::CollectiveAlgo baseline_algo(const OpParams& p) { return collectives::collective_algo_for(p.topology); }
 
 AgmShape shape_of(const OpParams& p) {
-    return AgmShape{p.ranks,          p.m,     p.k,
-                    p.n,              p.base_m, p.base_n,
-                    k_per_flag_of(p), p.dtype,  all_gather_cols_arrival_words(baseline_algo(p), p.ranks)};
+    return AgmShape{p.ranks, p.m, p.k, p.n, p.base_m, p.base_n, k_per_flag_of(p),
+                    p.dtype, all_gather_cols_arrival_words(baseline_algo(p), p.ranks)};
 }
 
 AgmFault fault_of(const std::string& f) {
