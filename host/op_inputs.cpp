@@ -12,6 +12,7 @@
 #include "host/parallel_bands.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/mem/fp16_widen.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -141,20 +142,25 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
     const bool disjoint = s.a == Split::Rows || s.b == Split::Cols;
     const int contributors = (summed || disjoint) ? p.ranks : 1;
     // B^T widened once per distinct B (all ranks share one when it is replicated).
-    std::vector<std::vector<float>> bt_wide(in.b_t.size());
+    // (ZeroedBuffer: every element is written before it is read, so no zero-fill, and large ones
+    // on huge pages: fewer page faults.)
+    std::vector<ZeroedBuffer> bt_wide;
     for (std::size_t i = 0; i < in.b_t.size(); ++i) {
         const HostMatrix& bt = in.b_t[i];
-        bt_wide[i].resize(bt.bits.size());
+        bt_wide.emplace_back(bt.bits.size() * sizeof(float));
+        float* wide = reinterpret_cast<float*>(bt_wide[i].data());
         for_each_band(static_cast<std::int64_t>(bt.bits.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
-            widen_bits(in.dtype, bt.bits.data() + b, bt_wide[i].data() + b, static_cast<std::size_t>(e - b));
+            widen_bits(in.dtype, bt.bits.data() + b, wide + b, static_cast<std::size_t>(e - b));
         });
     }
-    constexpr std::int64_t kRowsPerCall = 256;
+    // A is widened this many rows at a time, one sgemm each: large enough that OpenBLAS packs
+    // B^T (K x cols) rarely (it packs it once per call), and a core's band is usually one call.
+    constexpr std::int64_t kRowsPerCall = 1024;
     for (int r = 0; r < contributors; ++r) {
         const HostMatrix& a = in.a[static_cast<std::size_t>(r)];
         const std::size_t bi = in.b_t.size() == 1 ? 0 : static_cast<std::size_t>(r);
         const HostMatrix& bt = in.b_t[bi];
-        const std::vector<float>& btw = bt_wide[bi];
+        const float* btw = reinterpret_cast<const float*>(bt_wide[bi].data());
         // Which K range of B^T pairs with A_r: all of B_r, or A_r's column block of a K-split A
         // against a replicated B.
         const int k = a.cols;
@@ -165,12 +171,14 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
         const float beta = summed ? 1.0f : 0.0f;
         const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
         for_each_band(a.rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
-            std::vector<float> aw(static_cast<std::size_t>(std::min(kRowsPerCall, r1 - r0)) * static_cast<std::size_t>(k));
+            ZeroedBuffer aw_bytes(static_cast<std::size_t>(std::min(kRowsPerCall, r1 - r0)) * static_cast<std::size_t>(k) *
+                                  sizeof(float));
+            float* aw = reinterpret_cast<float*>(aw_bytes.data());
             for (std::int64_t i0 = r0; i0 < r1; i0 += kRowsPerCall) {
                 const std::int64_t rows = std::min(kRowsPerCall, r1 - i0);
-                widen_bits(in.dtype, a.bits.data() + i0 * k, aw.data(), static_cast<std::size_t>(rows * k));
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), cols, k, 1.0f, aw.data(), k,
-                            btw.data() + b_col0, bt.cols, beta, c.data() + (row0 + i0) * n + col0, n);
+                widen_bits(in.dtype, a.bits.data() + i0 * k, aw, static_cast<std::size_t>(rows * k));
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), cols, k, 1.0f, aw, k,
+                            btw + b_col0, bt.cols, beta, c.data() + (row0 + i0) * n + col0, n);
             }
         });
     }
