@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "sim/isa/deferred_cube.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -31,7 +32,8 @@ struct Batch {
     GmTensor a, b, dst;
     std::vector<std::vector<Product*>> blocks;
     std::vector<int> block_rows;
-    std::vector<float> b_widened;
+    ZeroedBuffer b_widened_bytes;      // B as fp32 (every element written before it is read: no zero-fill)
+    float* b_widened() { return reinterpret_cast<float*>(b_widened_bytes.data()); }
     std::vector<const GmPin*> b_pins;  // every member's B pins
     std::vector<char> b_piece_ok;      // per widened piece: were its regions unchanged?
     bool b_ok = true;
@@ -161,7 +163,7 @@ void compute_band(Batch& batch, std::size_t first, std::size_t last, int row0, i
             const bool b_cm = batch.b.layout() == Layout::DN;
             float* c = reinterpret_cast<float*>(batch.dst.element_ptr(row0, 0));
             cblas_sgemm(CblasRowMajor, a_cm ? CblasTrans : CblasNoTrans, b_cm ? CblasTrans : CblasNoTrans, rows, n, k, 1.0f,
-                        scratch.a.data(), a_cm ? rows : k, batch.b_widened.data(), b_cm ? k : n, 0.0f, c,
+                        scratch.a.data(), a_cm ? rows : k, batch.b_widened(), b_cm ? k : n, 0.0f, c,
                         static_cast<int>(batch.dst.ld()));
         }
     }
@@ -199,7 +201,7 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
         const bool cm = b.b.layout() == Layout::DN;
         const int runs = cm ? b.b.cols() : b.b.rows();
         const int run_len = cm ? b.b.rows() : b.b.cols();
-        b.b_widened.resize(static_cast<std::size_t>(runs) * static_cast<std::size_t>(run_len));
+        b.b_widened_bytes = ZeroedBuffer(static_cast<std::size_t>(runs) * static_cast<std::size_t>(run_len) * sizeof(float));
         b.b_piece_ok.assign(0, 0);
         const int per_piece = static_cast<int>(std::max<std::int64_t>(1, kWidenPieceElements / std::max(1, run_len)));
         for (int first = 0; first < runs; first += per_piece) {
@@ -208,7 +210,7 @@ void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>
             b.b_piece_ok.push_back(0);
             tasks.push_back([&b, first, count, cm, run_len, piece](WorkScratch&) {
                 const GmTensor part = cm ? b.b.sub(0, first, b.b.rows(), count) : b.b.sub(first, 0, count, b.b.cols());
-                const bool ok = widen_gm_if_unchanged(part, b.b_pins, b.b_widened.data() + static_cast<std::size_t>(first) * run_len,
+                const bool ok = widen_gm_if_unchanged(part, b.b_pins, b.b_widened() + static_cast<std::size_t>(first) * run_len,
                                                       run_len);
                 b.b_piece_ok[piece] = ok ? 1 : 0;
             });
