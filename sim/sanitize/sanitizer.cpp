@@ -197,6 +197,7 @@ void Sanitizer::check_windows_locked() {
     for (const auto& [key, allocs] : by_name) {
         for (const GmAllocation* a : allocs) {
             if (a->bytes == allocs.front()->bytes) continue;
+            if (!windows_reported_.emplace(key.first, key.second, a->rank).second) continue;  // by an earlier check
             SanViolation v;
             v.cls = kClassDisagreeingRanks;
             v.text = fmt::format("[{}] ranks allocated a shared (window) workspace of different sizes: '{}' is {} bytes on "
@@ -207,10 +208,9 @@ void Sanitizer::check_windows_locked() {
     }
 }
 
-const std::vector<SanViolation>& Sanitizer::check() {
+std::vector<SanViolation> Sanitizer::check() {
     std::lock_guard lock(mu_);
-    if (checked_) return found_;
-    checked_ = true;
+    std::vector<SanViolation> found;
     check_windows_locked();
     std::vector<SanAccess> all;
     for (auto& b : batches_) std::move(b.begin(), b.end(), std::back_inserter(all));
@@ -226,12 +226,13 @@ const std::vector<SanViolation>& Sanitizer::check() {
                    runtime_.end());
     total_ = runtime_.size();
     for (auto& v : runtime_)
-        if (found_.size() < kMaxReports) found_.push_back(std::move(v));
+        if (found.size() < kMaxReports) found.push_back(std::move(v));
+    runtime_.clear();
     Replay replay(all, releases_);
     replay.run();
     total_ += replay.pairs.size();
     for (const auto& [e, l] : replay.pairs) {
-        if (found_.size() >= kMaxReports) break;
+        if (found.size() >= kMaxReports) break;
         const SanAccess& earlier = all[static_cast<std::size_t>(e)];
         const SanAccess& later = all[static_cast<std::size_t>(l)];
         // Name the read (the side that may see the wrong bytes) and the write it races with.
@@ -257,9 +258,11 @@ const std::vector<SanViolation>& Sanitizer::check() {
                                  atomic ? "an atomic add and a plain write" : "two plain writes",
                                  describe_access("first", earlier), describe_access("second", later));
         }
-        found_.push_back(std::move(v));
+        found.push_back(std::move(v));
     }
-    return found_;
+    // The releases named the flags of writes replayed now; a later check replays later kernels.
+    releases_.clear();
+    return found;
 }
 
 SanViolation classify_run_error(const std::string& message) {
