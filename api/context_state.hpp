@@ -85,6 +85,15 @@ struct ContextState {
                   const Tensor& b, const Tensor* bias, bool async_op, const OpConfig& config, Workspace workspace);
     void barrier();
     double now_us() const;
+    // OpConfig::sanitize: turns the cluster's sanitizer on or off for call `op` (refused while an
+    // async call of the other kind is pending).
+    void set_sanitizing(const std::string& op, bool on);
+    // Under sanitize, once no call is pending: what the sanitizer found since its last check
+    // fails `what` (an Error with the count and the first violation).
+    void check_sanitized(const std::string& what);
+    // Under sanitize, a call or barrier that failed with `error`: throws the sanitizer's report
+    // with the error in it (class "out of bounds / overflow", "unschedulable spinners", ...).
+    void fail_sanitized(const std::string& what, const std::string& error);
 };
 
 }  // namespace tandem::api::detail

@@ -26,6 +26,7 @@
 #include "kernels/launch_signature.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"
+#include "sim/sanitize/sanitizer.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::api::detail {
@@ -177,6 +178,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     }
     const host::RunConfig cfg = run_config_of(*this, op_name, out, a, b, bias, config);
     const std::string signature = signature_of(cfg);
+    set_sanitizing(op_name, config.sanitize);
 
     // The workspace: the given one if it fits, else a new one.
     std::shared_ptr<WorkspaceState> ws = workspace.state_;
@@ -297,6 +299,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
     } catch (const std::exception& e) {
         broken = e.what();
+        fail_sanitized(op_name, e.what());
         throw;
     }
 
@@ -333,6 +336,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         res.complete = true;
         set.busy = false;
     }
+    check_sanitized(op_name);
     Workspace handle;
     handle.state_ = ws;
     return handle;
@@ -358,6 +362,7 @@ void ContextState::barrier() {
         runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
     } catch (const std::exception& e) {
         broken = e.what();
+        fail_sanitized("barrier", e.what());
         throw;
     }
     for (const auto& w : calls) {
@@ -379,6 +384,48 @@ void ContextState::barrier() {
         stream_sets[static_cast<std::size_t>(w->stream_set)].busy = false;
         w->stream_set = -1;
     }
+    check_sanitized("barrier");
+}
+
+// ---------------------------------------------------------------------------- sanitize --
+
+namespace {
+// The count and the first violation in full (the whole report: the command line's --sanitize).
+std::string sanitizer_message(const std::string& what, const std::vector<SanViolation>& found, std::size_t total) {
+    return fmt::format("{}: sanitize found {} violation{}, the first:\n{}", what, total, total == 1 ? "" : "s",
+                       found.front().text);
+}
+}  // namespace
+
+void ContextState::set_sanitizing(const std::string& op, bool on) {
+    Cluster& cluster = runtime->cluster();
+    const bool was = cluster.sanitizer() != nullptr;
+    if (on == was) return;
+    // The kernels of a pending call run as they were launched; a check needs every call since
+    // the last one to have been sanitized or not as a whole.
+    if (!pending.empty()) {
+        throw SimError(fmt::format("{}: sanitize={} while {} async call{} launched with sanitize={} {} pending; call "
+                                   "barrier() first",
+                                   op, on, pending.size(), pending.size() == 1 ? "" : "s", was,
+                                   pending.size() == 1 ? "is" : "are"));
+    }
+    cluster.set_sanitizing(on);
+}
+
+void ContextState::check_sanitized(const std::string& what) {
+    Sanitizer* san = runtime->cluster().sanitizer();
+    if (san == nullptr || !pending.empty()) return;
+    const std::vector<SanViolation> found = san->check();
+    if (!found.empty()) throw SanitizerFailure(sanitizer_message(what, found, san->total_violations()));
+}
+
+void ContextState::fail_sanitized(const std::string& what, const std::string& error) {
+    Sanitizer* san = runtime->cluster().sanitizer();
+    if (san == nullptr) return;
+    // The run error joins the report, with whatever else the sanitizer found before it.
+    san->add_violation(classify_run_error(error));
+    const std::vector<SanViolation> found = san->check();
+    throw SanitizerFailure(sanitizer_message(what, found, san->total_violations()));
 }
 
 }  // namespace tandem::api::detail

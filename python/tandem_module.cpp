@@ -69,7 +69,7 @@ void copy_from_numpy(Tensor& t, const py::array& array) {
 OpConfig config_of(const py::object& config) {
     OpConfig c;
     if (config.is_none()) return c;
-    if (!py::isinstance<py::dict>(config)) throw Error("config: a dict of variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, all_views and the variant's knobs");
+    if (!py::isinstance<py::dict>(config)) throw Error("config: a dict of variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, all_views, sanitize and the variant's knobs");
     for (const auto& [key_obj, value] : config.cast<py::dict>()) {
         const std::string key = py::str(key_obj);
         try {
@@ -78,6 +78,7 @@ OpConfig config_of(const py::object& config) {
         else if (key == "comm_mode") c.comm_mode = value.cast<std::string>();
         else if (key == "fault") c.fault = value.cast<std::string>();
         else if (key == "all_views") c.all_views = value.cast<bool>();
+        else if (key == "sanitize") c.sanitize = value.cast<bool>();
         else if (key == "base_m" || key == "block_size_m") c.base_m = value.cast<int>();
         else if (key == "base_n" || key == "block_size_n") c.base_n = value.cast<int>();
         else if (key == "compute_blocks" || key == "gemm_sms") c.compute_blocks = value.cast<int>();
@@ -107,9 +108,13 @@ py::dict results_dict(const OpResults& r) {
     return d;
 }
 
+// sanitize=True (or config["sanitize"]): the call runs under the simulator's sanitizer and raises
+// tandem.Error with the count and the first violation if it breaks a synchronisation rule (an
+// async call: at barrier()).
 Workspace call_op(Ops& ops, const std::string& op, Tensor& out, const Tensor& a, const Tensor& b, const py::object& bias,
-                  bool async_op, const py::object& config, const py::object& workspace) {
-    const OpConfig cfg = config_of(config);
+                  bool async_op, const py::object& config, const py::object& workspace, bool sanitize) {
+    OpConfig cfg = config_of(config);
+    cfg.sanitize = cfg.sanitize || sanitize;
     std::optional<Tensor> bias_t;
     if (!bias.is_none()) bias_t = bias.cast<Tensor>();
     Workspace ws = workspace.is_none() ? Workspace{} : workspace.cast<Workspace>();
@@ -141,7 +146,8 @@ PYBIND11_MODULE(tandem, m) {
         .def_property_readonly("calls", &Workspace::calls)
         .def("__repr__", [](const Workspace& w) { return "tandem.Workspace(" + w.describe() + ")"; });
 
-    py::class_<Ops>(m, "Ops", "ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None) -> workspace")
+    py::class_<Ops>(m, "Ops", "ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None, "
+                              "sanitize=False) -> workspace")
         .def("names", &Ops::names)
         .def("info", [](const Ops& ops, const std::string& op, const std::optional<std::string>& variant) {
                  const OpInfo i = ops.info(op, variant.value_or(""));
@@ -163,7 +169,8 @@ PYBIND11_MODULE(tandem, m) {
              "How the op splits A, B and the output over the ranks, its variants, and what `variant` (default: the "
              "op's first) accepts: bias, dtypes, output dtypes")
         .def("run", &call_op, py::arg("op"), py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(),
-             py::arg("async_op") = false, py::arg("config") = py::none(), py::arg("workspace") = py::none())
+             py::arg("async_op") = false, py::arg("config") = py::none(), py::arg("workspace") = py::none(),
+             py::arg("sanitize") = false)
         .def("__dir__", [](Ops& ops) { return ops.names(); })
         .def("__getattr__", [](py::object self, const std::string& name) -> py::object {
             Ops& ops = self.cast<Ops&>();
@@ -175,11 +182,11 @@ PYBIND11_MODULE(tandem, m) {
             }
             return py::cpp_function(
                 [self, name](Tensor& out, const Tensor& a, const Tensor& b, const py::object& bias, bool async_op,
-                             const py::object& config, const py::object& workspace) {
-                    return call_op(self.cast<Ops&>(), name, out, a, b, bias, async_op, config, workspace);
+                             const py::object& config, const py::object& workspace, bool sanitize) {
+                    return call_op(self.cast<Ops&>(), name, out, a, b, bias, async_op, config, workspace, sanitize);
                 },
                 py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(), py::arg("async_op") = false,
-                py::arg("config") = py::none(), py::arg("workspace") = py::none());
+                py::arg("config") = py::none(), py::arg("workspace") = py::none(), py::arg("sanitize") = false);
         });
 
     py::class_<Context>(m, "Context", "A simulated cluster: profile, ranks, functional or timing-only")

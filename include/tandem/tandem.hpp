@@ -88,6 +88,14 @@ struct OpConfig {
     std::map<std::string, int> knobs;   // the variant's integer knobs (chunk_tiles, ...)
     bool all_views = false;             // also time compute-only and sequential (timing-only launches)
     std::string fault;                  // tests only: a deliberate bug the variant lists
+    // Check the call's synchronisation (the simulator's --sanitize: README, "Sanitizer"): every
+    // GM access of its kernels against the flags, barriers and launches that order them. A
+    // violation fails the call with an Error whose message is the count and the first violation in
+    // full ("[flag before data] ..."). An async call is checked when barrier() completes it.
+    // Sanitized and plain calls mix freely, but not while an async call of the other kind is
+    // pending. What a later call needs of an earlier one (a flag value left by a sanitized call,
+    // judged "stale" if a later wait is satisfied by it) is kept across calls.
+    bool sanitize = false;
 };
 
 // One call's simulated times, in microseconds, on the simulated host clocks.
@@ -186,7 +194,8 @@ public:
 
     Ops& ops() { return ops_; }
     // Completes every pending async call (each rank synchronizes its streams, outputs are
-    // copied out, results filled), then a host barrier across the ranks.
+    // copied out, results filled), then a host barrier across the ranks. Sanitized async calls
+    // (OpConfig::sanitize) are checked here: a violation throws Error with the report.
     void barrier();
     void synchronize() { barrier(); }
     // The slowest rank's simulated host clock.

@@ -25,6 +25,9 @@ struct AgGemmArgs {
     const GmAllocation* c = nullptr;            // this rank's C (M x N fp32)
     AgCommMode comm_mode = AgCommMode::Mesh;
     ComputeFault fault = ComputeFault::None;
+    // Test-only sabotage of the comm kernel: each chunk's flags are raised before its TPUTs, so a
+    // peer may read the chunk before it lands (a race the timing may hide: --sanitize names it).
+    bool flag_before_data = false;
 
     AgGemmArgs(const AgGemmShape& shape, int rank) : tiling(shape), window(tiling), my_rank(rank) {}
 

@@ -14,10 +14,17 @@ namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Chunk `chunk` of source `src` is in `dst`'s window: its flag and the peer's summary counter.
+void signal_chunk(BlockCtx& blk, const AgGemmArgs& a, int src, int dst, int chunk) {
+    TNOTIFY(blk, a.window.flags.flag(dst, a.window_base(dst), src, chunk), 1, NotifyOp::AtomicAdd);
+    TNOTIFY(blk, a.window.flags.summary(dst, a.window_base(dst), src), 1, NotifyOp::AtomicAdd);
+}
+
 // Send chunk `chunk` of source `src`'s slice from this rank's window to `dst`'s window, then
 // signal it there.
 Task send_chunk(BlockCtx& blk, const AgGemmArgs& a, Tile& ubTile, int src, int dst, int chunk) {
     const AgGemmTiling& t = a.tiling;
+    if (a.flag_before_data) signal_chunk(blk, a, src, dst, chunk);  // the test-only fault
     const GmTensor localA = a.a_in_window(a.my_rank);
     const GmTensor peerA = a.a_in_window(dst);
     const int sliceRow0 = src * t.rows_per_rank;
@@ -27,9 +34,9 @@ Task send_chunk(BlockCtx& blk, const AgGemmArgs& a, Tile& ubTile, int src, int d
         co_await TPUT(peerA.sub(row, col, t.shape.base_m, t.shape.base_n),
                       localA.sub(row, col, t.shape.base_m, t.shape.base_n), ubTile);
     }
+    if (a.flag_before_data) co_return;
     pipe_barrier(blk, PIPE_ALL);  // data complete at the peer before the flag (dsb + fence)
-    TNOTIFY(blk, a.window.flags.flag(dst, a.window_base(dst), src, chunk), 1, NotifyOp::AtomicAdd);
-    TNOTIFY(blk, a.window.flags.summary(dst, a.window_base(dst), src), 1, NotifyOp::AtomicAdd);
+    signal_chunk(blk, a, src, dst, chunk);
 }
 
 // Block 0 first marks this rank's own chunks ready in its own window.

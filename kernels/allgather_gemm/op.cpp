@@ -88,6 +88,7 @@ public:
         a.c = &t.out.allocation();
         a.comm_mode = params_.comm_mode == "ring" ? AgCommMode::Ring : AgCommMode::Mesh;
         a.fault = params_.fault == "skip_last_k_tile" ? ComputeFault::SkipLastKTile : ComputeFault::None;
+        a.flag_before_data = params_.fault == "flag_before_data";
         a_slices_[static_cast<std::size_t>(rank)] = t.a;
     }
 
@@ -165,7 +166,7 @@ VariantDesc streaming_variant() {
             "does local rows first and consumes remote chunks as their flags are set";
     v.constraints = "M % (n*base-m) == 0, K % base-n == 0, N % base-n == 0; fp16 in, fp32 out; no bias";
     v.comm_modes = {"mesh", "ring"};
-    v.faults = {"skip_last_k_tile"};
+    v.faults = {"skip_last_k_tile", "flag_before_data"};
     v.knobs = {KnobDesc{"chunk_tiles", {}, "tiles per chunk (default: the published rule, 64..128 chunks per source)",
                         {1, 2, 4, 8, 16, 32, 64}}};
     v.validate = validate;

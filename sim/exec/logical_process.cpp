@@ -18,7 +18,13 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       record_log_(cluster.options().record_log),
       cores_(cluster.profile().chip),
       fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {
-    if (Sanitizer* s = cluster.sanitizer()) san_ = std::make_unique<StreamSanitizer>(*s, *this);
+}
+
+StreamSanitizer* LogicalProcess::sanitize_kernel(bool on) {
+    Sanitizer* s = cluster_.sanitizer();
+    if (!on || s == nullptr) return san_on_ = nullptr;
+    if (!san_) san_ = std::make_unique<StreamSanitizer>(*s, *this);
+    return san_on_ = san_.get();
 }
 
 LogicalProcess::~LogicalProcess() = default;
@@ -216,7 +222,7 @@ void LogicalProcess::finish_kernel() {
         for (auto& [id, link] : links_) cluster_.append_link_usage(id, link->steps());
     }
     log_.clear();
-    if (san_) san_->end_kernel();
+    if (san_on_) san_on_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
@@ -226,7 +232,7 @@ void LogicalProcess::finish_kernel() {
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
     log_.clear();
-    if (san_) san_->end_kernel();
+    if (san_on_) san_on_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         aborted_ = true;
         finished_ = true;
@@ -264,7 +270,7 @@ void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTim
     auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
     ctx->task = launch_->fn(*ctx);
     ctx->resume_point = ctx->task.handle();
-    if (san_) san_->start_block(*ctx);
+    if (san_on_) san_on_->start_block(*ctx);
     blocks_[static_cast<std::size_t>(place.slot)] = std::move(ctx);
     ++live_blocks_;
     events_.push(Event{t, place.slot});
@@ -410,7 +416,7 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
     SimTime end = blk.now();
     for (SimTime t : blk.core().free_at) end = std::max(end, t);
     blk.finished = true;
-    if (san_) san_->end_block(blk);
+    if (san_on_) san_on_->end_block(blk);
     if (record_log_) {
         InstrRecord r;
         r.start = blk.start_time;

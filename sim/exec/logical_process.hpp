@@ -137,8 +137,11 @@ public:
     bool cross_core_try_take(BlockCtx& blk, int flag, SimTime t);
     // Suspend `blk` in CrossCoreWaitFlag(flag) issued at `issue`.
     void park_cross_core_wait(BlockCtx& blk, int flag, SimTime issue, std::coroutine_handle<> h);
-    // Under --sanitize, this stream's sanitizer state; else null (one branch per hook).
-    StreamSanitizer* sanitizer() { return san_.get(); }
+    // While a sanitized kernel runs, this stream's sanitizer state; else null (one branch per hook).
+    StreamSanitizer* sanitizer() { return san_on_; }
+    // Before each kernel: does it run sanitized (an API session turns the sanitizer on and off
+    // between calls)? The state is made on the first one and kept across kernels.
+    StreamSanitizer* sanitize_kernel(bool on);
     BandwidthCalendar& fabric() { return *fabric_; }
     BandwidthCalendar& link(int link_id);
     // A link's rate while the chip drives other links at the same time
@@ -247,6 +250,7 @@ private:
     std::vector<InstrRecord> log_;
     std::unique_ptr<BandwidthCalendar> fabric_;
     std::unique_ptr<StreamSanitizer> san_;
+    StreamSanitizer* san_on_ = nullptr;  // san_ while the running kernel is sanitized
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> concurrent_links_;
     // The two links with the latest busy-until times (other_link_busy asks only whether a link

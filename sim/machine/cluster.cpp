@@ -20,11 +20,16 @@ Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
     if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));
     chips_.reserve(static_cast<std::size_t>(options.ranks));
     for (int r = 0; r < options.ranks; ++r) chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
-    if (options.sanitize) {
+    set_sanitizing(options.sanitize);
+}
+
+void Cluster::set_sanitizing(bool on) {
+    if (on && !sanitizer_) {
         std::vector<const GlobalMemory*> memories;
         for (const auto& chip : chips_) memories.push_back(&chip->gm);
         sanitizer_ = std::make_unique<Sanitizer>(std::move(memories));
     }
+    sanitizing_ = on ? sanitizer_.get() : nullptr;
 }
 
 void Cluster::check_signal_address(int rank, std::int64_t address) const {

@@ -41,8 +41,11 @@ public:
     Coordinator& coordinator() { return coordinator_; }
     // Host threads for work outside the simulated timeline (deferred products at kernel end).
     WorkerPool& workers() { return workers_; }
-    // The sanitizer of a --sanitize run, else null.
-    Sanitizer* sanitizer() { return sanitizer_.get(); }
+    // The sanitizer while sanitizing (a --sanitize run, a sanitized API call), else null.
+    Sanitizer* sanitizer() { return sanitizing_; }
+    // Turns sanitizing on or off for what is launched next (the API, per call); its state (clocks,
+    // flag stamps) is made on the first use and kept while off. Only while no kernel runs.
+    void set_sanitizing(bool on);
 
     // Checks that [address, address+4) is a 4-byte-aligned word inside an allocation of `rank`.
     void check_signal_address(int rank, std::int64_t address) const;
@@ -75,6 +78,7 @@ private:
     std::vector<std::vector<InstrRecord>> logs_;
     std::vector<std::pair<int, std::vector<std::pair<SimTime, std::int64_t>>>> link_usage_;
     std::unique_ptr<Sanitizer> sanitizer_;
+    Sanitizer* sanitizing_ = nullptr;  // sanitizer_ while on
     // Last member: destroyed (its threads joined) first.
     WorkerPool workers_;
 };

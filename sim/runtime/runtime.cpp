@@ -97,7 +97,9 @@ void Stream::synchronize() {
         }
     });
     if (!done) coord.wait([&] { return !waiting_host_; });
-    if (cluster.sanitizer()) {  // the host now knows everything the stream's kernels did
+    // The host now knows everything the stream's kernels did (a stream that ran no sanitized
+    // kernel yet has nothing to tell).
+    if (cluster.sanitizer() != nullptr && lp_.sanitizer() != nullptr) {
         coord.update([&] { host_.san_vc_.join(lp_.sanitizer()->stream_clock()); });
     }
 }
@@ -121,7 +123,7 @@ void Stream::thread_main() {
             });
             if (stop) return;
             if (cmd.kernel) {
-                if (cmd.host_clock) lp_.sanitizer()->begin_kernel(*cmd.host_clock, cmd.host_call);
+                if (StreamSanitizer* san = lp_.sanitize_kernel(cmd.host_clock != nullptr)) san->begin_kernel(*cmd.host_clock, cmd.host_call);
                 lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_, [&](const KernelStats& stats) {
                     stats_.push_back(stats);
                     complete_locked(stats.end + cluster.cost().kernel_end_ps);

@@ -52,11 +52,25 @@ public:
             const SanAccess& a = acc_[i];
             std::vector<Cell>& cells = shadow_[a.alloc];
             if (cells.empty()) cells.resize(static_cast<std::size_t>((a.alloc->bytes + kCellBytes - 1) / kCellBytes));
+            // visit() is a pure function of the cell's state and the access (lists are never
+            // changed in place), and the cells of one tile almost always share one state (the
+            // same write, the same readers since): each distinct state is visited once per
+            // access, the other cells take the remembered outcome.
+            Cell seen_before{-2, -2};
+            Cell became{};
             for (int r = 0; r < a.rows; ++r) {
                 const std::int64_t lo = a.offset + r * a.ld_bytes;
                 const std::int64_t hi = lo + a.row_bytes;
-                for (std::int64_t c = lo / kCellBytes; c * kCellBytes < hi && c < static_cast<std::int64_t>(cells.size()); ++c)
-                    visit(cells[static_cast<std::size_t>(c)], static_cast<std::int32_t>(i));
+                for (std::int64_t c = lo / kCellBytes; c * kCellBytes < hi && c < static_cast<std::int64_t>(cells.size()); ++c) {
+                    Cell& cell = cells[static_cast<std::size_t>(c)];
+                    if (cell.write == seen_before.write && cell.list == seen_before.list) {
+                        cell = became;
+                        continue;
+                    }
+                    seen_before = cell;
+                    visit(cell, static_cast<std::int32_t>(i));
+                    became = cell;
+                }
             }
         }
     }
@@ -82,16 +96,15 @@ private:
                 // Reads do not conflict with reads, nor atomic adds with atomic adds.
                 if (ok != a.kind && !ordered(other, i)) conflict(other, i);
             }
-            // The same thread's latest access stands for its earlier ones of the same kind.
+            // The same thread's latest access stands for its earlier ones of the same kind. (A
+            // new head, not a change of the old one: other cells may share the list.)
+            std::int32_t next = cell.list;
             if (cell.list >= 0) {
-                ListEntry& head = pool_[static_cast<std::size_t>(cell.list)];
+                const ListEntry& head = pool_[static_cast<std::size_t>(cell.list)];
                 const SanAccess& h = acc_[static_cast<std::size_t>(head.access)];
-                if (h.thread == a.thread && h.kind == a.kind) {
-                    head.access = i;
-                    return;
-                }
+                if (h.thread == a.thread && h.kind == a.kind) next = head.next;
             }
-            pool_.push_back(ListEntry{i, cell.list});
+            pool_.push_back(ListEntry{i, next});
             cell.list = static_cast<std::int32_t>(pool_.size() - 1);
             return;
         }
@@ -184,6 +197,7 @@ void Sanitizer::check_windows_locked() {
     for (const auto& [key, allocs] : by_name) {
         for (const GmAllocation* a : allocs) {
             if (a->bytes == allocs.front()->bytes) continue;
+            if (!windows_reported_.emplace(key.first, key.second, a->rank).second) continue;  // by an earlier check
             SanViolation v;
             v.cls = kClassDisagreeingRanks;
             v.text = fmt::format("[{}] ranks allocated a shared (window) workspace of different sizes: '{}' is {} bytes on "
@@ -194,10 +208,9 @@ void Sanitizer::check_windows_locked() {
     }
 }
 
-const std::vector<SanViolation>& Sanitizer::check() {
+std::vector<SanViolation> Sanitizer::check() {
     std::lock_guard lock(mu_);
-    if (checked_) return found_;
-    checked_ = true;
+    std::vector<SanViolation> found;
     check_windows_locked();
     std::vector<SanAccess> all;
     for (auto& b : batches_) std::move(b.begin(), b.end(), std::back_inserter(all));
@@ -213,12 +226,13 @@ const std::vector<SanViolation>& Sanitizer::check() {
                    runtime_.end());
     total_ = runtime_.size();
     for (auto& v : runtime_)
-        if (found_.size() < kMaxReports) found_.push_back(std::move(v));
+        if (found.size() < kMaxReports) found.push_back(std::move(v));
+    runtime_.clear();
     Replay replay(all, releases_);
     replay.run();
     total_ += replay.pairs.size();
     for (const auto& [e, l] : replay.pairs) {
-        if (found_.size() >= kMaxReports) break;
+        if (found.size() >= kMaxReports) break;
         const SanAccess& earlier = all[static_cast<std::size_t>(e)];
         const SanAccess& later = all[static_cast<std::size_t>(l)];
         // Name the read (the side that may see the wrong bytes) and the write it races with.
@@ -244,9 +258,11 @@ const std::vector<SanViolation>& Sanitizer::check() {
                                  atomic ? "an atomic add and a plain write" : "two plain writes",
                                  describe_access("first", earlier), describe_access("second", later));
         }
-        found_.push_back(std::move(v));
+        found.push_back(std::move(v));
     }
-    return found_;
+    // The releases named the flags of writes replayed now; a later check replays later kernels.
+    releases_.clear();
+    return found;
 }
 
 SanViolation classify_run_error(const std::string& message) {

@@ -11,7 +11,7 @@
 // write is still in flight does not publish it.
 //
 // Logical processes record their accesses as they run and hand them in when their kernel ends;
-// check() replays all of them in simulated time order (ties by thread and sequence: a total
+// check() replays those handed in since the last check in simulated time order (ties by thread and sequence: a total
 // order independent of host timing) over shadow cells of 32 bytes, each holding its last write
 // and the reads and atomic adds since. Two accesses to a cell conflict when at least one writes
 // (atomic adds do not conflict with each other); a conflicting pair in which neither happens
@@ -23,7 +23,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/sanitize/vector_clock.hpp"
@@ -92,9 +94,14 @@ public:
     void note_launch_signature(const std::string& stream, std::size_t index, int rank, const std::string& kernel,
                                const std::string& signature);
 
-    // Replays the accesses (once, after the run) and returns every violation, run-time ones
-    // first, each list in a stable order.
-    const std::vector<SanViolation>& check();
+    // Replays the accesses handed in since the last check and returns the violations found since
+    // (the first kMaxReports), run-time ones first, each list in a stable order; total_violations()
+    // counts them all. Call it only where everything recorded so far happens before everything
+    // that runs next (the end of a run; in an API session, when no call is pending: every stream
+    // synchronised, then a host barrier): the replay starts from fresh shadow cells each time.
+    // What later calls need of earlier ones (the clocks, the stamps stale flags are judged by) is
+    // kept by the streams and hosts, not here.
+    std::vector<SanViolation> check();
     std::size_t total_violations() const { return total_; }
 
 private:
@@ -112,8 +119,7 @@ private:
     std::vector<std::vector<SanAccess>> batches_;
     std::vector<SanRelease> releases_;
     std::vector<SanViolation> runtime_;
-    bool checked_ = false;
-    std::vector<SanViolation> found_;
+    std::set<std::tuple<std::string, int, int>> windows_reported_;  // (name, n-th of it, rank)
     std::size_t total_ = 0;
 };
 

@@ -30,6 +30,19 @@ public:
     // this = max(this, o) per thread.
     void join(const VectorClock& o) {
         if (o.e_.empty()) return;
+        // Most joins (a poll of a flag, an acquire of what is already known) name no thread this
+        // clock lacks: update in place, without a new vector.
+        bool has_new_thread = false;
+        auto x = e_.begin();
+        for (auto y = o.e_.cbegin(); y != o.e_.cend(); ++y) {
+            while (x != e_.end() && x->first < y->first) ++x;
+            if (x == e_.end() || x->first != y->first) {
+                has_new_thread = true;
+                break;
+            }
+            x->second = std::max(x->second, y->second);
+        }
+        if (!has_new_thread) return;
         std::vector<std::pair<ThreadKey, std::uint32_t>> out;
         out.reserve(e_.size() + o.e_.size());
         auto a = e_.cbegin();
