@@ -93,6 +93,12 @@ public:
     bool waiting = false;  // parked on a TWAIT condition
     SignalAddr wait_signal;
     const SignalWord* wait_word = nullptr;  // wait_signal's word once it exists (SignalStore::find)
+    // The last check of a parked TWAIT that found its condition false (LogicalProcess::
+    // wait_first_true): the word's version (or the store's word count while the word does not
+    // exist) and the time of the first op of the word it did not reach. While neither changed and
+    // the window ends no later than that op, the answer is the same. wait_quiet_until == 0: none.
+    std::uint64_t wait_seen_version = 0;
+    SimTime wait_quiet_until = 0;
     CmpOp wait_cmp = CmpOp::EQ;
     std::int32_t wait_value = 0;
     SimTime wait_since = 0;

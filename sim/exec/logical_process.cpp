@@ -309,8 +309,31 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
 }
 
 std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
-    if (blk.wait_word == nullptr) blk.wait_word = cluster_.chip(blk.wait_signal.rank).signals.find(blk.wait_signal.address);
-    return SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+    // A ring rank's forwarding blocks wait for chunks that arrive hundreds of windows later, and
+    // are checked at the start of every window their stream runs. Ops reach the store only at
+    // barriers, so while the word has had no new op (its version, or while it does not exist the
+    // store's word count, is the same) and the window ends no later than the first op the last
+    // check did not reach, this check would read the same ops over the same times: false again.
+    // (Folding between checks merges only ops the last check already read, and changes no value
+    // at or after the window's lower bound.)
+    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
+    if (blk.wait_word == nullptr) {
+        if (blk.wait_quiet_until != 0 && blk.wait_seen_version == store.word_count() && window_end_ <= blk.wait_quiet_until)
+            return std::nullopt;
+        blk.wait_word = store.find(blk.wait_signal.address);
+        if (blk.wait_word != nullptr) blk.wait_quiet_until = 0;  // its ops have not been read yet
+    } else if (blk.wait_quiet_until != 0 && blk.wait_seen_version == blk.wait_word->version &&
+               window_end_ <= blk.wait_quiet_until) {
+        return std::nullopt;
+    }
+    SimTime next_op_at = kNever;
+    auto t = SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_,
+                                          next_op_at);
+    if (!t) {
+        blk.wait_seen_version = blk.wait_word != nullptr ? blk.wait_word->version : store.word_count();
+        blk.wait_quiet_until = next_op_at;
+    }
+    return t;
 }
 
 void LogicalProcess::begin_wait(BlockCtx& blk) {
@@ -321,6 +344,7 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
     // (in time other processes may have simulated past) and read a history the barrier has folded.
     // A write launched before the waiting kernel started is the usual case: the producer kernel
     // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
+    blk.wait_quiet_until = 0;  // wait_since may have moved: no memo of an earlier check applies
     const auto t = wait_first_true(blk);
     if (t) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
