@@ -184,6 +184,13 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     // time (how far ahead depends on host thread timing) runs its first blocks below the floor.
     // So the lowest issue time of the live blocks bounds the floor too; it changes no result
     // (a lower horizon only keeps more history), but keeps the rule true in every such case.
+    // A block parked in TWAIT (among the waiters, no event) counts as the window floor, not as
+    // its issue time and pipes: it books nothing until a window's check_waiters() wakes it, at a
+    // time at or above that window's lower bound (checked there), so at or above this window's
+    // floor, and every booking it makes after that starts at or after its issue time. (It must
+    // still count: the other blocks' pipes may be free only well past the floor.) Its stale
+    // issue time and pipe free times (a ring rank's forwarding blocks wait most of the run) held
+    // every calendar's history back.
     SimTime h = kNever;
     SimTime lowest_issue = window_floor;
     // Slots below next_block_'s are started (a MIX block has three); those below
@@ -193,6 +200,10 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     for (int b = first_live_slot_; b < started_slots; ++b) {
         const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
         if (blk == nullptr) continue;
+        if (blk->wait_parked) {
+            h = std::min(h, window_floor);
+            continue;
+        }
         if (!blk->finished) lowest_issue = std::min(lowest_issue, blk->now());
         for (Pipe p : kBookingPipes) {
             if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
@@ -350,6 +361,7 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
         return;
     }
+    blk.wait_parked = true;
     waiters_.push_back(blk.slot());
     new_waiters_ = true;
 }
@@ -372,6 +384,7 @@ void LogicalProcess::check_waiters() {
                                            blk.wait_since));
             }
             blk.waiting = false;
+            blk.wait_parked = false;
             stall_ps_ += *t - blk.wait_since;
             blk.now_ref() = *t + cluster_.cost().twait_poll_ps;
             events_.push(Event{blk.now(), b});
