@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "sim/core/core_state.hpp"
 #include "sim/core/pipe.hpp"
@@ -72,8 +73,17 @@ public:
         std::uint8_t head = 0;
         std::uint8_t size = 0;
     };
+    // The queue of (src, dst, id), created at its first use. A kernel uses a handful of the
+    // 392 combinations, so the queues are stored only for those: a table of every combination
+    // cost 28 KiB per block, most of a ring rank's memory at hundreds of ranks. The reference is
+    // valid until the next flag_queue() call.
     FlagQueue& flag_queue(Pipe src, Pipe dst, int id) {
-        return flags_[(pipe_index(src) * kPipeCount + pipe_index(dst)) * kEventIds + id];
+        std::uint16_t& q = flag_index_[static_cast<std::size_t>((pipe_index(src) * kPipeCount + pipe_index(dst)) * kEventIds + id)];
+        if (q == 0) {
+            flag_queues_.emplace_back();
+            q = static_cast<std::uint16_t>(flag_queues_.size());
+        }
+        return flag_queues_[q - 1U];
     }
 
     // Scheduling state (owned by the logical process).
@@ -83,6 +93,13 @@ public:
     bool waiting = false;  // parked on a TWAIT condition
     SignalAddr wait_signal;
     const SignalWord* wait_word = nullptr;  // wait_signal's word once it exists (SignalStore::find)
+    // The last check of a parked TWAIT that found its condition false (LogicalProcess::
+    // wait_first_true): the word's version (or the store's word count while the word does not
+    // exist) and the time of the first op of the word it did not reach. While neither changed and
+    // the window ends no later than that op, the answer is the same. wait_quiet_until == 0: none.
+    std::uint64_t wait_seen_version = 0;
+    SimTime wait_quiet_until = 0;
+    bool wait_parked = false;  // in the logical process's waiters (no event until a check wakes it)
     CmpOp wait_cmp = CmpOp::EQ;
     std::int32_t wait_value = 0;
     SimTime wait_since = 0;
@@ -98,7 +115,8 @@ private:
     SimTime now_;
     std::array<std::int64_t, kMemKindCount> mem_used_{};
     std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid
-    std::array<FlagQueue, kPipeCount * kPipeCount * kEventIds> flags_{};
+    std::array<std::uint16_t, kPipeCount * kPipeCount * kEventIds> flag_index_{};  // 1 + index in flag_queues_, 0: none
+    std::vector<FlagQueue> flag_queues_;
 };
 
 }  // namespace tandem

@@ -190,6 +190,13 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     // time (how far ahead depends on host thread timing) runs its first blocks below the floor.
     // So the lowest issue time of the live blocks bounds the floor too; it changes no result
     // (a lower horizon only keeps more history), but keeps the rule true in every such case.
+    // A block parked in TWAIT (among the waiters, no event) counts as the window floor, not as
+    // its issue time and pipes: it books nothing until a window's check_waiters() wakes it, at a
+    // time at or above that window's lower bound (checked there), so at or above this window's
+    // floor, and every booking it makes after that starts at or after its issue time. (It must
+    // still count: the other blocks' pipes may be free only well past the floor.) Its stale
+    // issue time and pipe free times (a ring rank's forwarding blocks wait most of the run) held
+    // every calendar's history back.
     SimTime h = kNever;
     SimTime lowest_issue = window_floor;
     // Slots below next_block_'s are started (a MIX block has three); those below
@@ -199,6 +206,10 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     for (int b = first_live_slot_; b < started_slots; ++b) {
         const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
         if (blk == nullptr) continue;
+        if (blk->wait_parked) {
+            h = std::min(h, window_floor);
+            continue;
+        }
         if (!blk->finished) lowest_issue = std::min(lowest_issue, blk->now());
         for (Pipe p : kBookingPipes) {
             if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
@@ -315,8 +326,31 @@ bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
 }
 
 std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
-    if (blk.wait_word == nullptr) blk.wait_word = cluster_.chip(blk.wait_signal.rank).signals.find(blk.wait_signal.address);
-    return SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_);
+    // A ring rank's forwarding blocks wait for chunks that arrive hundreds of windows later, and
+    // are checked at the start of every window their stream runs. Ops reach the store only at
+    // barriers, so while the word has had no new op (its version, or while it does not exist the
+    // store's word count, is the same) and the window ends no later than the first op the last
+    // check did not reach, this check would read the same ops over the same times: false again.
+    // (Folding between checks merges only ops the last check already read, and changes no value
+    // at or after the window's lower bound.)
+    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
+    if (blk.wait_word == nullptr) {
+        if (blk.wait_quiet_until != 0 && blk.wait_seen_version == store.word_count() && window_end_ <= blk.wait_quiet_until)
+            return std::nullopt;
+        blk.wait_word = store.find(blk.wait_signal.address);
+        if (blk.wait_word != nullptr) blk.wait_quiet_until = 0;  // its ops have not been read yet
+    } else if (blk.wait_quiet_until != 0 && blk.wait_seen_version == blk.wait_word->version &&
+               window_end_ <= blk.wait_quiet_until) {
+        return std::nullopt;
+    }
+    SimTime next_op_at = kNever;
+    auto t = SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_,
+                                          next_op_at);
+    if (!t) {
+        blk.wait_seen_version = blk.wait_word != nullptr ? blk.wait_word->version : store.word_count();
+        blk.wait_quiet_until = next_op_at;
+    }
+    return t;
 }
 
 void LogicalProcess::begin_wait(BlockCtx& blk) {
@@ -327,11 +361,13 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
     // (in time other processes may have simulated past) and read a history the barrier has folded.
     // A write launched before the waiting kernel started is the usual case: the producer kernel
     // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
+    blk.wait_quiet_until = 0;  // wait_since may have moved: no memo of an earlier check applies
     const auto t = wait_first_true(blk);
     if (t) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
         return;
     }
+    blk.wait_parked = true;
     waiters_.push_back(blk.slot());
     new_waiters_ = true;
 }
@@ -354,6 +390,7 @@ void LogicalProcess::check_waiters() {
                                            blk.wait_since));
             }
             blk.waiting = false;
+            blk.wait_parked = false;
             stall_ps_ += *t - blk.wait_since;
             blk.now_ref() = *t + cluster_.cost().twait_poll_ps;
             events_.push(Event{blk.now(), b});

@@ -27,17 +27,31 @@ std::optional<SimTime> SignalStore::first_time_true(std::int64_t address, CmpOp 
 
 std::optional<SimTime> SignalStore::first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected,
                                                     SimTime since, SimTime before) {
+    SimTime next_op_at = kNever;
+    return first_time_true(word, cmp, expected, since, before, next_op_at);
+}
+
+std::optional<SimTime> SignalStore::first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected,
+                                                    SimTime since, SimTime before, SimTime& next_op_at) {
+    next_op_at = kNever;
+    // True already at `since`, which lies at or after `before`: true from the first `before` past it.
+    auto at_since = [&]() -> std::optional<SimTime> {
+        if (since < before) return since;
+        next_op_at = since;
+        return std::nullopt;
+    };
     std::int32_t v = word == nullptr ? 0 : word->base;
-    if (word == nullptr) return compare(v, cmp, expected) && since < before ? std::optional<SimTime>(since) : std::nullopt;
+    if (word == nullptr) return compare(v, cmp, expected) ? at_since() : std::nullopt;
     const auto& ops = word->ops;
     std::size_t i = 0;
     for (; i < ops.size() && ops[i].visible_at <= since; ++i) v = apply(v, ops[i]);
-    if (compare(v, cmp, expected)) return since < before ? std::optional<SimTime>(since) : std::nullopt;
+    if (compare(v, cmp, expected)) return at_since();
     while (i < ops.size() && ops[i].visible_at < before) {
         const SimTime t = ops[i].visible_at;
         for (; i < ops.size() && ops[i].visible_at == t; ++i) v = apply(v, ops[i]);  // all ops of one instant
         if (compare(v, cmp, expected)) return t;
     }
+    if (i < ops.size()) next_op_at = ops[i].visible_at;
     return std::nullopt;
 }
 
@@ -64,6 +78,7 @@ const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) c
 
 void SignalStore::insert(std::int64_t address, const Op& op) {
     SignalWord& w = words_[address];
+    ++w.version;
     if (w.ops.empty()) dirty_.push_back(&w);
     auto pos = std::upper_bound(w.ops.begin(), w.ops.end(), op, [](const Op& a, const Op& b) {
         return a.visible_at != b.visible_at ? a.visible_at < b.visible_at : a.order < b.order;

@@ -39,7 +39,13 @@ public:
     // barriers and never erased, and their nodes never move.
     static std::optional<SimTime> first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected, SimTime since,
                                                   SimTime before);
+    // The same, also giving the time of the first op at or after `before` (kNever if none): until
+    // a new op is inserted, the answer for any `before` up to that time is the same.
+    static std::optional<SimTime> first_time_true(const SignalWord* word, CmpOp cmp, std::int32_t expected, SimTime since,
+                                                  SimTime before, SimTime& next_op_at);
     const SignalWord* find(std::int64_t address) const;
+    // Words that exist (they are created at barriers only, so this is constant inside a window).
+    std::size_t word_count() const { return words_.size(); }
 
     // Under --sanitize: joins into `into` the clocks of every write of the word visible at or
     // before t (what a TWAIT or TTEST that read it then has synchronised with).
@@ -66,6 +72,7 @@ struct SignalWord {
     std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
     std::shared_ptr<const SanSignalStamp> base_stamp;  // the last folded write's
     std::vector<SignalStore::Op> ops;         // sorted by (visible_at, order)
+    std::uint64_t version = 0;                // ops inserted so far (folding does not count)
 };
 
 }  // namespace tandem

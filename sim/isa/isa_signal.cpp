@@ -79,6 +79,7 @@ void SignalRead::await_suspend(std::coroutine_handle<> h) {
     }
     blk_.wait_signal = sig_;
     blk_.wait_word = nullptr;
+    blk_.wait_quiet_until = 0;
     blk_.wait_cmp = cmp_;
     blk_.wait_value = value_;
     blk_.wait_since = issue_;
