@@ -26,6 +26,18 @@ if [[ "$(id -u)" == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS
 # single-copy path; plain copies work everywhere, and these messages are small.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
+# PREFIX.csv and PREFIX.json of the one-process run and the mpirun -n 2 run, byte for byte.
+same_files() {
+  local name="$1" ext
+  for ext in csv json; do
+    if ! cmp "single/$name.$ext" "mpi/$name.$ext"; then
+      echo "FAIL: $name.$ext differs between one process and mpirun -n 2"
+      diff "single/$name.$ext" "mpi/$name.$ext" | head -20
+      exit 1
+    fi
+  done
+}
+
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -50,13 +62,7 @@ status=0
 timeout 120 "$mpiexec" -n 2 --oversubscribe "$bin" --sweep rows.csv --sweep-out mpi/sweep --jobs 2 >mpi.out 2>mpi.err || status=$?
 [[ $status == 1 ]] || { echo "FAIL: mpirun -n 2 sweep exited $status, expected 1 (one bad row)"; cat mpi.out mpi.err; exit 1; }
 
-for ext in csv json; do
-  if ! cmp "single/sweep.$ext" "mpi/sweep.$ext"; then
-    echo "FAIL: sweep.$ext differs between one process and mpirun -n 2"
-    diff "single/sweep.$ext" "mpi/sweep.$ext" | head -20
-    exit 1
-  fi
-done
+same_files sweep
 rows=$(($(wc -l <mpi/sweep.csv) - 1))
 [[ $rows == 6 ]] || { echo "FAIL: mpi/sweep.csv has $rows rows, expected 6"; exit 1; }
 
@@ -86,13 +92,7 @@ status=0
 timeout 120 "$mpiexec" -n 2 --oversubscribe "$bin" "${tune_args[@]}" --sweep-out mpi/tune --jobs 1 \
   >tune_mpi.out 2>tune_mpi.err || status=$?
 [[ $status == 0 ]] || { echo "FAIL: mpirun -n 2 tune exited $status"; cat tune_mpi.out tune_mpi.err; exit 1; }
-for ext in csv json; do
-  if ! cmp "single/tune.$ext" "mpi/tune.$ext"; then
-    echo "FAIL: tune.$ext differs between one process and mpirun -n 2"
-    diff "single/tune.$ext" "mpi/tune.$ext" | head -20
-    exit 1
-  fi
-done
+same_files tune
 if [[ "$(grep '^  Best:' tune_single.out)" != "$(grep '^  Best:' tune_mpi.out)" ]]; then
   echo "FAIL: the best configuration differs"; cat tune_single.out tune_mpi.out; exit 1
 fi
