@@ -26,6 +26,20 @@ inline long peak_rss_kib() {
     return ru.ru_maxrss;
 }
 
+// Returns once the process's CPU clock stands still (less than 0.5 ms of CPU in 10 ms of wall),
+// or after `max_seconds`: so that work left running by what came before (OpenBLAS's pool
+// threads spin for about 0.1 s after a multithreaded call) is not charged to what comes next.
+inline void wait_until_process_idle(double max_seconds = 1.0) {
+    const double give_up = wall_now() + max_seconds;
+    double cpu = cpu_now();
+    while (wall_now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const double now = cpu_now();
+        if (now - cpu < 0.5e-3) return;
+        cpu = now;
+    }
+}
+
 inline int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 }  // namespace tandem::bench

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cblas.h>
 #include <fmt/format.h>
 
+#include "host/blas_threads.hpp"
 #include "host/mpi_launch.hpp"
 #include "host/program.hpp"
 #include "host/options.hpp"
@@ -121,8 +121,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     // The simulated streams already run on host threads; a threaded BLAS under each of them
-    // would only oversubscribe the cores.
-    openblas_set_num_threads(1);
+    // would only oversubscribe the cores (and its idle pool would spin: host/blas_threads.hpp).
+    tandem::host::use_single_threaded_blas();
     try {
         return run(argc, argv);
     } catch (const CLI::Error& e) {
