@@ -15,15 +15,23 @@
 //     [r*M/n, (r+1)*M/n), so A does not depend on the number of ranks.
 //   B stored transposed (N x K, row-major): element (col_n, row_k) is output i = col_n * K + row_k
 //     of the stream s = seed ^ 0x4242424242424242 ("BBBBBBBB").
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace tandem::host {
 
 inline constexpr std::uint64_t kDefaultInputSeed = 2025;
+// Outputs generated per splitmix64_run call by the fillers (a stack buffer's worth).
+inline constexpr std::int64_t kSplitmixChunk = 256;
 
 // The i-th output of splitmix64 started at `state`.
 std::uint64_t splitmix64_at(std::uint64_t state, std::uint64_t i);
+
+// Outputs first, first + 1, ..., first + count - 1 of splitmix64 started at `state`, into `out`:
+// the same values as splitmix64_at, four at a time with AVX2 where the CPU has it (chosen at
+// run time), one at a time otherwise.
+void splitmix64_run(std::uint64_t state, std::uint64_t first, std::uint64_t* out, std::size_t count);
 
 // Rank `rank`'s slice of A: `rows` (= M/n) x `k` fp16 bits, global rows rank*rows ...
 std::vector<std::uint16_t> make_a_slice(int rank, int rows, int k, std::uint64_t seed = kDefaultInputSeed);

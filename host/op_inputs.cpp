@@ -37,7 +37,14 @@ struct ValueTable {
             bits[v] = float_to_bits(t, signed_values ? static_cast<float>(static_cast<int>(v) - 1) : static_cast<float>(1 + v));
         }
     }
-    std::uint16_t of(std::uint64_t z) const { return is_signed ? bits[(z >> 32) % 3] : bits[z >> 62]; }
+    // The values of n generator outputs: (z >> 32) % 3 of the signed ones, z >> 62 of 1..4.
+    void map(const std::uint64_t* z, std::uint16_t* out, int n) const {
+        if (is_signed) {
+            for (int i = 0; i < n; ++i) out[i] = bits[(z[i] >> 32) % 3];
+        } else {
+            for (int i = 0; i < n; ++i) out[i] = bits[z[i] >> 62];
+        }
+    }
 };
 
 // A rows x cols cut of the stream's global matrix (row stride `global_cols`) at (row0, col0).
@@ -48,11 +55,16 @@ HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int ro
     m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
     for_each_band(rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+        std::array<std::uint64_t, kSplitmixChunk> z{};
         for (std::int64_t r = r0; r < r1; ++r) {
             const std::uint64_t first = static_cast<std::uint64_t>(row0 + r) * static_cast<std::uint64_t>(global_cols) +
                                         static_cast<std::uint64_t>(col0);
             std::uint16_t* out = m.bits.data() + r * cols;
-            for (int c = 0; c < cols; ++c) out[c] = values.of(splitmix64_at(stream, first + static_cast<std::uint64_t>(c)));
+            for (int c0 = 0; c0 < cols; c0 += static_cast<int>(kSplitmixChunk)) {
+                const int n = std::min(cols - c0, static_cast<int>(kSplitmixChunk));
+                splitmix64_run(stream, first + static_cast<std::uint64_t>(c0), z.data(), static_cast<std::size_t>(n));
+                values.map(z.data(), out + c0, n);
+            }
         }
     });
     return m;

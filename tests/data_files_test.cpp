@@ -119,6 +119,24 @@ TEST(InputGen, Splitmix64KnownOutputs) {
     EXPECT_EQ(splitmix64_at(1234567, 0), 6457827717110365317ULL);
 }
 
+TEST(InputGen, Splitmix64RunMatchesOneAtATime) {
+    // The bulk form (four lanes at a time where the CPU has AVX2) gives splitmix64_at's outputs,
+    // for any start, any count (tails of 1-3), and across the counter's wrap at 2^64.
+    const std::uint64_t states[] = {0, 1234567, 0x4141414141414141ULL ^ 2025, ~std::uint64_t{0}};
+    const std::uint64_t firsts[] = {0, 5, 1000003, ~std::uint64_t{0} - 6};
+    for (std::uint64_t state : states) {
+        for (std::uint64_t first : firsts) {
+            for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{13}, std::size_t{256}}) {
+                std::vector<std::uint64_t> out(count + 1, 0x5A5A5A5AULL);
+                splitmix64_run(state, first, out.data(), count);
+                for (std::size_t i = 0; i < count; ++i)
+                    ASSERT_EQ(out[i], splitmix64_at(state, first + i)) << state << " " << first << " " << i;
+                EXPECT_EQ(out[count], 0x5A5A5A5AULL);  // nothing written past the end
+            }
+        }
+    }
+}
+
 TEST(InputGen, ValuesAreSmallIntegersAndDeterministic) {
     const auto a = make_a_slice(0, 64, 32, 7);
     ASSERT_EQ(a.size(), 64u * 32u);
