@@ -168,23 +168,32 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
     // A is widened this many rows at a time, one sgemm each: large enough that OpenBLAS packs
     // B^T (K x cols) rarely (it packs it once per call), and a core's band is usually one call.
     constexpr std::int64_t kRowsPerCall = 1024;
-    for (int r = 0; r < contributors; ++r) {
-        const HostMatrix& a = in.a[static_cast<std::size_t>(r)];
-        const std::size_t bi = in.b_t.size() == 1 ? 0 : static_cast<std::size_t>(r);
-        const HostMatrix& bt = in.b_t[bi];
-        const float* btw = reinterpret_cast<const float*>(bt_wide[bi].data());
-        // Which K range of B^T pairs with A_r: all of B_r, or A_r's column block of a K-split A
-        // against a replicated B.
-        const int k = a.cols;
-        const int b_col0 = (s.a == Split::Cols && s.b == Split::Replicated && !s.k_per_rank) ? r * k : 0;
-        const int row0 = s.a == Split::Rows ? r * sh.a_rows : 0;
-        const int col0 = s.b == Split::Cols ? r * sh.b_rows : 0;
-        const int cols = bt.rows;
-        const float beta = summed ? 1.0f : 0.0f;
-        const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
-        for_each_band(a.rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
-            ZeroedBuffer aw_bytes(static_cast<std::size_t>(std::min(kRowsPerCall, r1 - r0)) * static_cast<std::size_t>(k) *
-                                  sizeof(float));
+    // Every contributor's A_r has the same rows, so the bands are cut once and each band's
+    // widened rows buffer serves every contributor in turn (fresh pages cost a fault and the
+    // kernel's zeroing each: one buffer per band, not one per band and contributor). Each element
+    // of C still gets the contributors' shares in rank order.
+    const std::int64_t a_rows = in.a.front().rows;
+    const std::int64_t widest_cols = std::max_element(in.b_t.begin(), in.b_t.end(), [](const HostMatrix& x, const HostMatrix& y) {
+                                         return x.rows < y.rows;
+                                     })->rows;
+    const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max<std::int64_t>(1, widest_cols));
+    for_each_band(a_rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+        ZeroedBuffer aw_bytes;
+        for (int r = 0; r < contributors; ++r) {
+            const HostMatrix& a = in.a[static_cast<std::size_t>(r)];
+            const std::size_t bi = in.b_t.size() == 1 ? 0 : static_cast<std::size_t>(r);
+            const HostMatrix& bt = in.b_t[bi];
+            const float* btw = reinterpret_cast<const float*>(bt_wide[bi].data());
+            // Which K range of B^T pairs with A_r: all of B_r, or A_r's column block of a K-split A
+            // against a replicated B.
+            const int k = a.cols;
+            const int b_col0 = (s.a == Split::Cols && s.b == Split::Replicated && !s.k_per_rank) ? r * k : 0;
+            const int row0 = s.a == Split::Rows ? r * sh.a_rows : 0;
+            const int col0 = s.b == Split::Cols ? r * sh.b_rows : 0;
+            const int cols = bt.rows;
+            const float beta = summed ? 1.0f : 0.0f;
+            const std::size_t need = static_cast<std::size_t>(std::min(kRowsPerCall, r1 - r0)) * static_cast<std::size_t>(k) * sizeof(float);
+            if (aw_bytes.size() < need) aw_bytes = ZeroedBuffer(need);
             float* aw = reinterpret_cast<float*>(aw_bytes.data());
             for (std::int64_t i0 = r0; i0 < r1; i0 += kRowsPerCall) {
                 const std::int64_t rows = std::min(kRowsPerCall, r1 - i0);
@@ -192,8 +201,8 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), cols, k, 1.0f, aw, k,
                             btw + b_col0, bt.cols, beta, c.data() + (row0 + i0) * n + col0, n);
             }
-        });
-    }
+        }
+    });
     if (!in.bias.empty()) {
         std::vector<float> bias(in.bias.size());
         widen_bits(in.dtype, in.bias.data(), bias.data(), bias.size());
