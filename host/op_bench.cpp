@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "host/options.hpp"
 #include "kernels/launch_signature.hpp"
@@ -51,17 +53,18 @@ void write_rows(const GmTensor& t, const HostMatrix& m) {
     const std::size_t row_bytes = static_cast<std::size_t>(m.cols) * sizeof(std::uint16_t);
     for (int r = 0; r < m.rows; ++r) {
         std::byte* dst = t.layout() == Layout::ND ? t.element_ptr(r, 0) : t.element_ptr(0, r);
-        std::memcpy(dst, m.bits.data() + static_cast<std::size_t>(r) * m.cols, row_bytes);
+        std::memcpy(dst, m.row(r), row_bytes);
     }
+}
+
+void write_inputs_bias(const RankTensors& t, const std::vector<std::uint16_t>& bias) {
+    write_rows(t.bias, HostMatrix{1, static_cast<int>(bias.size()), bias});
 }
 
 void write_inputs(const RankTensors& t, const OpInputs& in, int rank) {
     write_rows(t.a, in.a[static_cast<std::size_t>(rank)]);
     write_rows(t.b, in.b_of(rank));
-    if (!in.bias.empty()) {
-        HostMatrix bias{1, static_cast<int>(in.bias.size()), in.bias};
-        write_rows(t.bias, bias);
-    }
+    if (!in.bias.empty()) write_inputs_bias(t, in.bias);
 }
 
 }  // namespace
@@ -117,9 +120,71 @@ ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPla
     return run;
 }
 
+namespace {
+
+std::uint16_t* bits_at(const GmTensor& t, int r, int c) { return reinterpret_cast<std::uint16_t*>(t.element_ptr(r, c)); }
+
+// make_op_inputs' values written straight into each rank's tensors (A rows of an ND tensor, B^T
+// rows = columns of B's DN tensor; a replicated B generated once and copied to the other ranks),
+// and views of them for the host (the golden). The bias stays a host vector (it is small).
+OpInputs generate_inputs_in_gm(const kernels::Sharding& s, const OpParams& p, const ShardShapes& sh,
+                               const std::vector<RankTensors>& tensors) {
+    OpInputs in;
+    in.dtype = p.dtype;
+    for (int r = 0; r < p.ranks; ++r) {
+        const GmTensor& a = tensors[static_cast<std::size_t>(r)].a;
+        std::uint16_t* at = bits_at(a, 0, 0);
+        generate_a(s, p, r, MatrixDest{at, a.ld()});
+        in.a.push_back(HostMatrix{sh.a_rows, sh.a_cols, {}, at, a.ld()});
+    }
+    const bool shared_b = s.b == kernels::Split::Replicated;
+    for (int r = 0; r < p.ranks; ++r) {
+        const GmTensor& b = tensors[static_cast<std::size_t>(r)].b;  // DN: B^T's row j is column j
+        std::uint16_t* bt = bits_at(b, 0, 0);
+        if (shared_b && r > 0) {
+            const GmTensor& first = tensors.front().b;
+            for (int j = 0; j < sh.b_rows; ++j)
+                std::memcpy(bits_at(b, 0, j), bits_at(first, 0, j), static_cast<std::size_t>(sh.b_cols) * sizeof(std::uint16_t));
+            continue;
+        }
+        generate_b_t(s, p, r, MatrixDest{bt, b.ld()});
+        in.b_t.push_back(HostMatrix{sh.b_rows, sh.b_cols, {}, bt, b.ld()});
+    }
+    in.bias = generate_bias(s, p);
+    return in;
+}
+
+// Joins a thread when the scope ends (before the cluster whose memory it reads goes).
+struct JoinAtExit {
+    std::thread& t;
+    ~JoinAtExit() {
+        if (t.joinable()) t.join();
+    }
+};
+
+// Host inputs copied in (`inputs`), generated in place (`beside`), or neither (timing-only).
+BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                               const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs,
+                               const std::function<void(const OpInputs&)>* beside);
+
+}  // namespace
+
 BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
                           const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs) {
-    const bool functional = inputs != nullptr;
+    return run_op_views_impl(profile, cfg, op, variant, params, inputs, nullptr);
+}
+
+BenchOutcome run_op_views_in_place(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                                   const kernels::VariantDesc& variant, const OpParams& params,
+                                   const std::function<void(const OpInputs&)>& beside) {
+    return run_op_views_impl(profile, cfg, op, variant, params, nullptr, &beside);
+}
+
+namespace {
+BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                               const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs,
+                               const std::function<void(const OpInputs&)>* beside) {
+    const bool functional = inputs != nullptr || beside != nullptr;
     ClusterOptions options;
     options.ranks = params.ranks;
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
@@ -139,7 +204,25 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
     for (int r = 0; r < params.ranks; ++r) tensors.push_back(allocate_tensors(cluster.chip(r).gm, shapes, pad, params, variant.output_in_window));
     for (int r = 0; r < params.ranks; ++r) {
         instance->bind(r, tensors[static_cast<std::size_t>(r)]);
-        if (functional) write_inputs(tensors[static_cast<std::size_t>(r)], *inputs, r);
+        if (inputs != nullptr) write_inputs(tensors[static_cast<std::size_t>(r)], *inputs, r);
+    }
+    // Inputs generated in place: `beside` runs on them on its own thread while the views run,
+    // and is joined before the cluster (and its memory) goes, also when the run fails.
+    OpInputs in_gm;
+    std::thread beside_thread;
+    std::exception_ptr beside_error;
+    const JoinAtExit join_beside{beside_thread};
+    if (beside != nullptr) {
+        in_gm = generate_inputs_in_gm(op.sharding_of(variant), params, shapes, tensors);
+        if (!in_gm.bias.empty())
+            for (int r = 0; r < params.ranks; ++r) write_inputs_bias(tensors[static_cast<std::size_t>(r)], in_gm.bias);
+        beside_thread = std::thread([&] {
+            try {
+                (*beside)(in_gm);
+            } catch (...) {
+                beside_error = std::current_exception();
+            }
+        });
     }
 
     BenchOutcome out;
@@ -232,9 +315,12 @@ BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const ke
             out.out.push_back(read_output(tensors[static_cast<std::size_t>(r)].out, shapes.out_rows, shapes.out_cols));
     }
     for (const RankTensors& t : tensors) out.out_base.push_back(t.out.address());
+    if (beside_thread.joinable()) beside_thread.join();
+    if (beside_error) std::rethrow_exception(beside_error);
     out.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
     return out;
 }
+}  // namespace
 
 BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs) {
     return run_op_views(profile, cfg, op_of(cfg), variant_of(cfg), op_params_of(cfg), inputs);

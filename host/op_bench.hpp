@@ -91,6 +91,14 @@ ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, kernels
 BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
                           const kernels::VariantDesc& variant, const kernels::OpParams& params, const OpInputs* inputs);
 
+// Functional, with the inputs generated straight into each rank's GM (make_op_inputs' values,
+// no host copy of them): `beside` gets views of them there (OpInputs of HostMatrix views, valid
+// only during the call) and runs on its own thread beside the views (the program's golden);
+// the call returns when both are done, rethrowing what `beside` threw. Nothing that runs may
+// write the A and B tensors (no op does: they are the kernels' read-only inputs).
+BenchOutcome run_op_views_in_place(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
+                                   const kernels::VariantDesc& variant, const kernels::OpParams& params,
+                                   const std::function<void(const OpInputs&)>& beside);
 // The same for the op `cfg` names (validated, defaults resolved).
 BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs);
 

@@ -47,19 +47,17 @@ struct ValueTable {
     }
 };
 
-// A rows x cols cut of the stream's global matrix (row stride `global_cols`) at (row0, col0).
-HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values) {
-    HostMatrix m;
-    m.rows = rows;
-    m.cols = cols;
-    m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+// A rows x cols cut of the stream's global matrix (row stride `global_cols`) at (row0, col0),
+// written into `dst` (rows `dst.ld` elements apart).
+void cut_into(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values,
+              MatrixDest dst) {
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
     for_each_band(rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
         std::array<std::uint64_t, kSplitmixChunk> z{};
         for (std::int64_t r = r0; r < r1; ++r) {
             const std::uint64_t first = static_cast<std::uint64_t>(row0 + r) * static_cast<std::uint64_t>(global_cols) +
                                         static_cast<std::uint64_t>(col0);
-            std::uint16_t* out = m.bits.data() + r * cols;
+            std::uint16_t* out = dst.data + r * dst.ld;
             for (int c0 = 0; c0 < cols; c0 += static_cast<int>(kSplitmixChunk)) {
                 const int n = std::min(cols - c0, static_cast<int>(kSplitmixChunk));
                 splitmix64_run(stream, first + static_cast<std::uint64_t>(c0), z.data(), static_cast<std::size_t>(n));
@@ -67,7 +65,24 @@ HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int ro
             }
         }
     });
+}
+
+HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values) {
+    HostMatrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+    cut_into(stream, global_cols, row0, col0, rows, cols, values, MatrixDest{m.bits.data(), cols});
     return m;
+}
+
+// Rows [r0, r0 + rows) of `m` widened to fp32, packed (cols floats per row) into `dst`.
+void widen_rows(DType t, const HostMatrix& m, std::int64_t r0, std::int64_t rows, float* dst) {
+    if (m.ld() == m.cols) {
+        widen_bits(t, m.row(r0), dst, static_cast<std::size_t>(rows * m.cols));
+        return;
+    }
+    for (std::int64_t r = 0; r < rows; ++r) widen_bits(t, m.row(r0 + r), dst + r * m.cols, static_cast<std::size_t>(m.cols));
 }
 
 int part(int whole, int ranks) { return whole / ranks; }
@@ -116,30 +131,61 @@ ShardShapes shard_shapes(const Sharding& s, const OpParams& p) {
 
 bool signed_inputs(const OpParams& p) { return p.out_dtype != DType::F32; }
 
+namespace {
+// Where make_op_inputs cuts rank r's A_r and B_r^T from the global A and B^T.
+struct Cuts {
+    ShardShapes sh;
+    ValueTable values;
+    bool shared_b = false;
+    int bt_cols = 0;  // the global B^T's row length: K_total, or k when every rank holds one B
+    Cuts(const Sharding& s, const OpParams& p)
+        : sh(shard_shapes(s, p)), values(p.dtype, signed_inputs(p)), shared_b(s.b == Split::Replicated),
+          bt_cols(shared_b && s.k_per_rank ? p.k : sh.k_total) {}
+};
+}  // namespace
+
+void generate_a(const Sharding& s, const OpParams& p, int rank, MatrixDest dst) {
+    const Cuts c(s, p);
+    const int row0 = s.a == Split::Rows ? rank * c.sh.a_rows : 0;
+    const int col0 = s.a == Split::Cols ? rank * c.sh.a_cols : 0;
+    cut_into(kDefaultInputSeed ^ kStreamA, c.sh.k_total, row0, col0, c.sh.a_rows, c.sh.a_cols, c.values, dst);
+}
+
+void generate_b_t(const Sharding& s, const OpParams& p, int rank, MatrixDest dst) {
+    const Cuts c(s, p);
+    const int row0 = !c.shared_b && s.b == Split::Cols ? rank * c.sh.b_rows : 0;
+    const int col0 = !c.shared_b && s.b == Split::Rows ? rank * c.sh.b_cols : 0;
+    cut_into(kDefaultInputSeed ^ kStreamB, c.bt_cols, row0, col0, c.sh.b_rows, c.sh.b_cols, c.values, dst);
+}
+
+std::vector<std::uint16_t> generate_bias(const Sharding& s, const OpParams& p) {
+    const Cuts c(s, p);
+    if (c.sh.bias_len == 0) return {};
+    return cut(kDefaultInputSeed ^ kStreamBias, c.sh.bias_len, 0, 0, 1, c.sh.bias_len, c.values).bits;
+}
+
 OpInputs make_op_inputs(const Sharding& s, const OpParams& p) {
     const ShardShapes sh = shard_shapes(s, p);
-    const ValueTable values(p.dtype, signed_inputs(p));
     OpInputs in;
     in.dtype = p.dtype;
-    const std::uint64_t seed = kDefaultInputSeed;
+    auto owned = [](int rows, int cols) {
+        HostMatrix m;
+        m.rows = rows;
+        m.cols = cols;
+        m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+        return m;
+    };
     for (int r = 0; r < p.ranks; ++r) {
-        const int row0 = s.a == Split::Rows ? r * sh.a_rows : 0;
-        const int col0 = s.a == Split::Cols ? r * sh.a_cols : 0;
-        in.a.push_back(cut(seed ^ kStreamA, sh.k_total, row0, col0, sh.a_rows, sh.a_cols, values));
+        in.a.push_back(owned(sh.a_rows, sh.a_cols));
+        generate_a(s, p, r, MatrixDest{in.a.back().bits.data(), sh.a_cols});
     }
-    // B stored transposed: the global B^T is N x K_total, or N x k when every rank holds one B.
-    const bool shared_b = s.b == Split::Replicated;
-    const int bt_cols = shared_b && s.k_per_rank ? p.k : sh.k_total;
-    if (shared_b) {
-        in.b_t.push_back(cut(seed ^ kStreamB, bt_cols, 0, 0, sh.b_rows, sh.b_cols, values));
-    } else {
-        for (int r = 0; r < p.ranks; ++r) {
-            const int row0 = s.b == Split::Cols ? r * sh.b_rows : 0;
-            const int col0 = s.b == Split::Rows ? r * sh.b_cols : 0;
-            in.b_t.push_back(cut(seed ^ kStreamB, bt_cols, row0, col0, sh.b_rows, sh.b_cols, values));
-        }
+    // B stored transposed; one matrix when every rank holds the same B.
+    const int distinct_b = s.b == Split::Replicated ? 1 : p.ranks;
+    for (int r = 0; r < distinct_b; ++r) {
+        in.b_t.push_back(owned(sh.b_rows, sh.b_cols));
+        generate_b_t(s, p, r, MatrixDest{in.b_t.back().bits.data(), sh.b_cols});
     }
-    if (sh.bias_len > 0) in.bias = cut(seed ^ kStreamBias, sh.bias_len, 0, 0, 1, sh.bias_len, values).bits;
+    in.bias = generate_bias(s, p);
     return in;
 }
 
@@ -159,10 +205,11 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
     std::vector<ZeroedBuffer> bt_wide;
     for (std::size_t i = 0; i < in.b_t.size(); ++i) {
         const HostMatrix& bt = in.b_t[i];
-        bt_wide.emplace_back(bt.bits.size() * sizeof(float));
+        bt_wide.emplace_back(static_cast<std::size_t>(bt.rows) * static_cast<std::size_t>(bt.cols) * sizeof(float));
         float* wide = reinterpret_cast<float*>(bt_wide[i].data());
-        for_each_band(static_cast<std::int64_t>(bt.bits.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
-            widen_bits(in.dtype, bt.bits.data() + b, wide + b, static_cast<std::size_t>(e - b));
+        const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, bt.cols));
+        for_each_band(bt.rows, min_rows, [&](std::int64_t b, std::int64_t e) {
+            widen_rows(in.dtype, bt, b, e - b, wide + b * bt.cols);
         });
     }
     // A is widened this many rows at a time, one sgemm each: large enough that OpenBLAS packs
@@ -197,7 +244,7 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
             float* aw = reinterpret_cast<float*>(aw_bytes.data());
             for (std::int64_t i0 = r0; i0 < r1; i0 += kRowsPerCall) {
                 const std::int64_t rows = std::min(kRowsPerCall, r1 - i0);
-                widen_bits(in.dtype, a.bits.data() + i0 * k, aw, static_cast<std::size_t>(rows * k));
+                widen_rows(in.dtype, a, i0, rows, aw);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), cols, k, 1.0f, aw, k,
                             btw + b_col0, bt.cols, beta, c.data() + (row0 + i0) * n + col0, n);
             }

@@ -15,11 +15,23 @@
 
 namespace tandem::host {
 
-// A matrix of fp16 or bf16 bits, row-major.
+// A matrix of fp16 or bf16 bits, row-major: held in `bits`, or a view of one held elsewhere (a
+// rank's GM, where a functional run generates its inputs in place: host/op_bench.hpp).
 struct HostMatrix {
     int rows = 0;
     int cols = 0;
-    std::vector<std::uint16_t> bits;
+    std::vector<std::uint16_t> bits;  // rows x cols; empty for a view
+    const std::uint16_t* view = nullptr;  // a view's row 0
+    std::int64_t view_ld = 0;             // a view's elements from one row to the next
+
+    const std::uint16_t* row(std::int64_t r) const { return view != nullptr ? view + r * view_ld : bits.data() + r * cols; }
+    std::int64_t ld() const { return view != nullptr ? view_ld : cols; }
+};
+
+// Where a generated matrix goes: row 0's first element and the elements from one row to the next.
+struct MatrixDest {
+    std::uint16_t* data = nullptr;
+    std::int64_t ld = 0;
 };
 
 // The shapes of a rank's tensors (logical, before any padding).
@@ -48,6 +60,12 @@ struct OpInputs {
 bool signed_inputs(const kernels::OpParams& p);
 
 OpInputs make_op_inputs(const kernels::Sharding& s, const kernels::OpParams& p);
+// make_op_inputs' matrices one at a time, written into `dst` (a_rows x a_cols, b_rows x b_cols
+// of shard_shapes): rank `rank`'s A_r; its B_r^T (any rank's, the same, when B is replicated);
+// the bias (empty without).
+void generate_a(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
+void generate_b_t(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
+std::vector<std::uint16_t> generate_bias(const kernels::Sharding& s, const kernels::OpParams& p);
 
 // The whole C = A x B (+ bias) of the global problem, M x N fp32, on every host core. Each
 // element is one sum in a fixed order (rank by rank, each rank's K in one sgemm), whatever the
