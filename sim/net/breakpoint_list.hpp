@@ -71,6 +71,8 @@ private:
 
     std::size_t leaf_for(SimTime t) const;
     void fix_leaves(std::size_t first, std::size_t last);
+    // Leaf j holds more than kLeafMax: moves part of it into a neighbour with room (false: none has).
+    bool share_with_neighbour(std::size_t j);
 
     // leaves_[head_ ..] are in use, in time order, and never empty; those before head_ are
     // released and dropped in bulk (forgetting history erases from the front).
