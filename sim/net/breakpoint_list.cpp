@@ -1,14 +1,17 @@
 #include "sim/net/breakpoint_list.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "sim/sim_error.hpp"
 
 namespace tandem {
 
 bool BreakpointList::find_last_at_or_before(SimTime t, Pos& p) const {
     if (size_ == 0 || t < first_[head_]) return false;
     const std::size_t j = leaf_for(t);
-    const std::vector<Breakpoint>& leaf = leaves_[j];
-    const auto after = std::upper_bound(leaf.begin(), leaf.end(), t, [](SimTime v, const Breakpoint& b) { return v < b.t; });
+    const std::vector<StoredBreakpoint>& leaf = leaves_[j];
+    const auto after = std::upper_bound(leaf.begin(), leaf.end(), t, [](SimTime v, const StoredBreakpoint& b) { return v < b.t; });
     p = Pos{j, static_cast<std::size_t>(after - leaf.begin()) - 1};
     return true;
 }
@@ -55,22 +58,24 @@ void BreakpointList::replace(Pos p, std::size_t count, std::span<const Breakpoin
             leaves_.emplace_back();
             first_.push_back(0);
         }
-        std::vector<Breakpoint>& last = leaves_.back();
-        last.insert(last.end(), entries.begin(), entries.end());
+        std::vector<StoredBreakpoint>& last = leaves_.back();
+        const std::size_t old_size = last.size();
+        last.resize(old_size + n);
+        encode_into(last, old_size, entries);
         size_ += n;
         fix_leaves(leaves_.size() - 1, leaves_.size());
         return;
     }
     const std::size_t j = p.leaf;
-    std::vector<Breakpoint>& leaf = leaves_[j];
+    std::vector<StoredBreakpoint>& leaf = leaves_[j];
     const auto at = leaf.begin() + static_cast<std::ptrdiff_t>(p.i);
     if (p.i + count <= leaf.size()) {  // the usual case: inside one leaf
         if (n > count) {
-            leaf.insert(at + static_cast<std::ptrdiff_t>(count), n - count, Breakpoint{});
+            leaf.insert(at + static_cast<std::ptrdiff_t>(count), n - count, StoredBreakpoint{});
         } else if (n < count) {
             leaf.erase(at + static_cast<std::ptrdiff_t>(n), at + static_cast<std::ptrdiff_t>(count));
         }
-        std::copy(entries.begin(), entries.end(), leaf.begin() + static_cast<std::ptrdiff_t>(p.i));
+        encode_into(leaf, p.i, entries);
         size_ = size_ + n - count;
         fix_leaves(j, j + 1);
         return;
@@ -80,7 +85,7 @@ void BreakpointList::replace(Pos p, std::size_t count, std::span<const Breakpoin
     std::size_t k = j;
     std::size_t from = p.i;
     while (remaining > 0) {
-        std::vector<Breakpoint>& l = leaves_[k];
+        std::vector<StoredBreakpoint>& l = leaves_[k];
         const std::size_t take = std::min(remaining, l.size() - from);
         l.erase(l.begin() + static_cast<std::ptrdiff_t>(from), l.begin() + static_cast<std::ptrdiff_t>(from + take));
         remaining -= take;
@@ -88,7 +93,8 @@ void BreakpointList::replace(Pos p, std::size_t count, std::span<const Breakpoin
         ++k;
         from = 0;
     }
-    leaves_[j].insert(leaves_[j].begin() + static_cast<std::ptrdiff_t>(p.i), entries.begin(), entries.end());
+    leaves_[j].insert(leaves_[j].begin() + static_cast<std::ptrdiff_t>(p.i), n, StoredBreakpoint{});
+    encode_into(leaves_[j], p.i, entries);
     size_ += n;
     fix_leaves(j, k);
 }
@@ -96,10 +102,10 @@ void BreakpointList::replace(Pos p, std::size_t count, std::span<const Breakpoin
 void BreakpointList::erase_before(Pos p, bool including) {
     for (std::size_t k = head_; k < p.leaf; ++k) {
         size_ -= leaves_[k].size();
-        std::vector<Breakpoint>().swap(leaves_[k]);
+        std::vector<StoredBreakpoint>().swap(leaves_[k]);
     }
     head_ = p.leaf;
-    std::vector<Breakpoint>& leaf = leaves_[p.leaf];
+    std::vector<StoredBreakpoint>& leaf = leaves_[p.leaf];
     const std::size_t n = p.i + (including ? 1 : 0);
     leaf.erase(leaf.begin(), leaf.begin() + static_cast<std::ptrdiff_t>(n));
     size_ -= n;
@@ -113,7 +119,7 @@ void BreakpointList::fix_leaves(std::size_t first, std::size_t last) {
     while (j < last) {
         if (leaves_[j].empty()) {
             if (j == head_) {
-                std::vector<Breakpoint>().swap(leaves_[j]);
+                std::vector<StoredBreakpoint>().swap(leaves_[j]);
                 ++head_;
                 ++j;
             } else {
@@ -130,10 +136,10 @@ void BreakpointList::fix_leaves(std::size_t first, std::size_t last) {
             // its window) keeps its leaves about 85% full instead of the 69% of splitting alone.
             if (share_with_neighbour(j)) continue;  // j again: its first time may have changed
             // Two halves, each with room to grow before the next split.
-            std::vector<Breakpoint>& leaf = leaves_[j];
+            std::vector<StoredBreakpoint>& leaf = leaves_[j];
             const auto half = static_cast<std::ptrdiff_t>(leaf.size() / 2);
-            std::vector<Breakpoint> lower;
-            std::vector<Breakpoint> upper;
+            std::vector<StoredBreakpoint> lower;
+            std::vector<StoredBreakpoint> upper;
             lower.reserve(kLeafMax);
             upper.reserve(kLeafMax);
             lower.assign(leaf.begin(), leaf.begin() + half);
@@ -159,18 +165,18 @@ void BreakpointList::fix_leaves(std::size_t first, std::size_t last) {
 bool BreakpointList::share_with_neighbour(std::size_t j) {
     // The pair must end with room to spare in both, or the next insert would share again.
     constexpr std::size_t kMaxPair = 2 * kLeafMax - 8;
-    std::vector<Breakpoint>& leaf = leaves_[j];
+    std::vector<StoredBreakpoint>& leaf = leaves_[j];
     const std::size_t n = leaf.size();
     if (j + 1 < leaves_.size() && n + leaves_[j + 1].size() <= kMaxPair) {
         // The tail of j moves to the front of j + 1.
-        std::vector<Breakpoint>& next = leaves_[j + 1];
+        std::vector<StoredBreakpoint>& next = leaves_[j + 1];
         const std::size_t move = n - (n + next.size()) / 2;
         next.insert(next.begin(), leaf.end() - static_cast<std::ptrdiff_t>(move), leaf.end());
         leaf.resize(n - move);
         first_[j + 1] = next.front().t;
     } else if (j > head_ && n + leaves_[j - 1].size() <= kMaxPair) {
         // The head of j moves to the back of j - 1.
-        std::vector<Breakpoint>& prev = leaves_[j - 1];
+        std::vector<StoredBreakpoint>& prev = leaves_[j - 1];
         const std::size_t move = n - (n + prev.size()) / 2;
         prev.insert(prev.end(), leaf.begin(), leaf.begin() + static_cast<std::ptrdiff_t>(move));
         leaf.erase(leaf.begin(), leaf.begin() + static_cast<std::ptrdiff_t>(move));
@@ -179,7 +185,7 @@ bool BreakpointList::share_with_neighbour(std::size_t j) {
     }
     // The insert that overflowed j grew its storage (to twice kLeafMax): give the excess back.
     if (leaf.capacity() > kLeafMax) {
-        std::vector<Breakpoint> fitted;
+        std::vector<StoredBreakpoint> fitted;
         fitted.reserve(kLeafMax);
         fitted.assign(leaf.begin(), leaf.end());
         leaf.swap(fitted);
@@ -187,11 +193,37 @@ bool BreakpointList::share_with_neighbour(std::size_t j) {
     return true;
 }
 
+std::uint32_t BreakpointList::rate_index(std::int64_t rate) {
+    constexpr std::size_t kScanned = 16;
+    if (rates_.size() <= kScanned) {
+        for (std::size_t i = 0; i < rates_.size(); ++i)
+            if (rates_[i] == rate) return static_cast<std::uint32_t>(i);
+        if (rates_.size() < kScanned) {
+            rates_.push_back(rate);
+            return static_cast<std::uint32_t>(rates_.size() - 1);
+        }
+        if (index_.empty())
+            for (std::size_t i = 0; i < rates_.size(); ++i) index_.emplace(rates_[i], static_cast<std::uint32_t>(i));
+    }
+    const auto [it, added] = index_.try_emplace(rate, static_cast<std::uint32_t>(rates_.size()));
+    if (added) {
+        if (rates_.size() >= std::numeric_limits<std::uint32_t>::max())
+            throw SimError("a bandwidth calendar has more than 2^32 distinct booked rates");
+        rates_.push_back(rate);
+    }
+    return it->second;
+}
+
+void BreakpointList::encode_into(std::vector<StoredBreakpoint>& leaf, std::size_t at, std::span<const Breakpoint> entries) {
+    for (std::size_t k = 0; k < entries.size(); ++k)
+        leaf[at + k] = StoredBreakpoint{entries[k].t, rate_index(entries[k].rate)};
+}
+
 std::vector<std::pair<SimTime, std::int64_t>> BreakpointList::to_vector() const {
     std::vector<std::pair<SimTime, std::int64_t>> out;
     out.reserve(size_);
     for (std::size_t j = head_; j < leaves_.size(); ++j)
-        for (const Breakpoint& b : leaves_[j]) out.emplace_back(b.t, b.rate);
+        for (const StoredBreakpoint& b : leaves_[j]) out.emplace_back(b.t, rates_[b.rate_index]);
     return out;
 }
 
