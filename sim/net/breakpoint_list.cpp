@@ -223,7 +223,10 @@ std::vector<std::pair<SimTime, std::int64_t>> BreakpointList::to_vector() const 
     std::vector<std::pair<SimTime, std::int64_t>> out;
     out.reserve(size_);
     for (std::size_t j = head_; j < leaves_.size(); ++j)
-        for (const StoredBreakpoint& b : leaves_[j]) out.emplace_back(b.t, rates_[b.rate_index]);
+        for (const StoredBreakpoint& b : leaves_[j]) {
+            const SimTime t = b.t;  // a copy: b.t is only 4-byte aligned (packed), a reference to it is UB
+            out.emplace_back(t, rates_[b.rate_index]);
+        }
     return out;
 }
 
