@@ -52,25 +52,33 @@ bool continues_in_gm(const MatmulOperand& first, const MatmulOperand& next, int 
 }
 
 
-// Widen the operands of terms [begin, end) (one operand side) into one rows x cols buffer: straight
-// from GM as one region when they are adjacent there and unchanged, else operand by operand.
-void widen_side(const std::vector<MatmulTerm>& terms, std::size_t begin, std::size_t end, bool side_a, int rows, int cols,
-                std::vector<float>& buf) {
+// The operands of terms [begin, end) (one operand side) as one widened rows x cols buffer in
+// the first operand's storage order: when they are all pinned and their GM is unchanged, the
+// region they cover widened straight from GM, or kept from an earlier product that read the same
+// region (widen_gm_cached: the same values); else widened operand by operand into `buf`.
+const float* widen_side(const std::vector<MatmulTerm>& terms, std::size_t begin, std::size_t end, bool side_a, int rows,
+                        int cols, std::vector<float>& buf, WorkScratch& scratch) {
     const MatmulOperand& first = side_a ? terms[begin].a : terms[begin].b;
     const bool column_major = first.column_major;
-    buf.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
-    if (end - begin > 1) {
-        std::vector<const GmPin*> pins;
-        pins.reserve(end - begin);
-        for (std::size_t i = begin; i < end; ++i) pins.push_back((side_a ? terms[i].a : terms[i].b).pin.get());
-        if (widen_gm_if_unchanged(run_region(first, rows, cols), pins, buf.data(), column_major ? rows : cols)) return;
+    bool all_pinned = true;
+    std::vector<std::shared_ptr<GmPin>> pins;
+    pins.reserve(end - begin);
+    for (std::size_t i = begin; i < end && all_pinned; ++i) {
+        const MatmulOperand& op = side_a ? terms[i].a : terms[i].b;
+        all_pinned = op.pin != nullptr;
+        pins.push_back(op.pin);
     }
+    if (all_pinned) {
+        if (const float* cached = widen_gm_cached(run_region(first, rows, cols), pins, scratch)) return cached;
+    }
+    buf.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
     std::int64_t k_at = 0;
     for (std::size_t i = begin; i < end; ++i) {
         const MatmulOperand& op = side_a ? terms[i].a : terms[i].b;
         widen_operand(op, buf.data(), column_major, rows, cols, side_a ? 0 : k_at, side_a ? k_at : 0);
         k_at += side_a ? op.cols : op.rows;
     }
+    return buf.data();
 }
 
 }  // namespace
@@ -127,12 +135,12 @@ void evaluate_chain(const MatmulChain& chain, float* out, WorkScratch& scratch) 
         const std::size_t j = run.end;
         const MatmulOperand& a = terms[i].a;
         const MatmulOperand& b = terms[i].b;
-        widen_side(terms, i, j, true, chain.rows, k, scratch.a);
-        widen_side(terms, i, j, false, k, chain.cols, scratch.b);
+        const float* a_values = widen_side(terms, i, j, true, chain.rows, k, scratch.a, scratch);
+        const float* b_values = widen_side(terms, i, j, false, k, chain.cols, scratch.b, scratch);
         // Operands keep their storage order; BLAS reads a column-major one as the transpose of
         // its row-major storage.
         cblas_sgemm(CblasRowMajor, a.column_major ? CblasTrans : CblasNoTrans, b.column_major ? CblasTrans : CblasNoTrans,
-                    chain.rows, chain.cols, k, 1.0f, scratch.a.data(), a.column_major ? chain.rows : k, scratch.b.data(),
+                    chain.rows, chain.cols, k, 1.0f, a_values, a.column_major ? chain.rows : k, b_values,
                     b.column_major ? k : chain.cols, beta, out, chain.cols);
         beta = 1.0f;
         i = j;

@@ -258,3 +258,91 @@ bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& p
 }
 
 }  // namespace tandem
+
+namespace tandem {
+
+namespace {
+
+bool same_key(const WidenedRegion& e, const GmDeferredState* state, const GmTensor& t) {
+    return e.state.get() == state && e.offset_bytes == t.offset_bytes() && e.rows == t.rows() && e.cols == t.cols() &&
+           e.ld == t.ld() && e.dtype == t.dtype() && e.layout == t.layout();
+}
+
+bool any_snapshotted(const std::vector<std::shared_ptr<GmPin>>& pins) {
+    return std::any_of(pins.begin(), pins.end(), [](const std::shared_ptr<GmPin>& p) { return p->snapshotted(); });
+}
+
+std::size_t cached_bytes(const std::vector<WidenedRegion>& cache) {
+    std::size_t bytes = 0;
+    for (const WidenedRegion& e : cache) bytes += e.values.size();
+    return bytes;
+}
+
+}  // namespace
+
+const float* widen_gm_cached(const GmTensor& t, const std::vector<std::shared_ptr<GmPin>>& pins, WorkScratch& scratch) {
+    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16 or bf16");
+    const std::shared_ptr<GmDeferredState>& state = t.allocation().deferred;
+    if (!state) throw SimError("internal: GM allocation '" + t.allocation().name + "' has no deferred-effect state");
+    // What a reused entry let go of: released after the lock (a pin's destructor locks its
+    // allocation's state exclusively, maybe this one).
+    std::vector<std::shared_ptr<GmPin>> released_pins;
+    std::shared_ptr<GmDeferredState> released_state;
+    std::shared_lock lock(state->mu);
+    if (any_snapshotted(pins)) return nullptr;
+    auto& cache = scratch.widened;
+    const std::uint64_t now = ++scratch.widen_clock;
+    for (WidenedRegion& e : cache) {
+        if (!same_key(e, state.get(), t)) continue;
+        if (!any_snapshotted(e.pins)) {  // unchanged since it was widened
+            e.last_use = now;
+            return e.floats();
+        }
+        e.last_use = 0;  // stale: the first to be reused below
+        break;
+    }
+    const std::size_t need = static_cast<std::size_t>(t.rows()) * static_cast<std::size_t>(t.cols());
+    // The entry to fill: a stale one for this key, else a new one while the budget allows, else
+    // the least recently used (its buffer reused: no fresh pages to fault in).
+    WidenedRegion* slot = nullptr;
+    for (WidenedRegion& e : cache)
+        if (same_key(e, state.get(), t)) slot = &e;
+    if (slot == nullptr && (cache.empty() || (cache.size() < kWidenCacheEntries &&
+                                              cached_bytes(cache) + need * sizeof(float) <= kWidenCacheBytes))) {
+        slot = &cache.emplace_back();
+    }
+    if (slot == nullptr) {
+        // The least recently used whose buffer is large enough (no fresh pages to clear), else
+        // the least recently used.
+        const std::size_t need_bytes = need * sizeof(float);
+        slot = &*std::min_element(cache.begin(), cache.end(), [&](const WidenedRegion& x, const WidenedRegion& y) {
+            const bool x_fits = x.values.size() >= need_bytes, y_fits = y.values.size() >= need_bytes;
+            if (x_fits != y_fits) return x_fits;
+            return x.last_use < y.last_use;
+        });
+        // Never the previous call's region: its values may still be in use (a product's A when
+        // this is its B).
+        if (slot->last_use + 1 == now) slot = &cache.emplace_back();
+    }
+    released_pins = std::move(slot->pins);
+    released_state = std::move(slot->state);
+    slot->state = state;
+    slot->offset_bytes = t.offset_bytes();
+    slot->rows = t.rows();
+    slot->cols = t.cols();
+    slot->ld = t.ld();
+    slot->dtype = t.dtype();
+    slot->layout = t.layout();
+    slot->pins = pins;
+    // Every element is written before it is read: a buffer is only replaced when too small.
+    if (slot->values.size() < need * sizeof(float)) slot->values = ZeroedBuffer(need * sizeof(float));
+    slot->last_use = now;
+    const bool nd = t.layout() == Layout::ND;
+    widen_runs(t.dtype(), nd, t.rows(), t.cols(), slot->floats(), nd ? t.cols() : t.rows(),
+               [&](int i) { return nd ? t.element_ptr(i, 0) : t.element_ptr(0, i); });
+    const float* values = slot->floats();
+    lock.unlock();
+    return values;
+}
+
+}  // namespace tandem

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sim/mem/gm_tensor.hpp"
+#include "sim/mem/zeroed_buffer.hpp"
 
 namespace tandem {
 
@@ -41,11 +42,35 @@ struct GmSpan {
 class GmPin;
 class PendingGmWrite;
 
+struct GmDeferredState;
+
+// A widened (fp32) copy of a pinned GM region, kept by a WorkScratch for the next product that
+// reads the same region (the cube's tiles of one output row share an A row block, those of one
+// column a B column block: without it each is widened again for every tile). Valid while the
+// pins it keeps are not snapshotted: a pin is snapshotted before any write to its region, so the
+// region's bytes are those that were widened.
+struct WidenedRegion {
+    std::shared_ptr<GmDeferredState> state;  // the allocation's (kept alive: its address is the key)
+    std::int64_t offset_bytes = 0;
+    int rows = 0;
+    int cols = 0;
+    std::int64_t ld = 0;
+    DType dtype = DType::F16;
+    Layout layout = Layout::ND;
+    std::vector<std::shared_ptr<GmPin>> pins;  // together they cover the region
+    ZeroedBuffer values;  // rows x cols floats in the region's storage order, packed (huge pages when large)
+    float* floats() { return reinterpret_cast<float*>(values.data()); }
+    std::uint64_t last_use = 0;
+};
+
 // Reusable buffers for completing deferred writes (one set per thread doing it).
 struct WorkScratch {
     std::vector<float> a;
     std::vector<float> b;
     std::vector<float> c;
+    // Recently widened GM operand regions (widen_gm_cached), least recently used evicted first.
+    std::vector<WidenedRegion> widened;
+    std::uint64_t widen_clock = 0;
 };
 
 // The deferred effects on one allocation; shared by the allocation and everything that refers
@@ -158,5 +183,18 @@ void register_pending_write(const std::shared_ptr<PendingGmWrite>& w);
 // floats between runs, if none of `pins` (all on t's allocation) has been snapshotted; returns
 // false (and does nothing) otherwise. Takes the allocation's lock.
 bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld);
+
+// The fp16 or bf16 GM region `t` widened to fp32 in its storage order, packed (rows x cols; runs
+// are rows for ND, columns for DN), if none of `pins` (on t's allocation, together covering it)
+// has been snapshotted; nullptr otherwise. Served from `scratch.widened` when the same region
+// was widened before and the pins kept with it are still unsnapshotted (its bytes unchanged
+// since), else widened now and kept (at most the bounds below per scratch, least recently used
+// evicted; their buffers reused). The pointer is valid until the next call on `scratch`.
+// The values are exactly those widen_gm_if_unchanged would produce.
+// At most kWidenCacheEntries regions (a row block of A and the column blocks of B for a few N
+// tiles: the order in which a kernel's tiles are evaluated) and kWidenCacheBytes per scratch.
+inline constexpr std::size_t kWidenCacheEntries = 6;
+inline constexpr std::size_t kWidenCacheBytes = std::size_t{32} << 20;
+const float* widen_gm_cached(const GmTensor& t, const std::vector<std::shared_ptr<GmPin>>& pins, WorkScratch& scratch);
 
 }  // namespace tandem
