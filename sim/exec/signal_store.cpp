@@ -1,54 +1,24 @@
 #include "sim/exec/signal_store.hpp"
 
 #include <algorithm>
-#include <bit>
 
 namespace tandem {
 
-namespace {
-// Fibonacci hashing: signal addresses are multiples of 4 (often of larger strides), whose low
-// bits say little, so the slot comes from the top bits of the product.
-std::uint64_t address_hash(std::int64_t address) { return static_cast<std::uint64_t>(address) * 0x9E3779B97F4A7C15ULL; }
-}  // namespace
-
-SignalWord* SignalStore::lookup(std::int64_t address) const {
-    if (slots_.empty()) return nullptr;
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = address_hash(address) >> slot_shift_;; s = (s + 1) & mask) {
-        const Slot& slot = slots_[s];
-        if (slot.word == nullptr) return nullptr;
-        if (slot.address == address) return slot.word;
-    }
-}
-
-// Doubles the table (64 slots at first) and re-inserts every word.
-void SignalStore::grow_slots() {
-    const std::size_t size = slots_.empty() ? 64 : 2 * slots_.size();
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(size, Slot{0, nullptr});
-    slot_shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
-    const std::size_t mask = size - 1;
-    for (const Slot& o : old) {
-        if (o.word == nullptr) continue;
-        std::size_t s = address_hash(o.address) >> slot_shift_;
-        while (slots_[s].word != nullptr) s = (s + 1) & mask;
-        slots_[s] = o;
-    }
-}
-
 std::int32_t SignalStore::value_at(std::int64_t address, SimTime t) const {
-    const SignalWord* w = lookup(address);
-    if (w == nullptr) return 0;
-    std::int32_t v = w->base;
-    for (const Op& op : w->ops) {
+    auto it = words_.find(address);
+    if (it == words_.end()) return 0;
+    std::int32_t v = it->second.base;
+    for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
         v = apply(v, op);
     }
     return v;
 }
 
-const SignalWord* SignalStore::find(std::int64_t address) const { return lookup(address); }
+const SignalWord* SignalStore::find(std::int64_t address) const {
+    auto it = words_.find(address);
+    return it == words_.end() ? nullptr : &it->second;
+}
 
 std::optional<SimTime> SignalStore::first_time_true(std::int64_t address, CmpOp cmp, std::int32_t expected,
                                                     SimTime since, SimTime before) const {
@@ -86,20 +56,20 @@ std::optional<SimTime> SignalStore::first_time_true(const SignalWord* word, CmpO
 }
 
 void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& into) const {
-    const SignalWord* w = lookup(address);
-    if (w == nullptr) return;
-    if (w->base_clock) into.join(*w->base_clock);
-    for (const Op& op : w->ops) {
+    auto it = words_.find(address);
+    if (it == words_.end()) return;
+    if (it->second.base_clock) into.join(*it->second.base_clock);
+    for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
         if (op.stamp) into.join(op.stamp->clock);
     }
 }
 
 const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) const {
-    const SignalWord* w = lookup(address);
-    if (w == nullptr) return nullptr;
-    const SanSignalStamp* last = w->base_stamp.get();
-    for (const Op& op : w->ops) {
+    auto it = words_.find(address);
+    if (it == words_.end()) return nullptr;
+    const SanSignalStamp* last = it->second.base_stamp.get();
+    for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
         last = op.stamp.get();
     }
@@ -107,16 +77,7 @@ const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) c
 }
 
 void SignalStore::insert(std::int64_t address, const Op& op) {
-    SignalWord* found = lookup(address);
-    if (found == nullptr) {
-        if (2 * (words_.size() + 1) > slots_.size()) grow_slots();
-        found = &words_.emplace_back();
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t s = address_hash(address) >> slot_shift_;
-        while (slots_[s].word != nullptr) s = (s + 1) & mask;
-        slots_[s] = Slot{address, found};
-    }
-    SignalWord& w = *found;
+    SignalWord& w = words_[address];
     ++w.version;
     if (w.ops.empty()) dirty_.push_back(&w);
     auto pos = std::upper_bound(w.ops.begin(), w.ops.end(), op, [](const Op& a, const Op& b) {

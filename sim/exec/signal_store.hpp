@@ -5,9 +5,9 @@
 // that is what makes TWAIT resolve at the exact time its condition first held, whatever the
 // host thread timing.
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/exec/signal.hpp"
@@ -63,23 +63,8 @@ public:
     }
 
 private:
-    SignalWord* lookup(std::int64_t address) const;
-    void grow_slots();
-
-    // The words, in creation order; a deque never moves them (waiters keep pointers).
-    std::deque<SignalWord> words_;
-    // address -> word: an open-addressing table (Fibonacci hash, linear probing, at most half
-    // full). Every TTEST poll and TWAIT check looks a word up, and a rank's words grow with the
-    // ranks (a flag per source chunk): the std::unordered_map this replaced (a modulo, then a
-    // bucket and a node in two more cache lines) was 2.5% of the ring's CPU time at 32 ranks,
-    // 3.2% at 128 and 4.0% at 192 (perf); here a lookup reads one slot, then the word.
-    struct Slot {
-        std::int64_t address;
-        SignalWord* word;  // null: empty
-    };
-    std::vector<Slot> slots_;
-    unsigned slot_shift_ = 64;  // hash >> shift is a slot: 64 - log2(slots_.size())
-    std::vector<SignalWord*> dirty_;  // words with unfolded ops
+    std::unordered_map<std::int64_t, SignalWord> words_;
+    std::vector<SignalWord*> dirty_;  // words with unfolded ops (node pointers are stable)
 };
 
 struct SignalWord {
