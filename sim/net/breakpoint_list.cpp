@@ -1,7 +1,6 @@
 #include "sim/net/breakpoint_list.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <limits>
 
 #include "sim/sim_error.hpp"
@@ -194,40 +193,25 @@ bool BreakpointList::share_with_neighbour(std::size_t j) {
     return true;
 }
 
-namespace {
-// Fibonacci hashing: the rates are sums of a few caps, multiples of large round numbers whose low
-// bits say little, so the slot is taken from the top bits of the product.
-std::uint64_t rate_hash(std::int64_t rate) { return static_cast<std::uint64_t>(rate) * 0x9E3779B97F4A7C15ULL; }
-}  // namespace
-
 std::uint32_t BreakpointList::rate_index(std::int64_t rate) {
-    if (rate_slots_.empty()) grow_rate_slots();
-    const std::size_t mask = rate_slots_.size() - 1;
-    for (std::size_t s = rate_hash(rate) >> rate_slot_shift_;; s = (s + 1) & mask) {
-        RateSlot& slot = rate_slots_[s];
-        if (slot.index_plus_1 == 0) {
-            if (rates_.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
-                throw SimError("a bandwidth calendar has more than 2^32 distinct booked rates");
+    constexpr std::size_t kScanned = 16;
+    if (rates_.size() <= kScanned) {
+        for (std::size_t i = 0; i < rates_.size(); ++i)
+            if (rates_[i] == rate) return static_cast<std::uint32_t>(i);
+        if (rates_.size() < kScanned) {
             rates_.push_back(rate);
-            slot = RateSlot{rate, static_cast<std::uint32_t>(rates_.size())};
-            if (2 * rates_.size() > rate_slots_.size()) grow_rate_slots();
             return static_cast<std::uint32_t>(rates_.size() - 1);
         }
-        if (slot.rate == rate) return slot.index_plus_1 - 1;
+        if (index_.empty())
+            for (std::size_t i = 0; i < rates_.size(); ++i) index_.emplace(rates_[i], static_cast<std::uint32_t>(i));
     }
-}
-
-// Doubles the table (16 slots at first) and re-inserts every rate.
-void BreakpointList::grow_rate_slots() {
-    const std::size_t size = rate_slots_.empty() ? 16 : 2 * rate_slots_.size();
-    rate_slots_.assign(size, RateSlot{0, 0});
-    rate_slot_shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
-    const std::size_t mask = size - 1;
-    for (std::size_t i = 0; i < rates_.size(); ++i) {
-        std::size_t s = rate_hash(rates_[i]) >> rate_slot_shift_;
-        while (rate_slots_[s].index_plus_1 != 0) s = (s + 1) & mask;
-        rate_slots_[s] = RateSlot{rates_[i], static_cast<std::uint32_t>(i + 1)};
+    const auto [it, added] = index_.try_emplace(rate, static_cast<std::uint32_t>(rates_.size()));
+    if (added) {
+        if (rates_.size() >= std::numeric_limits<std::uint32_t>::max())
+            throw SimError("a bandwidth calendar has more than 2^32 distinct booked rates");
+        rates_.push_back(rate);
     }
+    return it->second;
 }
 
 void BreakpointList::encode_into(std::vector<StoredBreakpoint>& leaf, std::size_t at, std::span<const Breakpoint> entries) {

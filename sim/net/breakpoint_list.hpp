@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -99,18 +100,9 @@ private:
     std::size_t head_ = 0;
     std::size_t size_ = 0;
     // The distinct rates the breakpoints use (never shrinks: a calendar lives one kernel), found
-    // through rate_slots_: an open-addressing table (linear probing, at most half full) of
-    // (rate, index) pairs. Every stored breakpoint is encoded through it, and the
-    // std::unordered_map lookup this replaced (a modulo and a node chase) was 7.6% of the 128-rank
-    // ring's CPU time and 8.7% at 192 ranks; the flat table costs a multiply and mostly one cache line.
-    struct RateSlot {
-        std::int64_t rate;
-        std::uint32_t index_plus_1;  // 0: empty
-    };
+    // by a short scan while they are few, by index_ beyond that.
     std::vector<std::int64_t> rates_;
-    std::vector<RateSlot> rate_slots_;
-    unsigned rate_slot_shift_ = 64;  // hash >> shift is a slot: 64 - log2(rate_slots_.size())
-    void grow_rate_slots();
+    std::unordered_map<std::int64_t, std::uint32_t> index_;
 };
 
 }  // namespace tandem
