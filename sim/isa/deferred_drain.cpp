@@ -39,11 +39,6 @@ struct Batch {
     bool b_ok = true;
 };
 
-bool same_region(const GmTensor& x, const GmTensor& y) {
-    return &x.allocation() == &y.allocation() && x.offset_bytes() == y.offset_bytes() && x.rows() == y.rows() &&
-           x.cols() == y.cols() && x.ld() == y.ld() && x.layout() == y.layout() && x.dtype() == y.dtype();
-}
-
 // Does `next` (rows x cols) sit right below (`down`) or right of `cur` in the same matrix?
 bool adjacent(const GmTensor& cur, const GmTensor& next, bool down) {
     if (&cur.allocation() != &next.allocation() || cur.ld() != next.ld() || cur.layout() != next.layout() ||
@@ -97,7 +92,7 @@ std::vector<Batch> make_batches(std::vector<Product>& products) {
     for (Product* p : order) {
         if (!strips.empty()) {
             Strip& s = strips.back();
-            if (same_region(s.b, p->b) && adjacent(s.a, p->a, true) && adjacent(s.dst, p->dst, true)) {
+            if (s.b.same_region(p->b) && adjacent(s.a, p->a, true) && adjacent(s.dst, p->dst, true)) {
                 s.a = grown(s.a, s.a.rows() + p->a.rows(), s.a.cols());
                 s.dst = grown(s.dst, s.dst.rows() + p->dst.rows(), s.dst.cols());
                 s.members.push_back(p);
@@ -114,7 +109,7 @@ std::vector<Batch> make_batches(std::vector<Product>& products) {
     std::vector<Batch> batches;
     const Strip* prev = nullptr;
     for (const Strip& s : strips) {
-        bool joins = prev != nullptr && same_region(prev->a, s.a) && adjacent(batches.back().b, s.b, false) &&
+        bool joins = prev != nullptr && prev->a.same_region(s.a) && adjacent(batches.back().b, s.b, false) &&
                      adjacent(batches.back().dst, s.dst, false) && batches.back().blocks.size() == s.members.size();
         for (std::size_t i = 0; joins && i < s.members.size(); ++i) joins = s.members[i]->a.rows() == batches.back().block_rows[i];
         if (joins) {

@@ -264,8 +264,7 @@ namespace tandem {
 namespace {
 
 bool same_key(const WidenedRegion& e, const GmDeferredState* state, const GmTensor& t) {
-    return e.state.get() == state && e.offset_bytes == t.offset_bytes() && e.rows == t.rows() && e.cols == t.cols() &&
-           e.ld == t.ld() && e.dtype == t.dtype() && e.layout == t.layout();
+    return e.state.get() == state && e.region.same_region(t);
 }
 
 bool any_snapshotted(const std::vector<std::shared_ptr<GmPin>>& pins) {
@@ -327,12 +326,7 @@ const float* widen_gm_cached(const GmTensor& t, const std::vector<std::shared_pt
     released_pins = std::move(slot->pins);
     released_state = std::move(slot->state);
     slot->state = state;
-    slot->offset_bytes = t.offset_bytes();
-    slot->rows = t.rows();
-    slot->cols = t.cols();
-    slot->ld = t.ld();
-    slot->dtype = t.dtype();
-    slot->layout = t.layout();
+    slot->region = t;
     slot->pins = pins;
     // Every element is written before it is read: a buffer is only replaced when too small.
     if (slot->values.size() < need * sizeof(float)) slot->values = ZeroedBuffer(need * sizeof(float));

@@ -50,13 +50,10 @@ struct GmDeferredState;
 // pins it keeps are not snapshotted: a pin is snapshotted before any write to its region, so the
 // region's bytes are those that were widened.
 struct WidenedRegion {
-    std::shared_ptr<GmDeferredState> state;  // the allocation's (kept alive: its address is the key)
-    std::int64_t offset_bytes = 0;
-    int rows = 0;
-    int cols = 0;
-    std::int64_t ld = 0;
-    DType dtype = DType::F16;
-    Layout layout = Layout::ND;
+    // The allocation's state, kept alive so that its address, part of the key, is not reused
+    // by another allocation while the entry exists.
+    std::shared_ptr<GmDeferredState> state;
+    GmTensor region;
     std::vector<std::shared_ptr<GmPin>> pins;  // together they cover the region
     ZeroedBuffer values;  // rows x cols floats in the region's storage order, packed (huge pages when large)
     float* floats() { return reinterpret_cast<float*>(values.data()); }

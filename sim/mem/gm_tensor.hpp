@@ -34,6 +34,12 @@ public:
     Layout layout() const { return layout_; }
     std::int64_t bytes() const { return std::int64_t{rows_} * cols_ * dtype_bytes(dtype_); }
     bool valid() const { return alloc_ != nullptr; }
+    // Do both views see the same elements of the same allocation the same way (origin, extent,
+    // stride, element type, layout)? Compares the allocations' addresses only, without reading them.
+    bool same_region(const GmTensor& o) const {
+        return alloc_ == o.alloc_ && offset_bytes_ == o.offset_bytes_ && rows_ == o.rows_ && cols_ == o.cols_ &&
+               ld_ == o.ld_ && dtype_ == o.dtype_ && layout_ == o.layout_;
+    }
 
     // Byte offset within the allocation of element (r, c) of this view.
     std::int64_t element_offset(int r, int c) const {
