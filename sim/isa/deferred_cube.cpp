@@ -206,6 +206,12 @@ void DeferredMatmulStore::run(WorkScratch& scratch) {
     evaluate_chain(*chain_, scratch.c.data(), scratch);
     write_destination([&] {
         const float* v = scratch.c.data();
+        if (dst.dtype() != DType::F32 && dst.layout() == Layout::ND) {  // the FIX pipe's cast, a row at a time
+            for (int r = 0; r < chain_->rows; ++r)
+                narrow_16bit(dst.dtype(), v + static_cast<std::size_t>(r) * chain_->cols,
+                             reinterpret_cast<std::uint16_t*>(dst.element_ptr(r, 0)), static_cast<std::size_t>(chain_->cols));
+            return;
+        }
         if (dst.dtype() != DType::F32) {  // the FIX pipe's cast, element by element
             for (int r = 0; r < chain_->rows; ++r)
                 for (int c = 0; c < chain_->cols; ++c)

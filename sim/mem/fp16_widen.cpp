@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/mem/bf16.hpp"
 #include "sim/mem/fp16.hpp"
 
 namespace tandem {
@@ -32,6 +33,19 @@ __attribute__((target("f16c,avx"))) void widen_f16c(const std::uint16_t* h, floa
         _mm256_storeu_ps(out + i, _mm256_cvtph_ps(packed));
     }
     for (; i < n; ++i) out[i] = half_to_float(h[i]);
+}
+
+__attribute__((target("f16c,avx"))) void narrow_f16c(const float* f, std::uint16_t* out, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(f + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+            for (std::size_t j = i; j < i + 8; ++j) out[j] = float_to_half(f[j]);
+            continue;
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    for (; i < n; ++i) out[i] = float_to_half(f[i]);
 }
 
 bool has_f16c() {
@@ -63,6 +77,20 @@ void widen_bf16s(const std::uint16_t* src, float* dst, std::size_t count) {
 void widen_16bit(DType dtype, const std::uint16_t* src, float* dst, std::size_t count) {
     if (dtype == DType::BF16) widen_bf16s(src, dst, count);
     else widen_halves(src, dst, count);
+}
+
+void narrow_16bit(DType dtype, const float* src, std::uint16_t* dst, std::size_t count) {
+    if (dtype == DType::BF16) {
+        for (std::size_t i = 0; i < count; ++i) dst[i] = float_to_bf16(src[i]);
+        return;
+    }
+#if defined(__x86_64__)
+    if (has_f16c()) {
+        narrow_f16c(src, dst, count);
+        return;
+    }
+#endif
+    for (std::size_t i = 0; i < count; ++i) dst[i] = float_to_half(src[i]);
 }
 
 }  // namespace tandem
