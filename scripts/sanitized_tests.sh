@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the test suite with a sanitizer (address = ASan+UBSan, thread = TSan) in its own build
-# directory and runs it. Usage: scripts/sanitized_tests.sh address|thread
+# directory (build-<sanitizer>, or $TANDEM_SANITIZE_BUILD_DIR; about 600 MiB) and runs it.
+# Usage: scripts/sanitized_tests.sh address|thread
 # Configured without MPI (TANDEM_MPI=OFF): the suite's binary does not link it anyway (MPI is in
 # the programs only, tested by ctest's mpi_sweep in the Release build).
 set -euo pipefail
@@ -11,7 +12,7 @@ case "${sanitizer}" in
   *) echo "unknown sanitizer '${sanitizer}': use address or thread" >&2; exit 2 ;;
 esac
 scripts/install_deps.sh
-dir="build-${sanitizer}"
+dir="${TANDEM_SANITIZE_BUILD_DIR:-build-${sanitizer}}"
 log="$(mktemp)"
 if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DTANDEM_SANITIZE="${sanitizer}" -DTANDEM_MPI=OFF &&
        cmake --build "${dir}" -j"$(nproc)" --target tandem_tests; } >"${log}" 2>&1; then
