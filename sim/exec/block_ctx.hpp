@@ -99,7 +99,6 @@ public:
     // the window ends no later than that op, the answer is the same. wait_quiet_until == 0: none.
     std::uint64_t wait_seen_version = 0;
     SimTime wait_quiet_until = 0;
-    bool wait_parked = false;  // in the logical process's waiters (no event until a check wakes it)
     CmpOp wait_cmp = CmpOp::EQ;
     std::int32_t wait_value = 0;
     SimTime wait_since = 0;

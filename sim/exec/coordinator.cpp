@@ -36,7 +36,7 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
 }
 
 void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
-                         const std::vector<SignalAddr>& watched, bool run_next) {
+                         const std::vector<SignalAddr>* watched, bool run_next) {
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
     for (Message& m : outbox) pending_.push_back(std::move(m));
@@ -44,7 +44,7 @@ void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message
     Slot& s = slots_[p.slot_];
     s.arrived = true;
     s.next_event = next_event;
-    set_watched_locked(s, watched);
+    if (watched != nullptr) set_watched_locked(s, *watched);
     s.run_next = run_next;
     ++arrived_;
     try_advance_locked();

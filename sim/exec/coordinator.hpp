@@ -82,11 +82,12 @@ public:
     // events stand for it). Throws SimAborted if the run has failed.
     void join(Participant& p, int bound_to_clear = -1);
     // Hand in this window's messages, the time of the next local event (kNever if none) and the
-    // signal words its blocked TWAITs watch. The participant is queued again for the next window
+    // signal words its blocked TWAITs watch (nullptr: the same as at its last arrive since it
+    // joined; none before the first). The participant is queued again for the next window
     // it has to run (one holding its next event or a write to a watched word). Returns at once;
     // throws SimAborted (without arriving) if the run failed.
     // `run_next`: run the next window whatever happens (the participant has pending checks).
-    void arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox, const std::vector<SignalAddr>& watched,
+    void arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox, const std::vector<SignalAddr>* watched,
                 bool run_next);
     // Leave (kernel done); hands in the last messages. `on_leave` runs under the lock in the same
     // step, so whatever the departure unblocks (a host's clock) bounds the very next window.

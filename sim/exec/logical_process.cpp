@@ -1,10 +1,12 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/isa/deferred_drain.hpp"
+#include "sim/exec/signal_store.hpp"
 #include "sim/machine/cluster.hpp"
 #include "sim/sim_error.hpp"
 
@@ -80,6 +82,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     const bool mix = launch.core_type.mix();
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));
+    parked_.assign(blocks_.size(), 0);
     next_block_ = 0;
     first_live_slot_ = 0;
     live_blocks_ = 0;
@@ -105,6 +108,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     for (int i = 0; i < first_wave; ++i) start_block(next_block_++, i, start);
     finished_ = false;
     aborted_ = false;
+    waiters_changed_ = true;  // a new slot at the coordinator: it has no watched words yet
     Coordinator& coord = cluster_.coordinator();
     // From here on the coordinator's pool runs the windows (run_window); this thread only waits.
     coord.join(*this, start_bound);
@@ -141,13 +145,18 @@ void LogicalProcess::run_window(SimTime window_end) {
             finish_kernel();
             return;
         }
-        watched_.clear();
-        for (int b : waiters_) watched_.push_back(blocks_[static_cast<std::size_t>(b)]->wait_signal);
+        // The coordinator keeps the watched words of the last barrier: they are handed in again
+        // only when a block started or stopped waiting.
+        const bool watched_changed = std::exchange(waiters_changed_, false);
+        if (watched_changed) {
+            watched_.clear();
+            for (const ParkedWait& w : waiters_) watched_.push_back(w.signal);
+        }
         // A TWAIT that started blocking in this window is first checked at the next window's
         // start, so that window must run here; older ones wake on writes to their words.
         // The last thing done here: once arrived, this process may already be running elsewhere.
         const SimTime next = std::min(events_.empty() ? kNever : events_.top().t, flag_wake_);
-        coord.arrive(*this, next, outbox_, watched_, new_waiters_);
+        coord.arrive(*this, next, outbox_, watched_changed ? &watched_ : nullptr, new_waiters_);
     } catch (const SimAborted&) {
         abort_kernel();
     } catch (const SimError& e) {
@@ -203,13 +212,12 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     // first_live_slot_ are done.
     const int started_slots = next_block_ * (launch_->core_type.mix() ? 3 : 1);
     while (first_live_slot_ < started_slots && !blocks_[static_cast<std::size_t>(first_live_slot_)]) ++first_live_slot_;
+    // (parked_ is read first: a parked block, most of a ring rank's comm blocks, is not touched.)
+    if (!waiters_.empty()) h = window_floor;
     for (int b = first_live_slot_; b < started_slots; ++b) {
+        if (parked_[static_cast<std::size_t>(b)] != 0) continue;
         const BlockCtx* blk = blocks_[static_cast<std::size_t>(b)].get();
         if (blk == nullptr) continue;
-        if (blk->wait_parked) {
-            h = std::min(h, window_floor);
-            continue;
-        }
         if (!blk->finished) lowest_issue = std::min(lowest_issue, blk->now());
         for (Pipe p : kBookingPipes) {
             if (core_has_pipe(blk->core_type(), p)) h = std::min(h, blk->core().free_at[static_cast<std::size_t>(pipe_index(p))]);
@@ -367,15 +375,35 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
         events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
         return;
     }
-    blk.wait_parked = true;
-    waiters_.push_back(blk.slot());
+    parked_[static_cast<std::size_t>(blk.slot())] = 1;
+    ParkedWait w{blk.slot(), blk.wait_signal, &cluster_.chip(blk.wait_signal.rank).signals, nullptr, 0, 0};
+    copy_memo(w, blk);
+    waiters_.push_back(w);
     new_waiters_ = true;
+    waiters_changed_ = true;
+}
+
+bool LogicalProcess::still_quiet(const ParkedWait& w) const {
+    // wait_first_true()'s early return, on the copy of the block's memo.
+    if (w.quiet_until == 0 || window_end_ > w.quiet_until) return false;
+    return w.seen_version == (w.word != nullptr ? w.word->version : w.store->word_count());
+}
+
+void LogicalProcess::copy_memo(ParkedWait& w, const BlockCtx& blk) const {
+    w.word = blk.wait_word;
+    w.seen_version = blk.wait_seen_version;
+    w.quiet_until = blk.wait_quiet_until;
 }
 
 void LogicalProcess::check_waiters() {
     new_waiters_ = false;
     std::size_t keep = 0;
-    for (int b : waiters_) {
+    for (ParkedWait& w : waiters_) {
+        if (still_quiet(w)) {
+            waiters_[keep++] = w;
+            continue;
+        }
+        const int b = w.slot;
         BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
         const auto t = wait_first_true(blk);
         if (t) {
@@ -390,14 +418,16 @@ void LogicalProcess::check_waiters() {
                                            blk.wait_since));
             }
             blk.waiting = false;
-            blk.wait_parked = false;
+            parked_[static_cast<std::size_t>(b)] = 0;
             stall_ps_ += *t - blk.wait_since;
             blk.now_ref() = *t + cluster_.cost().twait_poll_ps;
             events_.push(Event{blk.now(), b});
         } else {
-            waiters_[keep++] = b;
+            copy_memo(w, blk);
+            waiters_[keep++] = w;
         }
     }
+    if (keep != waiters_.size()) waiters_changed_ = true;
     waiters_.resize(keep);
 }
 
@@ -492,7 +522,8 @@ std::string LogicalProcess::where(const BlockCtx& blk) const {
 
 std::vector<std::string> LogicalProcess::describe_waiters() const {
     std::vector<std::string> lines;
-    for (int b : waiters_) {
+    for (const ParkedWait& w : waiters_) {
+        const int b = w.slot;
         const BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
         const std::int32_t seen = cluster_.chip(blk.wait_signal.rank).signals.value_at(blk.wait_signal.address, kNever);
         lines.push_back(fmt::format("rank {}, stream '{}', kernel '{}', {}: TWAIT on {} for value {} {}, "

@@ -31,6 +31,7 @@
 namespace tandem {
 
 class Cluster;
+class SignalStore;
 
 using KernelFn = std::function<Task(BlockCtx&)>;
 
@@ -233,9 +234,29 @@ private:
     std::vector<int> flag_waiters_;  // slots parked in CrossCoreWaitFlag without an event
     SimTime flag_wake_ = kNever;     // earliest known count time among them
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-    std::vector<int> waiters_;
+    // A block parked in TWAIT, with a copy of the memo its last check left in the block
+    // (BlockCtx::wait_word, wait_seen_version, wait_quiet_until), so that check_waiters() sees
+    // that nothing changed without reading the block: a ring rank's forwarding blocks wait
+    // hundreds of windows, and reading each one's BlockCtx every window (a cache miss each) grew
+    // with the ranks.
+    struct ParkedWait {
+        int slot;
+        SignalAddr signal;
+        const SignalStore* store;  // its chip's
+        const SignalWord* word;
+        std::uint64_t seen_version;
+        SimTime quiet_until;
+    };
+    // True when wait_first_true(the block) would return nothing without looking at the ops.
+    bool still_quiet(const ParkedWait& w) const;
+    void copy_memo(ParkedWait& w, const BlockCtx& blk) const;
+    std::vector<ParkedWait> waiters_;
+    std::vector<std::uint8_t> parked_;  // by slot: 1 while the block is among waiters_
     bool new_waiters_ = false;  // a block started waiting since the last check_waiters()
-    std::vector<SignalAddr> watched_;  // the waiters' signal words, handed in at each barrier
+    // The waiters' signal words, handed to the coordinator at a barrier when they changed
+    // since the last one (waiters_changed_).
+    std::vector<SignalAddr> watched_;
+    bool waiters_changed_ = true;
     std::vector<Message> outbox_;
     std::vector<std::shared_ptr<PendingGmWrite>> deferred_writes_;
     WorkScratch work_scratch_;
