@@ -19,9 +19,11 @@ struct ChipProfile {
     std::int64_t l0b_bytes = 0;          // per AIC
     std::int64_t l0c_bytes = 0;          // per AIC
     std::int64_t ub_bytes = 0;           // per AIV, usable (reserved part already removed)
-    std::int64_t l2_bytes = 0;           // per chip (informational; see MODEL.md)
+    std::int64_t l2_bytes = 0;           // per chip: what the L2 holds (sim/mem/chip_memory.hpp)
+    std::int64_t l2_region_bytes = 0;    // the granularity L2 residency is tracked at (a model choice)
     std::int64_t gm_bytes = 0;           // HBM capacity per chip
-    double gm_fabric_gib_s = 0;          // L2/HBM bandwidth shared by all cores of a chip
+    double l2_gib_s = 0;                 // L2 bandwidth shared by everything that touches the chip's GM
+    double hbm_gib_s = 0;                // HBM bandwidth behind it (misses and write-backs)
 };
 
 struct PipeProfile {
@@ -57,9 +59,10 @@ struct PipeProfile {
 struct InterconnectProfile {
     TopologyKind topology = TopologyKind::FullMesh;
     double link_gb_s = 0;                // per link, per direction, decimal GB/s
-    double link_concurrent_gb_s = 0;     // one link's rate while the chip drives other links at the same time
     double link_latency_ns = 0;          // one hop
     double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM (per-block TPUT rate)
+    double remote_load_gib_s = 0;        // one core's MTE2 rate reading a peer's GM (per-block TGET rate)
+    double remote_load_latency_ns = 0;   // a remote read's request-to-first-data time, per hop
     double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible
     double local_atomic_latency_ns = 0;  // TNOTIFY to own GM: issue to visible to other cores
 };

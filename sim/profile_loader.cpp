@@ -85,7 +85,9 @@ constexpr std::array kFields{
     field<kChip, &C::ub_bytes>("chip", "ub_bytes", kPos),
     field<kChip, &C::l2_bytes>("chip", "l2_bytes", kPos),
     field<kChip, &C::gm_bytes>("chip", "gm_bytes", kPos),
-    field<kChip, &C::gm_fabric_gib_s>("chip", "gm_fabric_gib_s", kPos),
+    field<kChip, &C::l2_region_bytes>("chip", "l2_region_bytes", kPos),
+    field<kChip, &C::l2_gib_s>("chip", "l2_gib_s", kPos),
+    field<kChip, &C::hbm_gib_s>("chip", "hbm_gib_s", kPos),
 
     field<kPipes, &P::gm_to_l1_gib_s>("pipes", "gm_to_l1_gib_s", kPos),
     field<kPipes, &P::gm_to_ub_gib_s>("pipes", "gm_to_ub_gib_s", kPos),
@@ -109,9 +111,10 @@ constexpr std::array kFields{
     field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kNonNeg),
 
     field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kPos),
-    field<kNet, &I::link_concurrent_gb_s>("interconnect", "link_concurrent_gb_s", kPos),
     field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNonNeg),
     field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kPos),
+    field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kPos),
+    field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNonNeg),
     field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNonNeg),
     field<kNet, &I::local_atomic_latency_ns>("interconnect", "local_atomic_latency_ns", kNonNeg),
 

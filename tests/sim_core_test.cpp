@@ -649,7 +649,9 @@ TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
     const auto store = of(log, Opcode::TSTORE).at(0);
     EXPECT_EQ(load.peer, 1);
     EXPECT_EQ(load.start, h.launch_to_start() + h.issue());
-    EXPECT_NEAR(load.end - load.start, h.gm_move(bytes, p.interconnect.remote_store_gib_s) + h.link_lat(), kTolPs);
+    // A remote read: the block's remote-load rate and a remote read's latency (not a store's).
+    EXPECT_NEAR(load.end - load.start,
+                h.gm_move(bytes, p.interconnect.remote_load_gib_s) + from_ns(p.interconnect.remote_load_latency_ns), kTolPs);
     EXPECT_EQ(store.peer, -1);
     EXPECT_EQ(store.start, load.end + h.issue());
     EXPECT_NEAR(store.end - store.start, h.gm_move(bytes, p.pipes.ub_to_gm_gib_s), kTolPs);

@@ -32,10 +32,12 @@ struct CostModel {
     std::int64_t l1_to_l0a_bps;
     std::int64_t l1_to_l0b_bps;
     std::int64_t l0c_to_gm_bps;
-    std::int64_t fabric_bps;
+    std::int64_t l2_bps;        // the chip's L2, shared by every consumer
+    std::int64_t hbm_bps;
     std::int64_t link_bps;
-    std::int64_t link_concurrent_bps;
     std::int64_t remote_store_bps;
+    std::int64_t remote_load_bps;
+    SimTime remote_load_latency_ps;
     SimTime link_latency_ps;
     SimTime remote_atomic_ps;
     SimTime local_atomic_ps;

@@ -19,8 +19,7 @@ LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::s
       stream_name_(std::move(stream_name)),
       record_log_(cluster.options().record_log),
       cores_(cluster.profile().chip),
-      fabric_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} GM fabric", rank), cluster.cost().fabric_bps)) {
-}
+      memory_(cluster.chip(rank).memory, rank, source_id(), cluster.cost().l2_bps, cluster.cost().hbm_bps) {}
 
 StreamSanitizer* LogicalProcess::sanitize_kernel(bool on) {
     Sanitizer* s = cluster_.sanitizer();
@@ -41,37 +40,6 @@ BandwidthCalendar& LogicalProcess::link(int link_id) {
     // the links' history for the trace's counters.
     if (!record_log_) slot->forget_before(horizon_);
     return *slot;
-}
-
-BandwidthCalendar& LogicalProcess::concurrent_link(int link_id) {
-    auto& slot = concurrent_links_[link_id];
-    if (!slot)
-        slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id) + " (links in concurrent use)",
-                                                   cluster_.cost().link_concurrent_bps);
-    slot->forget_before(horizon_);  // forgotten when booked, as link() (no trace counter reads it)
-    return *slot;
-}
-
-bool LogicalProcess::other_link_busy(int link_id, SimTime t) const {
-    const LinkBusy& other = busiest_link_.link != link_id ? busiest_link_ : second_busiest_link_;
-    return other.link >= 0 && other.until > t;
-}
-
-void LogicalProcess::note_link_busy(int link_id, SimTime end) {
-    if (link_id == busiest_link_.link) {
-        busiest_link_.until = std::max(busiest_link_.until, end);
-    } else if (link_id == second_busiest_link_.link) {
-        second_busiest_link_.until = std::max(second_busiest_link_.until, end);
-        if (second_busiest_link_.until > busiest_link_.until) std::swap(busiest_link_, second_busiest_link_);
-    } else if (second_busiest_link_.link < 0 || end > second_busiest_link_.until) {
-        // Any other link's time is at most the second's, so `end` is this link's new time.
-        if (busiest_link_.link < 0 || end > busiest_link_.until) {
-            second_busiest_link_ = busiest_link_;
-            busiest_link_ = LinkBusy{link_id, end};
-        } else {
-            second_busiest_link_ = LinkBusy{link_id, end};
-        }
-    }
 }
 
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
@@ -104,6 +72,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     }
     busy_before_ = {};
     sum_busy(busy_before_);
+    memory_.begin_kernel();
     const int first_wave = std::min(launch.blocks, places_);
     for (int i = 0; i < first_wave; ++i) start_block(next_block_++, i, start);
     finished_ = false;
@@ -115,10 +84,6 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     coord.wait_even_if_failed([&] { return finished_; });
     blocks_.clear();
     links_.clear();
-    concurrent_links_.clear();
-    busiest_link_ = second_busiest_link_ = LinkBusy{};
-    // A fresh calendar for the next kernel: nothing booked by this one is still in flight.
-    fabric_ = std::make_unique<BandwidthCalendar>(fabric_->name(), fabric_->capacity());
     if (aborted_) throw SimAborted();
     return stats_;
 }
@@ -133,7 +98,7 @@ void LogicalProcess::run_window(SimTime window_end) {
         // Nothing can start before the booking horizon again: drop older bookings. No block
         // resumes below the window's lower bound (check_waiters() checks it; see begin_wait()).
         horizon_ = booking_horizon(window_end_ - coord.lookahead());
-        fabric_->forget_before(horizon_);  // the links forget when booked (link())
+        memory_.forget_before(horizon_);  // the links forget when booked (link())
         process_until(window_end_);
         if (live_blocks_ > 0 && events_.empty() && waiters_.empty() && flag_wake_ >= kNever && !flag_waiters_.empty()) {
             throw SimError(cross_core_deadlock());  // only this kernel's blocks could set its flags
@@ -156,6 +121,7 @@ void LogicalProcess::run_window(SimTime window_end) {
         // start, so that window must run here; older ones wake on writes to their words.
         // The last thing done here: once arrived, this process may already be running elsewhere.
         const SimTime next = std::min(events_.empty() ? kNever : events_.top().t, flag_wake_);
+        send_memory_traffic();
         coord.arrive(*this, next, outbox_, watched_changed ? &watched_ : nullptr, new_waiters_);
     } catch (const SimAborted&) {
         abort_kernel();
@@ -226,6 +192,18 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     return h == kNever ? lowest_issue : std::max(lowest_issue, h);
 }
 
+void LogicalProcess::send_memory_traffic() {
+    for (auto& [rank, traffic] : memory_.take_traffic()) {
+        if (traffic.usage.empty() && traffic.touched_regions.empty()) continue;
+        Message m;
+        m.kind = Message::Kind::MemTraffic;
+        m.visible_at = window_end_;  // what another stream may use from the barrier on
+        m.dst_rank = rank;
+        m.traffic = std::make_shared<const MemTraffic>(std::move(traffic));
+        send(std::move(m));
+    }
+}
+
 void LogicalProcess::finish_kernel() {
     KernelStats stats{kernel_start_, kernel_end_, instructions_ - instructions_before_, stall_ps_, {}};
     stats.windows_run = windows_run_;
@@ -242,6 +220,7 @@ void LogicalProcess::finish_kernel() {
     }
     log_.clear();
     if (san_on_) san_on_->end_kernel();
+    send_memory_traffic();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
@@ -250,6 +229,7 @@ void LogicalProcess::finish_kernel() {
 
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
+    memory_.take_traffic();
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {

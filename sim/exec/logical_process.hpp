@@ -25,6 +25,7 @@
 #include "sim/exec/instr_record.hpp"
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
+#include "sim/mem/memory_view.hpp"
 #include "sim/net/bandwidth_calendar.hpp"
 #include "sim/sanitize/stream_sanitizer.hpp"
 
@@ -143,18 +144,10 @@ public:
     // Before each kernel: does it run sanitized (an API session turns the sanitizer on and off
     // between calls)? The state is made on the first one and kept across kernels.
     StreamSanitizer* sanitize_kernel(bool on);
-    BandwidthCalendar& fabric() { return *fabric_; }
+    // This stream's view of its chip's memory system and of the peers' it touches
+    // (sim/mem/memory_view.hpp): every GM transfer of its cores is booked there.
+    MemoryView& memory() { return memory_; }
     BandwidthCalendar& link(int link_id);
-    // A link's rate while the chip drives other links at the same time
-    // (interconnect.link_concurrent_gb_s): a second calendar of `link_id`, booked besides the
-    // link itself by a transfer that starts while another link this stream uses still carries
-    // traffic (other_link_busy). Bookings are made in simulated-time order of issue within this
-    // stream, so the rule is deterministic.
-    BandwidthCalendar& concurrent_link(int link_id);
-    // True if a link other than `link_id` has traffic booked by this stream ending after t.
-    bool other_link_busy(int link_id, SimTime t) const;
-    // Record that `link_id` carries traffic booked by this stream until `end`.
-    void note_link_busy(int link_id, SimTime end);
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
@@ -198,6 +191,8 @@ private:
     std::string where(const BlockCtx& blk) const;
     std::string part_label(const BlockCtx& blk) const;  // slot_label + " on AIV core 7"
     std::string stream_label() const;
+    // The memory traffic of this window, to the chips it touched (delivered at the barrier).
+    void send_memory_traffic();
     // The kernel ends: statistics, log, leave (running the completion callback).
     void finish_kernel();
     // The run failed: leave without results.
@@ -269,19 +264,10 @@ private:
     std::int64_t remote_store_bytes_ = 0;
     std::int64_t remote_load_bytes_ = 0;
     std::vector<InstrRecord> log_;
-    std::unique_ptr<BandwidthCalendar> fabric_;
+    MemoryView memory_;
     std::unique_ptr<StreamSanitizer> san_;
     StreamSanitizer* san_on_ = nullptr;  // san_ while the running kernel is sanitized
     std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
-    std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> concurrent_links_;
-    // The two links with the latest busy-until times (other_link_busy asks only whether a link
-    // other than one is busy, so the two latest answer it in O(1), where a mesh comm stream uses
-    // ranks - 1 links). Busy-until times only grow within a kernel.
-    struct LinkBusy {
-        int link = -1;
-        SimTime until = 0;
-    };
-    LinkBusy busiest_link_, second_busiest_link_;
 };
 
 }  // namespace tandem

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/exec/signal.hpp"
+#include "sim/mem/chip_memory.hpp"
 #include "sim/mem/dtype.hpp"
 #include "sim/sanitize/signal_stamp.hpp"
 #include "sim/sim_time.hpp"
@@ -18,8 +19,9 @@ struct GmAllocation;
 
 struct Message {
     // AtomicAdd: like Data, but each element of the payload is added to the one in GM (in
-    // `dtype`, the sum rounded to it).
-    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd };
+    // `dtype`, the sum rounded to it). MemTraffic: what a producer did to a chip's memory system
+    // in one window (sim/mem/chip_memory.hpp), usable by its other streams from `visible_at` on.
+    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic };
     SimTime visible_at = 0;
     int source = 0;            // producer id (logical process or host), for the total order
     std::uint64_t seq = 0;     // producer-local sequence number
@@ -40,6 +42,8 @@ struct Message {
     // Signal, under --sanitize: the writer's vector clock (what a reader that observes it learns)
     // and who wrote it.
     std::shared_ptr<const SanSignalStamp> stamp;
+    // MemTraffic: the traffic.
+    std::shared_ptr<const MemTraffic> traffic;
 };
 
 inline bool message_order(const Message& a, const Message& b) {

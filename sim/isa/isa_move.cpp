@@ -106,28 +106,31 @@ void MemMove::await_resume() {
     const bool atomic = atomic_ == AtomicType::AtomicAdd;
     const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
     SimTime end;
+    const MemAccess access = load ? MemAccess::Read : (atomic ? MemAccess::AtomicAdd : MemAccess::Write);
     if (!remote) {
         std::int64_t cap;
         if (load) cap = tile_.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
         else cap = tile_.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
-        BandwidthCalendar* path[] = {&lp.fabric()};
-        end = book_transfer(path, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cap);
+        end = lp.memory().book_local(gm_, access, issue_, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cap);
     } else {
         const int src = load ? gm_.rank() : blk_.rank();
         const int dst = load ? blk_.rank() : gm_.rank();
-        auto route = cluster.topology().route(src, dst);
+        const auto route = cluster.topology().route(src, dst);
         const SimTime begin = start_ + cost.gm_latency_ps;
-        // While the chip drives another link, each link it uses runs at the concurrent rate.
-        const bool concurrent = lp.other_link_busy(route.front(), begin);
         std::vector<BandwidthCalendar*> path;
-        path.reserve(2 * route.size());
-        for (int link : route) {
-            path.push_back(&lp.link(link));
-            if (concurrent) path.push_back(&lp.concurrent_link(link));
-        }
-        const SimTime moved = book_transfer(path, begin, static_cast<double>(bytes), cost.remote_store_bps);
-        for (int link : route) lp.note_link_busy(link, moved);
-        end = moved + cost.link_latency_ps * static_cast<SimTime>(route.size());
+        path.reserve(route.size());
+        for (int link : route) path.push_back(&lp.link(link));
+        const SimTime moved =
+            book_transfer(path, begin, static_cast<double>(bytes), load ? cost.remote_load_bps : cost.remote_store_bps);
+        // A store's bytes land a route's latency after they leave; a load's data comes back
+        // after its request's (measured apart, sim/MODEL.md).
+        const SimTime hops = (load ? cost.remote_load_latency_ps : cost.link_latency_ps) * static_cast<SimTime>(route.size());
+        end = moved + hops;
+        // The peer's memory serves the read, or takes the write (an atomic add: read and written
+        // there), while the bytes cross: a store lands a route's latency after it leaves.
+        ChipMemory& peer = cluster.chip(gm_.rank()).memory;
+        if (load) lp.memory().note_remote(peer, gm_, access, issue_, begin, moved, static_cast<double>(bytes));
+        else lp.memory().note_remote(peer, gm_, access, issue_, begin + hops, end, static_cast<double>(bytes));
     }
     blk_.occupy(pipe_, start_, end);
     if (load) {

@@ -1,9 +1,11 @@
 #pragma once
-// One chip (rank): its global memory and its signal words. Its AI cores are per stream
+// One chip (rank): its global memory, its memory system as its streams share it (L2, HBM) and its
+// signal words. Its AI cores are per stream
 // (sim/core/stream_cores.hpp): kernels on two streams never share a core's state.
 #include <vector>
 
 #include "sim/exec/signal_store.hpp"
+#include "sim/mem/chip_memory.hpp"
 #include "sim/mem/global_memory.hpp"
 #include "sim/profile.hpp"
 
@@ -14,6 +16,7 @@ struct Chip {
 
     int rank;
     GlobalMemory gm;
+    ChipMemory memory;
     SignalStore signals;
 };
 

@@ -47,6 +47,10 @@ std::string Cluster::describe_address(int rank, std::int64_t address) const {
 
 void Cluster::deliver(const Message& m, std::uint64_t order) {
     Chip& dst = chip(m.dst_rank);
+    if (m.kind == Message::Kind::MemTraffic) {
+        if (m.traffic) dst.memory.deliver(*m.traffic, m.visible_at, m.source);
+        return;
+    }
     if (m.kind == Message::Kind::Signal) {
         for (int i = 0; i < m.count; ++i)
             dst.signals.insert(m.address + 4LL * i, SignalStore::Op{m.visible_at, order, m.op, m.value, m.stamp});
@@ -99,7 +103,10 @@ void Cluster::add_elements(const Message& m) {
 }
 
 void Cluster::fold_before(SimTime horizon) {
-    for (auto& c : chips_) c->signals.fold_before(horizon);
+    for (auto& c : chips_) {
+        c->signals.fold_before(horizon);
+        c->memory.forget_before(horizon);
+    }
 }
 
 void Cluster::append_log(std::vector<InstrRecord>&& records) {

@@ -66,6 +66,15 @@ void BandwidthCalendar::forget_before(SimTime t) {
     points_.erase_before(in_force, points_.at(in_force).rate == 0);
 }
 
+void BandwidthCalendar::add_usage(SimTime start, SimTime end, std::int64_t rate) {
+    start = std::max(start, horizon_);
+    if (end <= start || rate <= 0) return;
+    BreakpointList::Pos at;
+    const bool found = points_.find_last_at_or_before(start, at);
+    const Breakpoint segment{start, rate};
+    add(&segment, 1, end, at, found);
+}
+
 void BandwidthCalendar::add(const Breakpoint* segments, std::size_t count, SimTime end, BreakpointList::Pos at,
                             bool found) {
     const SimTime t0 = segments[0].t;
@@ -163,7 +172,8 @@ struct BookingCursor {
         next = points.is_end(n) ? kNever : points.at(n).t;
     }
 
-    std::int64_t spare() const { return calendar->capacity_ - rate; }
+    // Zero, not negative, where usage added without booking (add_usage) oversubscribes.
+    std::int64_t spare() const { return std::max<std::int64_t>(0, calendar->capacity_ - rate); }
 
     void write(const Breakpoint* segments, std::size_t count, SimTime end) {
         calendar->add(segments, count, end, base_pos, base_found);

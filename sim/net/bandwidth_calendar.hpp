@@ -48,6 +48,12 @@ public:
     // for the history not yet forgotten.
     std::vector<std::pair<SimTime, std::int64_t>> steps() const { return points_.to_vector(); }
 
+    // Adds usage that was not booked here (another stream's transfers through the same memory,
+    // learned later): `rate` bytes per second over [start, end), from this calendar's horizon on.
+    // It is not checked against the capacity: a booking sees the spare capacity of an
+    // oversubscribed instant as zero.
+    void add_usage(SimTime start, SimTime end, std::int64_t rate);
+
     // Drops the usage history strictly before t. The caller promises that no later booking
     // starts before t; book_transfer() throws SimError if one does.
     void forget_before(SimTime t);

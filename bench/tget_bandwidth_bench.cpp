@@ -1,0 +1,150 @@
+// The remote-read microbenchmark of pto-isa (kernels/manual/a2a3/tget_bandwidth), on Tandem's
+// simulated chips: one AIV block of rank 0 reads `size` bytes of fp32 from rank 1's window with
+// TGET (remote GM -> UB -> local GM, through one UB staging tile of --chunk-bytes), one kernel per
+// size, and the kernel's device time (first block start to last block end, what the example's
+// own cycle counter measures) is printed per size with the bandwidth it gives. `./run.sh
+// fidelity` compares it with the measured table (sim/calibration/tget_bandwidth_<SoC>.csv).
+//
+//   build/tests/tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...]
+//                                    [--chunk-bytes 65536] [--json FILE]
+//
+// The staging tile size of the published kernel is not stated; 64 KiB (a third of the UB) is
+// assumed, and it barely matters: a chunk's fixed cost is a few tens of cycles.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/isa/isa.hpp"
+#include "sim/profile.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "sim/sim_error.hpp"
+
+namespace {
+
+using namespace tandem;
+
+struct Options {
+    std::string soc = "Ascend910B1";
+    std::string profile_file;
+    std::vector<std::int64_t> sizes = {4096, 16384, 65536, 262144, 1048576, 4194304};
+    std::int64_t chunk_bytes = 65536;
+    std::string json;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+    std::cerr << "tget_bandwidth_bench: " << what << "\n"
+              << "usage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
+                 "[--chunk-bytes 65536] [--json FILE]\n";
+    std::exit(2);
+}
+
+std::int64_t parse_bytes(const std::string& flag, const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const long long v = std::stoll(text, &used);
+        if (used != text.size() || v <= 0 || v % 4 != 0) throw std::invalid_argument("");
+        return v;
+    } catch (const std::exception&) {
+        usage_error(fmt::format("{} {}: a positive number of bytes, a multiple of 4 (fp32 elements)", flag, text));
+    }
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-v" || a == "--soc-version") o.soc = value();
+        else if (a == "--profile") o.profile_file = value();
+        else if (a == "--chunk-bytes") o.chunk_bytes = parse_bytes(a, value());
+        else if (a == "--json") o.json = value();
+        else if (a == "--sizes") {
+            o.sizes.clear();
+            std::stringstream ss(value());
+            for (std::string item; std::getline(ss, item, ',');) o.sizes.push_back(parse_bytes("--sizes", item));
+            if (o.sizes.empty()) usage_error("--sizes: at least one size");
+        } else if (a == "-h" || a == "--help") {
+            std::cout << "tget_bandwidth_bench: device time of one block's TGET of each size between two simulated "
+                         "chips\nusage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
+                         "[--chunk-bytes 65536] [--json FILE]\n";
+            std::exit(0);
+        } else {
+            usage_error("unknown argument " + a);
+        }
+    }
+    return o;
+}
+
+// Device time of one TGET of `size` bytes, in microseconds.
+double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_bytes) {
+    Runtime rt(profile, ClusterOptions{2, DataMode::TimingOnly, false});
+    const int row = static_cast<int>(std::min(chunk_bytes, size) / 4);  // fp32 elements per chunk
+    // The window of rank 1 (shared: peers may read it) and rank 0's destination.
+    GmAllocation* window = nullptr;
+    GmAllocation* local = nullptr;
+    KernelStats stats;
+    rt.run_hosts([&](HostContext& host) {
+        GmAllocation& a = host.rank() == 1 ? host.cluster().chip(1).gm.allocate("window", size, true)
+                                           : host.malloc("dst", size);
+        (host.rank() == 1 ? window : local) = &a;
+        host.barrier();
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("tget");
+        s.launch(KernelLaunch{"TgetBandwidthKernel", CoreType::AIV, 1, [&, size, row](BlockCtx& blk) -> Task {
+                                  Tile& ub = blk.alloc_tile(MemKind::UB, 1, row, DType::F32, "stagingTile");
+                                  for (std::int64_t off = 0; off < size; off += std::int64_t{row} * 4) {
+                                      const int n = static_cast<int>(std::min<std::int64_t>(row, (size - off) / 4));
+                                      ub.cols = n;
+                                      const GmTensor src(*window, off, 1, n, n, DType::F32);
+                                      const GmTensor dst(*local, off, 1, n, n, DType::F32);
+                                      co_await TGET(dst, src, ub);
+                                  }
+                                  ub.cols = row;
+                              }});
+        s.synchronize();
+        stats = s.kernel_stats().back();
+    });
+    return to_us(stats.end - stats.start);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    try {
+        const Profile profile = o.profile_file.empty() ? load_profile_by_soc(o.soc, default_profile_dir())
+                                                       : load_profile(o.profile_file);
+        nlohmann::json rows = nlohmann::json::array();
+        fmt::print("TGET of one AIV block between 2 chips of {} (staging tile {} bytes), device time\n",
+                   profile.name, o.chunk_bytes);
+        fmt::print("{:>10} {:>12} {:>10}\n", "bytes", "device us", "GB/s");
+        for (std::int64_t size : o.sizes) {
+            const double us = tget_device_us(profile, size, o.chunk_bytes);
+            fmt::print("{:>10} {:>12.3f} {:>10.3f}\n", size, us, double(size) / (us * 1e3));
+            rows.push_back({{"size_bytes", size}, {"tget_device_us", us}});
+        }
+        if (!o.json.empty()) {
+            std::ofstream f(o.json + ".tmp");
+            f << nlohmann::json{{"soc", profile.name}, {"chunk_bytes", o.chunk_bytes}, {"rows", rows}}.dump(2) << "\n";
+            f.close();
+            if (!f || std::rename((o.json + ".tmp").c_str(), o.json.c_str()) != 0) {
+                std::cerr << "tget_bandwidth_bench: cannot write " << o.json << "\n";
+                return 1;
+            }
+        }
+    } catch (const SimError& e) {
+        std::cerr << "tget_bandwidth_bench: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

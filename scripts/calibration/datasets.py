@@ -1,0 +1,99 @@
+"""The measured data sets of sim/calibration/, as rows to compare with the simulator.
+
+Every row has an id ("<data set>/<case>/<quantity>"), the measured value in microseconds and the
+simulation ("run") that gives its simulated value. One run can give several rows: the three views
+of a GEMM+AllReduce run are the rows of both measured runs of that kernel, and one TGET
+microbenchmark run gives every transfer size.
+"""
+import csv
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulator invocation: `kind` names the runner (simulate.py), `args` its arguments."""
+    kind: str
+    args: tuple
+
+
+@dataclass
+class Row:
+    id: str
+    dataset: str
+    measured_us: float
+    run: Run
+    quantity: str              # what of the run's output this row reads (runner-specific)
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _read_csv(path):
+    with open(path, newline="") as f:
+        lines = [line for line in f if not line.startswith("#") and line.strip()]
+    return list(csv.DictReader(lines))
+
+
+def allgather_gemm_rows(path):
+    rows = []
+    for r in _read_csv(path):
+        case = f"{r['ranks']}x{r['m']}x{r['k']}x{r['n']}"
+        run = Run("tandem", ("-n", r["ranks"], "--gm", r["m"], "--gk", r["k"], "--gn", r["n"]))
+        rows.append(Row(f"allgather_gemm/{case}/pipelined", "allgather_gemm", float(r["measured_ms"]) * 1000.0, run,
+                        "pipelined", note="seed kernel, rank 0's pipelined view"))
+    return rows
+
+
+def gemm_allreduce_rows(path):
+    rows = []
+    for r in _read_csv(path):
+        run = Run("tandem", ("--op", "matmul_all_reduce", "--variant", "ascend", "-n", r["ranks"], "--gm", r["m"],
+                             "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16"))
+        rows.append(Row(f"gemm_allreduce/{r['run']}/{r['view']}", "gemm_allreduce", float(r["measured_us"]), run,
+                        r["view"], note=f"ascend replica, {r['run']} run"))
+    return rows
+
+
+def gemm_rows(path):
+    rows = []
+    for r in _read_csv(path):
+        case = f"{r['m']}x{r['k']}x{r['n']}"
+        run = Run("tandem", ("--op", "gemm", "--variant", "pto_performance", "-n", "1", "--gm", r["m"], "--gk", r["k"],
+                             "--gn", r["n"]))
+        rows.append(Row(f"gemm/{case}/kernel", "gemm", float(r["measured_us"]), run, "kernel",
+                        note="pto_performance replica, device time"))
+    return rows
+
+
+def tget_rows(path):
+    rows = []
+    parsed = _read_csv(path)
+    sizes = tuple(r["size_bytes"] for r in parsed)
+    run = Run("tget_bench", sizes)
+    for r in parsed:
+        device_us = float(r["tget_device_cycles"]) / float(r["counter_mhz"])
+        rows.append(Row(f"tget/{r['size_bytes']}/device", "tget", device_us, run, r["size_bytes"],
+                        note="one AIV block, device time"))
+    return rows
+
+
+DATASETS = [
+    ("allgather_gemm", allgather_gemm_rows),
+    ("gemm_allreduce", gemm_allreduce_rows),
+    ("gemm", gemm_rows),
+    ("tget_bandwidth", tget_rows),
+]
+
+
+def load_rows(calibration_dir, soc):
+    """Every row of every data set the repository has for `soc` (a missing file: no rows)."""
+    rows = []
+    for name, reader in DATASETS:
+        path = os.path.join(calibration_dir, f"{name}_{soc}.csv")
+        if os.path.exists(path):
+            rows.extend(reader(path))
+    ids = [r.id for r in rows]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"duplicate row ids in {calibration_dir}: {sorted(dup)}")
+    return rows

@@ -1,0 +1,147 @@
+"""Runs the simulator for the calibration rows, on the shipped profile or on a copy of it with some
+parameters changed, and caches what it ran (the same profile text and run give the same result:
+the simulator is deterministic)."""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+
+class SimulationError(RuntimeError):
+    pass
+
+
+def with_values(profile_text, values):
+    """The profile text with `values` ({"section.key": number}) substituted."""
+    lines = profile_text.split("\n")
+    section = None
+    done = set()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\[(\w+)\]\s*$", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^(\w+)\s*=\s*\{\s*value\s*=\s*([^,}]+)(.*)$", line)
+        if not m or section is None:
+            continue
+        key = f"{section}.{m.group(1)}"
+        if key in values:
+            lines[i] = f"{m.group(1)} = {{ value = {values[key]!r}{m.group(3)}"
+            done.add(key)
+    missing = set(values) - done
+    if missing:
+        raise SimulationError(f"the profile has no entry {sorted(missing)}")
+    return "\n".join(lines)
+
+
+def profile_value(profile_text, key):
+    section, name = key.split(".")
+    current = None
+    for line in profile_text.split("\n"):
+        m = re.match(r"^\[(\w+)\]\s*$", line)
+        if m:
+            current = m.group(1)
+            continue
+        m = re.match(rf"^{name}\s*=\s*\{{\s*value\s*=\s*([^,}}]+)", line)
+        if m and current == section:
+            return float(m.group(1))
+    raise SimulationError(f"the profile has no entry {key}")
+
+
+class Simulator:
+    def __init__(self, tandem_bin, tget_bin, soc, profile_text, jobs=2):
+        self.tandem_bin = tandem_bin
+        self.tget_bin = tget_bin
+        self.soc = soc
+        self.profile_text = profile_text
+        self.jobs = max(1, jobs)
+        self._cache = {}
+        self._lock = threading.Lock()
+        self._tmp = tempfile.TemporaryDirectory(prefix="tandem-fidelity-")
+        self.runs = 0
+
+    def close(self):
+        self._tmp.cleanup()
+
+    def _profile_path(self, values):
+        text = with_values(self.profile_text, values) if values else self.profile_text
+        digest = hashlib.sha1(text.encode()).hexdigest()[:16]
+        folder = os.path.join(self._tmp.name, digest)
+        path = os.path.join(folder, f"{self.soc}.toml")  # a profile's file name is its SoC name
+        with self._lock:
+            if not os.path.exists(path):
+                os.makedirs(folder, exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+        return path, digest
+
+    def _run_tandem(self, profile, args):
+        with tempfile.TemporaryDirectory(dir=self._tmp.name) as tmp:
+            out = os.path.join(tmp, "r.json")
+            cmd = [self.tandem_bin, "--profile", profile, *args, "--timing-only", "--quiet", "--json", out]
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                raise SimulationError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
+            with open(out) as f:
+                result = json.load(f)
+        rank0 = (result.get("per_rank") or [None])[0]
+        if rank0 is None:
+            raise SimulationError(f"{' '.join(cmd)}: the results JSON has no per_rank[] entries")
+        # Rank 0's own views, as the published host programs print them.
+        values = {
+            "compute_only": rank0["compute_only_us"],
+            "seq_comm": rank0["seq_comm_us"],
+            "seq_compute": rank0["seq_compute_us"],
+            "sequential": rank0["seq_comm_us"] + rank0["seq_compute_us"],
+            "pipelined": rank0["pipelined_us"],
+        }
+        kernel = rank0_kernel_us(result)
+        if kernel is not None:
+            values["kernel"] = kernel
+        return values
+
+    def _run_tget(self, profile, sizes):
+        with tempfile.TemporaryDirectory(dir=self._tmp.name) as tmp:
+            out = os.path.join(tmp, "t.json")
+            cmd = [self.tget_bin, "--profile", profile, "--sizes", ",".join(sizes), "--json", out]
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                raise SimulationError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
+            with open(out) as f:
+                result = json.load(f)
+        return {str(r["size_bytes"]): r["tget_device_us"] for r in result["rows"]}
+
+    def run(self, run, values=None):
+        """The run's outputs ({quantity: us}) with the profile changed by `values`."""
+        profile, digest = self._profile_path(values or {})
+        key = (digest, run)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        if run.kind == "tandem":
+            out = self._run_tandem(profile, list(run.args))
+        elif run.kind == "tget_bench":
+            out = self._run_tget(profile, list(run.args))
+        else:
+            raise SimulationError(f"unknown run kind {run.kind}")
+        with self._lock:
+            self._cache[key] = out
+            self.runs += 1
+        return out
+
+    def run_many(self, requests):
+        """[(run, values)] -> [outputs], several at a time."""
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            return list(pool.map(lambda rv: self.run(*rv), requests))
+
+
+def rank0_kernel_us(result):
+    """Rank 0's device time of the run's only kernel launch, if the results JSON reports it."""
+    for launch in result.get("kernels") or []:
+        if launch.get("view") in ("compute_only", "compute-only") and "kernel_us" in launch:
+            return launch["kernel_us"]
+    return None

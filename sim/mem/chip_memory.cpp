@@ -1,0 +1,95 @@
+#include "sim/mem/chip_memory.hpp"
+
+#include <algorithm>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+L2Residency::L2Residency(std::int64_t capacity_regions) : capacity_(capacity_regions) {
+    if (capacity_ < 1) throw SimError("the L2 must hold at least one region (check chip.l2_bytes and chip.l2_region_bytes)");
+}
+
+L2Residency::Region& L2Residency::region(std::int64_t id) { return regions_[id]; }
+
+void L2Residency::unlink(std::int64_t id, Region& r) {
+    if (r.prev >= 0) regions_[r.prev].next = r.next;
+    else head_ = r.next;
+    if (r.next >= 0) regions_[r.next].prev = r.prev;
+    else tail_ = r.prev;
+    r.prev = r.next = -1;
+    (void)id;
+}
+
+void L2Residency::push_front(std::int64_t id, Region& r) {
+    r.prev = -1;
+    r.next = head_;
+    if (head_ >= 0) regions_[head_].prev = id;
+    head_ = id;
+    if (tail_ < 0) tail_ = id;
+}
+
+void L2Residency::touch(std::int64_t id, SimTime at) {
+    Region& r = region(id);
+    const bool resident = !r.intervals.empty() && r.intervals.back().second == kNever;
+    if (resident) {
+        if (head_ == id) return;
+        unlink(id, r);
+        push_front(id, r);
+        return;
+    }
+    r.intervals.emplace_back(at, kNever);
+    push_front(id, r);
+    if (++resident_ <= capacity_) return;
+    // Least recently used out. (`r` stays valid: unordered_map references survive rehashing.)
+    const std::int64_t victim = tail_;
+    Region& v = regions_[victim];
+    unlink(victim, v);
+    v.intervals.back().second = at;
+    --resident_;
+    ++closed_intervals_;
+}
+
+bool L2Residency::resident_at(std::int64_t id, SimTime t) const {
+    const auto it = regions_.find(id);
+    if (it == regions_.end()) return false;
+    // Usually the last interval (the present); a few at most.
+    const auto& iv = it->second.intervals;
+    for (auto i = iv.rbegin(); i != iv.rend(); ++i) {
+        if (i->first <= t) return t < i->second;
+    }
+    return false;
+}
+
+void L2Residency::forget_before(SimTime horizon) {
+    // Closed intervals that ended before the horizon are history. Only evictions close them, and
+    // most runs never evict: the regions are visited once as many intervals have closed as there
+    // are regions, so that a barrier costs O(1) on average.
+    if (closed_intervals_ < static_cast<std::int64_t>(regions_.size()) + 64) return;
+    closed_intervals_ = 0;
+    for (auto& [id, r] : regions_) {
+        auto& iv = r.intervals;
+        if (iv.size() < 2) continue;
+        auto keep = std::find_if(iv.begin(), iv.end(), [&](const auto& p) { return p.second >= horizon; });
+        iv.erase(iv.begin(), keep);
+    }
+}
+
+ChipMemory::ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes)
+    : region_bytes_(region_bytes), residency_(region_bytes > 0 ? l2_bytes / region_bytes : 0) {
+    if (region_bytes <= 0) throw SimError("chip.l2_region_bytes must be positive");
+}
+
+void ChipMemory::deliver(const MemTraffic& traffic, SimTime at, int source) {
+    for (std::int64_t region : traffic.touched_regions) residency_.touch(region, at);
+    for (const MemUsage& u : traffic.usage) usage_.push_back(PublishedUsage{at, source, u});
+}
+
+void ChipMemory::forget_before(SimTime horizon) {
+    while (!usage_.empty() && usage_.front().usage.end < horizon) {
+        usage_.pop_front();
+        ++first_index_;
+    }
+}
+
+}  // namespace tandem

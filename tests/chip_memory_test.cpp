@@ -1,0 +1,240 @@
+// The chip's memory system (sim/mem/chip_memory.hpp, sim/mem/memory_view.hpp): L2 residency by
+// region, least recently used out, with its history; what a read, a write and an atomic add cost
+// the L2 and HBM; and, through whole kernels, that every consumer of a chip shares it: another
+// stream's loads, and a peer's stores landing in the chip.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/mem/chip_memory.hpp"
+#include "sim/mem/memory_view.hpp"
+#include "tests/test_support.hpp"
+
+namespace tandem {
+namespace {
+
+// ---- residency ----
+
+TEST(L2Residency, LeastRecentlyUsedRegionLeavesWhenFull) {
+    L2Residency l2(2);
+    l2.touch(10, 100);
+    l2.touch(11, 200);
+    l2.touch(10, 300);  // 10 is now the most recent
+    l2.touch(12, 400);  // full: 11 (least recent) leaves at 400
+    EXPECT_TRUE(l2.resident_at(10, 400));
+    EXPECT_TRUE(l2.resident_at(12, 400));
+    EXPECT_FALSE(l2.resident_at(11, 400));
+    EXPECT_EQ(l2.resident_count(), 2);
+}
+
+TEST(L2Residency, AnswersForThePastWhateverHappenedSince) {
+    L2Residency l2(1);
+    l2.touch(1, 100);
+    l2.touch(2, 200);  // 1 out at 200
+    l2.touch(1, 300);  // 2 out, 1 back in at 300
+    EXPECT_FALSE(l2.resident_at(1, 50));
+    EXPECT_TRUE(l2.resident_at(1, 150));
+    EXPECT_FALSE(l2.resident_at(1, 250));
+    EXPECT_TRUE(l2.resident_at(1, 350));
+    EXPECT_TRUE(l2.resident_at(2, 250));
+    EXPECT_FALSE(l2.resident_at(2, 350));
+    EXPECT_FALSE(l2.resident_at(99, 350));  // never touched
+}
+
+TEST(ChipMemory, RefusesAnL2SmallerThanARegion) {
+    EXPECT_THROW(ChipMemory(1024, 4096), SimError);
+    EXPECT_THROW(ChipMemory(1 << 20, 0), SimError);
+}
+
+TEST(ChipMemory, ForgetsUsageThatCanNoLongerMatter) {
+    ChipMemory mem(8 << 20, 1 << 20);
+    MemTraffic t;
+    t.usage.push_back(MemUsage{0, 1000, 64, 0});
+    t.usage.push_back(MemUsage{500, 5000, 64, 0});
+    mem.deliver(t, 1000, 7);
+    EXPECT_EQ(mem.end_index() - mem.first_index(), 2U);
+    mem.forget_before(2000);  // the first ended before: gone; the second still runs
+    EXPECT_EQ(mem.end_index() - mem.first_index(), 1U);
+    EXPECT_EQ(mem.usage_at(mem.first_index()).usage.start, 500);
+}
+
+// ---- one stream's view ----
+
+struct ViewFixture {
+    static constexpr std::int64_t kRegion = 1 << 20;
+    GlobalMemory gm{0, std::int64_t{1} << 30, false};
+    ChipMemory chip{64 * kRegion, kRegion};
+    // 1 TB/s of L2, 100 GB/s of HBM (bytes per second).
+    MemoryView view{chip, 0, 0, 1'000'000'000'000, 100'000'000'000};
+    GmAllocation& a = gm.allocate("a", 4 * kRegion);
+    GmTensor tile(int row0) const { return GmTensor(a, std::int64_t{row0} * 1024 * 4, 256, 1024, 1024, DType::F32); }
+};
+
+TEST(MemoryView, AFirstReadComesFromHbmTheNextFromL2) {
+    ViewFixture f;
+    const std::int64_t cap = 500'000'000'000;  // the core's own rate: 0.5 TB/s
+    const double bytes = 1 << 20;
+    const SimTime miss = f.view.book_local(f.tile(0), MemAccess::Read, 0, 0, bytes, cap);
+    EXPECT_DOUBLE_EQ(f.view.hbm_read_bytes(), bytes);
+    // Bound by HBM's 100 GB/s: about 10.5 us.
+    EXPECT_NEAR(to_us(miss), bytes / 100e9 * 1e6, 0.01);
+    const SimTime hit = f.view.book_local(f.tile(0), MemAccess::Read, miss, miss, bytes, cap) - miss;
+    EXPECT_DOUBLE_EQ(f.view.l2_hit_bytes(), bytes);
+    EXPECT_NEAR(to_us(hit), bytes / 500e9 * 1e6, 0.01);  // the core's rate: the L2 has room
+}
+
+TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
+    ViewFixture f;
+    const double bytes = 1 << 20;
+    const SimTime end = f.view.book_local(f.tile(0), MemAccess::AtomicAdd, 0, 0, bytes, 200'000'000'000);
+    EXPECT_NEAR(to_us(end), bytes / 200e9 * 1e6, 0.01);  // at the core's rate, not slower
+    std::map<int, MemTraffic> traffic = f.view.take_traffic();
+    ASSERT_EQ(traffic.size(), 1U);
+    ASSERT_EQ(traffic[0].usage.size(), 1U);
+    EXPECT_DOUBLE_EQ(traffic[0].usage[0].l2_bytes, 2 * bytes);  // read and written in the L2
+    EXPECT_DOUBLE_EQ(traffic[0].usage[0].hbm_bytes, bytes);     // written back once
+    // The regions the tile spans (allocations start 4 KiB past a region boundary).
+    const GmTensor t = f.tile(0);
+    const auto spanned = f.chip.region_of(t.address() + t.bytes() - 1) - f.chip.region_of(t.address()) + 1;
+    EXPECT_EQ(static_cast<std::int64_t>(traffic[0].touched_regions.size()), spanned);
+    // The write-back takes HBM bandwidth without holding the store up: the calendar has it.
+    EXPECT_GT(f.view.hbm().used_at(end / 2), 0);
+}
+
+TEST(MemoryView, OtherProducersUsageCountsFromItsPublicationOn) {
+    ViewFixture f;
+    // Another stream (source 1) used all of the L2 over [0, 100 us), published at 1 us.
+    MemTraffic other;
+    other.usage.push_back(MemUsage{0, from_us(100), 1e12 * 100e-6, 0});
+    f.chip.deliver(other, from_us(1), 1);
+    // ... and made `a` resident.
+    f.chip.deliver(MemTraffic{{}, {f.chip.region_of(f.a.base), f.chip.region_of(f.a.base) + 1}}, from_us(1), 1);
+    const double bytes = 1 << 20;
+    // Issued before the publication: this stream does not know yet. The L2 looks free and `a`
+    // not resident: a miss, at HBM's rate (10.5 us), not held to 100 us.
+    const SimTime early = f.view.book_local(f.tile(0), MemAccess::Read, from_us(0.5), from_us(2), bytes, 500'000'000'000);
+    EXPECT_NEAR(to_us(early), 2 + bytes / 100e9 * 1e6, 0.01);
+    // Issued after it: the L2 is full until 100 us.
+    const SimTime late = f.view.book_local(f.tile(0), MemAccess::Read, from_us(2), from_us(20), bytes, 500'000'000'000);
+    EXPECT_GE(late, from_us(100));
+}
+
+// ---- whole kernels ----
+
+// The probes' tiles: 128 x 128 fp32 (64 KiB), 32 per block.
+constexpr int rows = 128;
+constexpr int cols = 128;
+constexpr int tiles = 32;
+
+// A one-rank cluster on a profile whose L2 is a tenth of the shipped one, so that a kernel of
+// many AIV blocks saturates it.
+Profile narrow_l2_profile() {
+    Profile p = test::b1_profile();
+    p.chip.l2_gib_s = 400;
+    return p;
+}
+
+// `heavy` AIV blocks of stream "loads" each load `tiles` 64 KiB tiles from their own rows of a
+// shared buffer; alone, or beside a one-block kernel on stream "probe" doing the same. Returns the
+// probe kernel's device time.
+double probe_us(const Profile& p, int heavy_blocks) {
+    Runtime rt(p, ClusterOptions{1, DataMode::TimingOnly, false});
+    double probe = 0;
+    rt.run_hosts([&](HostContext& host) {
+        GmAllocation& buf = host.malloc("buf", std::int64_t{rows} * cols * 4 * tiles * 49);
+        auto loader = [&buf](int base_tile) {
+            return [&buf, base_tile](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F32, "ub");
+                for (int t = 0; t < tiles; ++t) {
+                    const std::int64_t off = (std::int64_t{base_tile + b.block_idx()} * tiles + t) * rows * cols * 4;
+                    co_await TLOAD(ub, GmTensor(buf, off, rows, cols, cols, DType::F32));
+                    pipe_barrier(b, PIPE_ALL);
+                }
+            };
+        };
+        Stream& loads = host.create_stream("loads");
+        Stream& probe_stream = host.create_stream("probe");
+        if (heavy_blocks > 0) loads.launch(KernelLaunch{"Loads", CoreType::AIV, heavy_blocks, loader(1)});
+        probe_stream.launch(KernelLaunch{"Probe", CoreType::AIV, 1, loader(0)});
+        probe_stream.synchronize();
+        if (heavy_blocks > 0) loads.synchronize();
+        const KernelStats& s = probe_stream.kernel_stats().back();
+        probe = to_us(s.end - s.start);
+    });
+    return probe;
+}
+
+TEST(SharedMemory, AnotherStreamsLoadsSlowThisOnesDown) {
+    const Profile p = narrow_l2_profile();
+    const double alone = probe_us(p, 0);
+    const double shared = probe_us(p, 47);
+    EXPECT_GT(shared, alone * 1.5) << "alone " << alone << " us, beside 47 loading blocks " << shared << " us";
+    EXPECT_EQ(probe_us(p, 47), shared);  // deterministic
+}
+
+TEST(SharedMemory, WithTheShippedL2TheSameLoadsDoNotContend) {
+    const Profile p = test::b1_profile();
+    const double alone = probe_us(p, 0);
+    EXPECT_NEAR(probe_us(p, 47), alone, alone * 0.2);
+}
+
+// Rank 1's blocks store into rank 0's window while rank 0's probe loads: the stores land in rank
+// 0's memory and take their share of its L2.
+double probe_with_incoming_us(const Profile& p, bool incoming, bool atomic) {
+    Runtime rt(p, ClusterOptions{2, DataMode::TimingOnly, false});
+    double probe = 0;
+    GmAllocation* window = nullptr;
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() == 0) {
+            window = &host.cluster().chip(0).gm.allocate("window", std::int64_t{rows} * cols * 4 * 48, true);
+        }
+        GmAllocation& buf = host.malloc("buf", std::int64_t{rows} * cols * 4 * tiles * 48);
+        host.barrier();
+        if (host.rank() == 1) {
+            if (!incoming) return;
+            Stream& s = host.create_stream("senders");
+            s.launch(KernelLaunch{"Senders", CoreType::AIV, 48, [&, atomic](BlockCtx& b) -> Task {
+                                      Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F32, "ub");
+                                      const GmTensor dst(*window, std::int64_t{b.block_idx()} * rows * cols * 4, rows, cols,
+                                                         cols, DType::F32);
+                                      for (int t = 0; t < tiles; ++t) {
+                                          co_await TSTORE(dst, ub, atomic ? AtomicType::AtomicAdd : AtomicType::None);
+                                          pipe_barrier(b, PIPE_ALL);
+                                      }
+                                  }});
+            s.synchronize();
+            return;
+        }
+        Stream& s = host.create_stream("probe");
+        s.launch(KernelLaunch{"Probe", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+                                  Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F32, "ub");
+                                  for (int t = 0; t < tiles; ++t) {
+                                      co_await TLOAD(ub, GmTensor(buf, std::int64_t{t} * rows * cols * 4, rows, cols, cols,
+                                                                  DType::F32));
+                                      pipe_barrier(b, PIPE_ALL);
+                                  }
+                              }});
+        s.synchronize();
+        const KernelStats& st = s.kernel_stats().back();
+        probe = to_us(st.end - st.start);
+    });
+    return probe;
+}
+
+TEST(SharedMemory, PeersStoresLandingInAChipTakeItsL2) {
+    Profile p = test::b1_profile();
+    // An L2 of 150 GiB/s: the probe's 100.9 GiB/s fit beside a peer's stores at the link's
+    // 93 GiB/s only in part, and not at all beside its atomic adds (twice that).
+    p.chip.l2_gib_s = 150;
+    p.interconnect.link_gb_s = 100;
+    p.interconnect.remote_store_gib_s = 50;
+    const double alone = probe_with_incoming_us(p, false, false);
+    const double with_stores = probe_with_incoming_us(p, true, false);
+    const double with_adds = probe_with_incoming_us(p, true, true);
+    EXPECT_GT(with_stores, alone * 1.2) << alone << " " << with_stores;
+    // An atomic add reads and writes the L2: twice a store's share.
+    EXPECT_GT(with_adds, with_stores * 1.1) << with_stores << " " << with_adds;
+}
+
+}  // namespace
+}  // namespace tandem
