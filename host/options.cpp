@@ -92,8 +92,9 @@ void build_app(CLI::App& app, ParseTargets& t) {
         ->check(without_description(CLI::ExistingFile))
         ->type_name("FILE");
     app.add_option("-n,--n-ranks", c.ranks,
-                   fmt::format("Number of ranks (chips): {}..{}, up to {} with --timing-only", kMinRanks,
-                               kMaxFunctionalRanks, kMaxTimingOnlyRanks))
+                   fmt::format("Number of ranks (chips): {}..{}, up to {} with --timing-only; an op that "
+                               "communicates needs 2 or more (gemm runs on 1)",
+                               kMinRanks, kMaxFunctionalRanks, kMaxTimingOnlyRanks))
         ->transform(decimal_int())
         ->capture_default_str();
     app.add_option("--gm", c.m, "Global M (rows of A and C); a multiple of n*base-m (gemm pto_performance: "
