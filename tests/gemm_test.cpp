@@ -14,6 +14,8 @@
 #include "host/options.hpp"
 #include "host/program.hpp"
 #include "kernels/gemm/perf_tiling.hpp"
+#include "sim/isa/isa.hpp"
+#include "sim/machine/cluster.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/test_support.hpp"
 
@@ -55,6 +57,40 @@ TEST(GemmPerfTiling, TheOtherSizesKeepTheGridAndTile) {
         EXPECT_EQ(t.k_loop(), r.kloop) << r.size;
         EXPECT_EQ(t.k_loop() / PerfTiling::kStepK, r.kloop / 4) << r.size;  // L1 panels per tile
     }
+}
+
+// What the published kernel's fixed MTE2 -> MTE1 ids need: a flag set twice before it is waited
+// on counts twice (a FIFO of set times), the n-th wait released by the n-th set.
+Task two_sets_then_two_waits(BlockCtx& blk, GmTensor src) {
+    Tile* panel[2] = {&blk.alloc_tile(MemKind::L1, 128, 256, DType::F16, "p0"),
+                      &blk.alloc_tile(MemKind::L1, 128, 256, DType::F16, "p1")};
+    Tile* slice[2] = {&blk.alloc_tile(MemKind::L0A, 128, 64, DType::F16, "s0"),
+                      &blk.alloc_tile(MemKind::L0A, 128, 64, DType::F16, "s1")};
+    for (int i = 0; i < 2; ++i) {
+        co_await TLOAD(*panel[i], src);
+        set_flag(blk, PIPE_MTE2, PIPE_MTE1, 0);
+    }
+    for (int i = 0; i < 2; ++i) {
+        wait_flag(blk, PIPE_MTE2, PIPE_MTE1, 0);
+        TEXTRACT(*slice[i], *panel[i], 0, 0);
+    }
+}
+
+TEST(GemmPerformance, AFlagSetTwiceBeforeItsWaitCountsTwice) {
+    const Profile p = test::b1_profile();
+    Runtime rt(p, ClusterOptions{1, DataMode::TimingOnly, true, false});
+    const GmTensor src(rt.cluster().chip(0).gm.allocate("src", 128 * 256 * 2), 0, 128, 256, 256, DType::F16);
+    test::run_one_kernel(rt, CoreType::AIC, 1, [src](BlockCtx& blk) { return two_sets_then_two_waits(blk, src); });
+    std::vector<InstrRecord> loads, extracts;
+    for (const InstrRecord& r : rt.cluster().event_log()) {
+        if (r.op == Opcode::TLOAD) loads.push_back(r);
+        if (r.op == Opcode::TEXTRACT) extracts.push_back(r);
+    }
+    ASSERT_EQ(loads.size(), 2u);
+    ASSERT_EQ(extracts.size(), 2u);
+    EXPECT_GE(extracts[0].start, loads[0].end);
+    EXPECT_LT(extracts[0].start, loads[1].end);  // released by the first set, not the second
+    EXPECT_GE(extracts[1].start, loads[1].end);  // the second wait waited for the second set
 }
 
 RunConfig config(const std::string& variant, int ranks, int m, int k, int n, bool timing_only = false) {
