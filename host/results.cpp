@@ -51,9 +51,9 @@ void pipe_ratio_lines(std::string& out, const nlohmann::json& k) {
     const nlohmann::json& ratios = k.at("pipe_ratio");
     for (const char* core : {"aic", "aiv"}) {
         if (!ratios.contains(core)) continue;
+        const char* type = std::string_view(core) == "aic" ? "AIC" : "AIV";
         out += fmt::format("  {:<29}busy / kernel time on each of the {} {} cores that ran it: mean [min, max]\n",
-                           fmt::format("Pipe utilisation ({}):", core == std::string("aic") ? "AIC" : "AIV"),
-                           k.at("cores").at(core).get<int>(), core == std::string("aic") ? "AIC" : "AIV");
+                           fmt::format("Pipe utilisation ({}):", type), k.at("cores").at(core).get<int>(), type);
         // In msprof's order (the object's keys are sorted).
         for (const char* pipe : {"cube", "mte1", "mte2", "fixp", "vector", "mte3", "scalar"}) {
             if (!ratios.at(core).contains(pipe)) continue;
