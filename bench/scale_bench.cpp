@@ -340,6 +340,7 @@ constexpr OpShape kOpsShapes[] = {
     {"allgather_gemm", 8192, 4096, 4096},        {"matmul_all_scatter", 4096, 4096, 16384},
     {"all_gather_matmul", 2048, 16384, 2048},    {"matmul_all_reduce", 2048, 2048, 2048},
     {"matmul_all_gather", 8192, 4096, 4096},     {"matmul_reduce_scatter", 2048, 2048, 16384},
+    {"gemm", 3072, 3072, 3072},
 };
 
 // The first shipped profile whose interconnect topology is double_ring (A3 parts), if any.

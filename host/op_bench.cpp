@@ -91,6 +91,26 @@ DeviceMatrix read_output(const GmTensor& out, int rows, int cols) {
 
 namespace {
 double elapsed_us(SimTime from, SimTime to) { return to_us(to - from); }
+
+// The launches of a view, in the order they go to the streams (phases in order), with what is
+// known before they run.
+std::vector<KernelFigures> planned_launches(ViewKind kind, const ViewPlan& plan) {
+    std::vector<KernelFigures> out;
+    for (std::size_t ph = 0; ph < plan.phases.size(); ++ph) {
+        for (const kernels::StreamLaunch& l : plan.phases[ph].launches) {
+            KernelFigures k;
+            k.view = kind;
+            k.launch = static_cast<int>(out.size());
+            k.phase = static_cast<int>(ph);
+            k.stream = l.stream;
+            k.kernel = l.kernel.name;
+            k.cores = l.kernel.core_type;
+            k.blocks = l.kernel.blocks;
+            out.push_back(std::move(k));
+        }
+    }
+    return out;
+}
 }  // namespace
 
 ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPlan plan, bool timed_only,
@@ -243,27 +263,46 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
             kernels::sign_launches(plan, run_params);
             return plan;
         };
+        // One view, and the device figures of each of its launches (times.kernels). A view's
+        // kernels' statistics start at these indices on each stream.
+        std::vector<std::size_t> first_stat;
+        std::vector<std::vector<LaunchCores>> launched;  // per stream, in launch order
+        auto timed_view = [&](ViewKind kind, bool timed_only, const std::function<void()>& before_start) {
+            first_stat.clear();
+            for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
+            ViewPlan plan = view(kind);
+            const std::vector<KernelFigures> planned = planned_launches(kind, plan);
+            launched.assign(streams.size(), {});
+            for (const KernelFigures& k : planned) launched[static_cast<std::size_t>(k.stream)].push_back(k.cores);
+            const ViewRun run = run_view(host, streams, std::move(plan), timed_only, before_start);
+            std::vector<std::size_t> next = first_stat;
+            for (KernelFigures k : planned) {
+                const Stream& s = *streams[static_cast<std::size_t>(k.stream)];
+                KernelFigures measured = measure_kernel(s.kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++));
+                measured.view = k.view;
+                measured.launch = k.launch;
+                measured.phase = k.phase;
+                measured.stream = k.stream;
+                measured.kernel = k.kernel;
+                measured.cores = k.cores;
+                measured.blocks = k.blocks;
+                times.kernels.push_back(std::move(measured));
+            }
+            return run;
+        };
         // The first two views are only timed (see op_bench.hpp).
-        const ViewRun compute_only = run_view(host, streams, view(ViewKind::ComputeOnly), true, {});
+        const ViewRun compute_only = timed_view(ViewKind::ComputeOnly, true, {});
         times.compute_only_us = compute_only.total_us;
-        const ViewRun sequential = run_view(host, streams, view(ViewKind::Sequential), true, {});
+        const ViewRun sequential = timed_view(ViewKind::Sequential, true, {});
         times.seq_comm_us = sequential.comm_us;
         times.seq_compute_us = sequential.compute_us;
 
-        // The pipelined view: its kernels' statistics start at these indices on each stream.
-        std::vector<std::size_t> first_stat;
-        for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
-        ViewPlan plan = view(ViewKind::Pipelined);
-        std::vector<std::vector<LaunchCores>> launched(streams.size());  // per stream, in launch order
-        for (const kernels::ViewPhase& phase : plan.phases)
-            for (const kernels::StreamLaunch& l : phase.launches)
-                launched[static_cast<std::size_t>(l.stream)].push_back(l.kernel.core_type);
         // Cleared before the view's barrier, so that the barrier orders the clear before every
         // peer's pipelined kernel that writes this output (after the barrier it would race them:
         // the sanitizer reports it). A peer's sequential-view kernel may still run here, but that
         // view is timing-only and moves no data.
         if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
-        const ViewRun pipelined = run_view(host, streams, std::move(plan), false, [&] {
+        const ViewRun pipelined = timed_view(ViewKind::Pipelined, false, [&] {
             if (cfg.record_log) {  // keep only the pipelined view's log
                 if (r == 0) cluster.clear_log();
                 host.barrier();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "host/kernel_figures.hpp"
 #include "host/op_inputs.hpp"
 #include "host/run_config.hpp"
 #include "kernels/op_desc.hpp"
@@ -35,6 +36,8 @@ struct RankViewTimes {
     // loaded from peers' windows, stored (plain or atomic-add) into them.
     std::int64_t remote_load_bytes = 0;
     std::int64_t remote_store_bytes = 0;
+    // Every launch of the three views, in order (view, then launch): device time and pipe use.
+    std::vector<KernelFigures> kernels;
 };
 
 // A rank's output as fp32, out_rows x out_cols, row-major (the device's bytes handed over when

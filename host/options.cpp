@@ -25,6 +25,8 @@
 namespace tandem::host {
 namespace {
 
+const kernels::OpDesc* known_op(const RunConfig& cfg);
+
 constexpr std::int64_t kFp32Bytes = 4;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -90,11 +92,13 @@ void build_app(CLI::App& app, ParseTargets& t) {
         ->check(without_description(CLI::ExistingFile))
         ->type_name("FILE");
     app.add_option("-n,--n-ranks", c.ranks,
-                   fmt::format("Number of ranks (chips): {}..{}, up to {} with --timing-only", kMinRanks,
-                               kMaxFunctionalRanks, kMaxTimingOnlyRanks))
+                   fmt::format("Number of ranks (chips): {}..{}, up to {} with --timing-only; an op that "
+                               "communicates needs 2 or more (gemm runs on 1)",
+                               kMinRanks, kMaxFunctionalRanks, kMaxTimingOnlyRanks))
         ->transform(decimal_int())
         ->capture_default_str();
-    app.add_option("--gm", c.m, "Global M (rows of A and C); a multiple of n*base-m")
+    app.add_option("--gm", c.m, "Global M (rows of A and C); a multiple of n*base-m (gemm pto_performance: "
+                                "6144^3 unless --gm/--gk/--gn are given)")
         ->transform(decimal_int())
         ->capture_default_str();
     app.add_option("--gk", c.k, "Global K; a multiple of base-n")->transform(decimal_int())->capture_default_str();
@@ -212,9 +216,11 @@ void build_app(CLI::App& app, ParseTargets& t) {
 [[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
 
 void check_ranks(const RunConfig& c) {
-    if (c.ranks < kMinRanks) {
-        fail(fmt::format("-n {}: at least {} ranks are needed (one rank is not a collective); nearest valid: {}",
-                         c.ranks, kMinRanks, kMinRanks));
+    const kernels::OpDesc* op = known_op(c);
+    const int least = std::max(kMinRanks, op != nullptr ? op->min_ranks : 2);
+    if (c.ranks < least) {
+        fail(fmt::format("-n {}: op {} needs at least {} ranks{}; nearest valid: {}", c.ranks, c.op, least,
+                         least == 2 ? " (one rank is not a collective)" : "", least));
     }
     if (c.timing_only && c.ranks > kMaxTimingOnlyRanks) {
         fail(fmt::format("-n {}: timing-only runs support at most {} ranks; nearest valid: {}", c.ranks,
@@ -374,6 +380,15 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
     if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
     if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
     check_batch_flags(app, t.cfg);
+    // A variant built for one shape (gemm pto_performance: 6144^3) runs it when none is given.
+    if (const kernels::OpDesc* op = known_op(t.cfg)) {
+        const kernels::VariantDesc* v = t.cfg.variant.empty() ? &op->variants.front() : op->find_variant(t.cfg.variant);
+        if (v != nullptr && v->default_shape) {
+            if (app.count("--gm") == 0) t.cfg.m = (*v->default_shape)[0];
+            if (app.count("--gk") == 0) t.cfg.k = (*v->default_shape)[1];
+            if (app.count("--gn") == 0) t.cfg.n = (*v->default_shape)[2];
+        }
+    }
     return t.cfg;
 }
 
@@ -475,7 +490,12 @@ void validate_run_config(const RunConfig& given, const KernelBufferLimits& limit
     check_modes(cfg);
     check_op_choices(cfg);
     check_blocks("--compute-blocks", cfg.compute_blocks, "AIC", limits.aic_cores);
-    check_blocks("--comm-blocks", cfg.comm_blocks, "AIV", limits.aiv_cores);
+    if (op_of(cfg).communicates()) {
+        check_blocks("--comm-blocks", cfg.comm_blocks, "AIV", limits.aiv_cores);
+    } else if (cfg.comm_blocks.value_or(0) != 0) {
+        fail(fmt::format("--comm-blocks {}: op {} has no communication kernel; leave --comm-blocks out (nearest valid: 0)",
+                         *cfg.comm_blocks, cfg.op));
+    }
     variant_of(cfg).validate(op_params_of(cfg), limits);
     check_memory(cfg, limits, host_memory_limit_bytes);
     if (!cfg.timing_only && std::filesystem::exists(cfg.out_dir) && !std::filesystem::is_directory(cfg.out_dir)) {

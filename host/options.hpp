@@ -21,7 +21,7 @@
 namespace tandem::host {
 
 // Limits that are policy, not hardware (hardware numbers come from the profile).
-inline constexpr int kMinRanks = 2;                 // one rank is not a collective
+inline constexpr int kMinRanks = 1;                 // a cluster of one chip; an op asks for more (OpDesc::min_ranks)
 inline constexpr int kMaxFunctionalRanks = 32;      // functional runs keep every rank's data in host memory
 inline constexpr int kMaxTimingOnlyRanks = 384;     // the largest cluster the timing model is meant for
 inline constexpr int kMaxBlocks = 4096;             // blocks beyond the core count run in waves, as on the device

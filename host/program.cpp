@@ -126,6 +126,10 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
     r.extras["comm_gib_s"] = out.bench.slowest.pipelined_us > 0
                                  ? static_cast<double>(comm_bytes) / (out.bench.slowest.pipelined_us * 1e-6) / (1024.0 * 1024.0 * 1024.0)
                                  : 0.0;
+    // Each launch of each view as a profiler reports it: device time and pipe use.
+    std::vector<std::vector<KernelFigures>> figures;
+    for (const RankViewTimes& t : out.bench.per_rank) figures.push_back(t.kernels);
+    r.extras["kernels"] = kernels_json(figures, out.bench.stream_names);
     r.extras["simulated_instructions"] = out.bench.instructions;
     r.extras["compute_twait_stall_us"] = to_us(out.bench.compute_twait_stall_ps);
     if (variant.effective_knobs) {

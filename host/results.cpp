@@ -10,6 +10,7 @@
 
 #include "host/atomic_file.hpp"
 #include "host/options.hpp"
+#include "kernels/op_desc.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -23,6 +24,45 @@ constexpr double kUsPerS = 1e6;
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 std::string time_text(double us) { return fmt::format("{:.3f} us ({:.3f} ms)", us, us / 1000.0); }
+
+// The pipelined view's launches in the results' `kernels` array (host/kernel_figures.hpp).
+std::vector<const nlohmann::json*> pipelined_kernels(const RunResults& r) {
+    std::vector<const nlohmann::json*> out;
+    if (!r.extras.is_object() || !r.extras.contains("kernels")) return out;
+    for (const nlohmann::json& k : r.extras.at("kernels"))
+        if (k.value("view", "") == kernels::view_name(kernels::ViewKind::Pipelined)) out.push_back(&k);
+    return out;
+}
+
+// What a reader of msprof's op summary knows each pipe by.
+const char* pipe_label(const std::string& core, const std::string& pipe) {
+    if (pipe == "cube") return "cube (TMATMUL)";
+    if (pipe == "mte1") return "MTE1 (TEXTRACT)";
+    if (pipe == "mte2") return "MTE2 (TLOAD)";
+    if (pipe == "fixp") return "FIXP (TSTORE)";
+    if (pipe == "mte3") return "MTE3 (TSTORE)";
+    if (pipe == "vector") return "vector";
+    if (pipe == "scalar") return core == "aic" ? "scalar (AIC)" : "scalar (AIV)";
+    return "?";
+}
+
+// "  Pipe utilisation (AIC):  ..." then one line per pipe: mean [min, max] over the cores.
+void pipe_ratio_lines(std::string& out, const nlohmann::json& k) {
+    const nlohmann::json& ratios = k.at("pipe_ratio");
+    for (const char* core : {"aic", "aiv"}) {
+        if (!ratios.contains(core)) continue;
+        const char* type = std::string_view(core) == "aic" ? "AIC" : "AIV";
+        out += fmt::format("  {:<29}busy / kernel time on each of the {} {} cores that ran it: mean [min, max]\n",
+                           fmt::format("Pipe utilisation ({}):", type), k.at("cores").at(core).get<int>(), type);
+        // In msprof's order (the object's keys are sorted).
+        for (const char* pipe : {"cube", "mte1", "mte2", "fixp", "vector", "mte3", "scalar"}) {
+            if (!ratios.at(core).contains(pipe)) continue;
+            const nlohmann::json& r = ratios.at(core).at(pipe);
+            out += fmt::format("    {:<27}{:5.1f}% [{:.1f}, {:.1f}]\n", pipe_label(core, pipe), 100 * r.at("mean").get<double>(),
+                               100 * r.at("min").get<double>(), 100 * r.at("max").get<double>());
+        }
+    }
+}
 
 }  // namespace
 
@@ -179,12 +219,44 @@ std::string format_summary(const RunResults& r) {
     auto line = [&out](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<29}{}\n", fmt::format("{}:", label), value);
     };
+    if (id.comm_kind == kernels::kNoComm) {
+        // No communication: the three views time the same kernel; overlap figures mean nothing.
+        line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute blocks, no communication", id.m, id.k, id.n,
+                                  id.base_m, id.base_n, id.compute_blocks));
+        for (const nlohmann::json* k : pipelined_kernels(r)) {
+            const double us = k->at("kernel_us").get<double>();
+            line("Kernel (device)", fmt::format("{} {}, {:.2f} TFLOPS (first block start to last block end, rank {})",
+                                                k->at("kernel").get<std::string>(), time_text(us),
+                                                us > 0 ? m.flops / us / 1e6 : 0.0, k->at("rank").get<int>()));
+            pipe_ratio_lines(out, *k);
+        }
+        line("Host-timed view", fmt::format("{}, {:.2f} TFLOPS (launch, kernel and synchronize on the host's clock)",
+                                            time_text(t.compute_only_us), m.tflops_compute_only));
+        line("Views", fmt::format("no communication: sequential and pipelined are the kernel alone ({:.3f} and {:.3f} us)",
+                                  m.sequential_us, t.pipelined_us));
+        line("Op", fmt::format("{} variant {}, schedule {}, {} in, {} out, bias {}", id.op, id.variant, id.schedule,
+                               id.dtype, id.out_dtype, id.bias));
+        return out;
+    }
     line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute + {} comm blocks, {}", id.m, id.k, id.n,
                               id.base_m, id.base_n, id.compute_blocks, id.comm_blocks, id.comm_mode));
     line("Compute-only", time_text(t.compute_only_us));
     line("Sequential (comm + compute)", fmt::format("{} = {:.3f} + {:.3f} us", time_text(m.sequential_us),
                                                     t.seq_comm_us, t.seq_compute_us));
     line("Pipelined", time_text(t.pipelined_us));
+    // Device time of each launch of the pipelined view (the seed's summary keeps its format).
+    if (id.op != "allgather_gemm") {
+        std::vector<std::string> parts;
+        int rank = 0;
+        for (const nlohmann::json* k : pipelined_kernels(r)) {
+            parts.push_back(fmt::format("{} {:.3f} us", k->at("kernel").get<std::string>(), k->at("kernel_us").get<double>()));
+            rank = k->at("rank").get<int>();
+        }
+        if (!parts.empty()) {
+            line("Kernels (device)", fmt::format("{} (pipelined view, rank {}, first block start to last block end)",
+                                                 fmt::join(parts, ", "), rank));
+        }
+    }
     line("Speedup", fmt::format("{:.3f}x (sequential / pipelined)", m.speedup));
     line("Time saved", fmt::format("{}, {:.1f}% of sequential", time_text(m.time_saved_us), m.time_saved_pct));
     line("Overlap eff", fmt::format("{:.1f}% (of min(comm, compute) hidden)", m.overlap_eff_pct));

@@ -160,8 +160,12 @@ std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const P
     for (int v : {aic / 2, 3 * aic / 4, aic}) add_unique(compute, std::max(1, v));
     add_unique(compute, ref.compute_blocks.value_or(aic));
     std::vector<int> comm;
-    for (int v : {aic / 4, aic / 2, aic, aiv}) add_unique(comm, std::max(1, v));
-    add_unique(comm, ref.comm_blocks.value_or(aiv));
+    if (op_of(ref).communicates()) {
+        for (int v : {aic / 4, aic / 2, aic, aiv}) add_unique(comm, std::max(1, v));
+        add_unique(comm, ref.comm_blocks.value_or(aiv));
+    } else {
+        comm = {0};  // no communication kernel: only the compute blocks vary
+    }
     std::sort(compute.begin(), compute.end());
     std::sort(comm.begin(), comm.end());
     std::vector<std::pair<int, int>> splits;

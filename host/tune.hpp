@@ -10,7 +10,8 @@
 //      equal to the default's is run once), at the default block split. For AllGather+GEMM:
 //      every chunk size of {rule, 1,2,4,8,16,32,64} that fits: <= 9 x 8 = 72 runs;
 //   B. for the 3 best of A, every block split of compute {aic/2, 3*aic/4, aic} x comm
-//      {aic/4, aic/2, aic, aiv} (plus the default's own counts): <= 3 x 20 = 60 more runs.
+//      {aic/4, aic/2, aic, aiv} (plus the default's own counts): <= 3 x 20 = 60 more runs. An op
+//      without communication (gemm) has no comm kernel: only its compute blocks vary.
 // When stage A alone would pass the bound (many variants), each variant keeps the default tile
 // and its knobs; the report says so. The default configuration is the command line's (the
 // defaults for flags not given) and is always run first. Runs use the sweep's pool

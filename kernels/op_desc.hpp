@@ -10,6 +10,7 @@
 // by VariantDesc::make: it allocates the op's workspace on every chip, is bound to the tensors
 // the host placed in GM (A, B, bias, output of each rank), and says, per rank and view, which
 // kernels run on which stream after which host-side resets.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -173,6 +174,9 @@ struct VariantDesc {
     std::vector<KnobDesc> knobs;
     std::vector<DType> dtypes = {DType::F16};
     std::vector<DType> out_dtypes = {DType::F32};  // the first is the default
+    // M, K, N when the command line gives no --gm, --gk, --gn (the shape a published kernel is
+    // built for); none: the seed's 2048 x 2048 x 1024.
+    std::optional<std::array<int, 3>> default_shape;
     bool takes_bias = false;
     // The output lives in the rank's peer window (as HCCL's output buffers do), so that other
     // ranks may store or atomically add into it; otherwise it is local memory.
@@ -198,17 +202,24 @@ struct VariantDesc {
     std::function<std::unique_ptr<OpInstance>(const OpParams&)> make;
 };
 
+// OpDesc::comm_kind of an op that does not communicate (gemm): its sequential and pipelined
+// views are its kernel alone, and the host reports no overlap for it.
+inline constexpr const char* kNoComm = "none";
+
 struct OpDesc {
     std::string name;
     std::string title;         // for printed summaries ("AllGather GEMM")
     std::string doc;           // one line
     Sharding sharding;
-    std::string comm_kind;     // what its collective is ("allgather", "allreduce", ...)
+    std::string comm_kind;     // what its collective is ("allgather", "allreduce", ...), or kNoComm
     // The collective's payload: bytes each rank receives, whatever the algorithm (the numerator
     // of its bandwidth figure, as nccl-tests' algbw; SPEC.md's AllGather bandwidth for the seed).
     std::function<double(const OpParams&)> comm_payload_bytes;
     std::vector<VariantDesc> variants;  // the first is the default
+    // The fewest ranks it runs on (-n): 2 for a collective; 1 for an op without communication.
+    int min_ranks = 2;
 
+    bool communicates() const { return comm_kind != kNoComm; }
     const VariantDesc* find_variant(const std::string& name) const;
     const Sharding& sharding_of(const VariantDesc& v) const { return v.sharding ? *v.sharding : sharding; }
 };

@@ -8,6 +8,7 @@
 
 #include "kernels/all_gather_matmul/op.hpp"
 #include "kernels/allgather_gemm/op.hpp"
+#include "kernels/gemm/op.hpp"
 #include "kernels/matmul_all_gather/op.hpp"
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
@@ -24,6 +25,7 @@ const std::vector<const OpDesc*>& registered_ops() {
         &matmul_all_reduce_op(),
         &matmul_all_gather_op(),
         &matmul_reduce_scatter_op(),
+        &gemm_op(),
     };
     return ops;
 }

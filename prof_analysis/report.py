@@ -18,6 +18,15 @@ Per rank and overall:
 The busy totals are compared with otherData.busy_us (the simulator's own counters): a warning
 is printed when they differ by more than 1 ns (with --strict the exit status is then 3).
 
+Per kernel launch of the view (otherData.kernels, entries with view "pipelined": rank, stream,
+start_us, end_us), pipe utilisation as msprof's op summary gives it: on each core with a BLOCKS
+slice of the launch's stream inside [start_us, end_us], busy = the sum of the X durations of
+that stream on the core's pipe track inside the launch; ratio = busy / (end_us - start_us); the
+mean over those cores and the min and max. AIC: CUBE, MTE1, MTE2, FIXP; AIV: MTE2, VECTOR,
+MTE3. SCALAR is not derivable from the trace (set_flag and wait_flag have no slices, and a
+TWAIT slice includes its waiting), so it is left out. The rank the results report (`rank`) is
+compared with the simulator's own pipe_ratio (a warning past 1e-9).
+
 Phases: a block is in phase 1 until its first TTEST/TWAIT on a signal of another source (a
 signal whose name has `[src=S]` with S != the block's rank), in phase 2 from then on. Only the
 signal names are used; nothing else about the kernel is assumed.
@@ -93,6 +102,7 @@ def overlap_metrics(res):
         "exposed_comm_us": pipelined - compute_only,
         "results_overlap_eff_pct": res.get("overlap_eff_pct"),
         "results_exposed_comm_us": res.get("exposed_comm_us"),
+        "comm_kind": res.get("comm_kind"),
     }
 
 
@@ -350,6 +360,7 @@ def analyze(trace, results=None, results_path=None, top=5):
                "critical_rank": worst["rank"] if worst else None}
 
     busy_check = check_busy(trace, busy_raw, warnings)
+    kernel_use = kernel_pipe_use(trace, warnings)
 
     results_part = None
     if results is not None:
@@ -396,6 +407,7 @@ def analyze(trace, results=None, results_path=None, top=5):
         "ranks": rank_reports,
         "overall": overall,
         "busy_check": busy_check,
+        "kernels": kernel_use,
         "results": results_part,
         "warnings": warnings,
     }
@@ -548,6 +560,93 @@ def check_busy(trace, busy, warnings):
     return out
 
 
+# ---- pipe utilisation per kernel launch ---------------------------------------------------------
+
+KERNEL_PIPES = {"AIC": ("CUBE", "MTE1", "MTE2", "FIXP"), "AIV": ("MTE2", "VECTOR", "MTE3")}
+PIPE_KEYS = {"CUBE": "cube", "MTE1": "mte1", "MTE2": "mte2", "FIXP": "fixp", "VECTOR": "vector", "MTE3": "mte3"}
+RATIO_TOLERANCE = 1e-9
+
+
+def kernel_pipe_use(trace, warnings):
+    """Per launch of the view and rank: kernel time, cores that ran it and per pipe busy / kernel
+    time (mean, min, max over those cores), from the slices; compared with otherData.kernels'
+    pipe_ratio for the rank it reports. None when the trace has no otherData.kernels."""
+    entries = trace.meta.get("kernels")
+    if not isinstance(entries, list):
+        return None
+    if trace.window_ps() is not None:
+        return {"skipped": "the trace keeps only a time window: a launch's slices may be cut", "launches": []}
+    present = set(trace.ranks)
+    blocks = defaultdict(list)   # (rank, stream) -> [(ts, end, core_type, core)]
+    busy_iv = defaultdict(list)  # (rank, stream, core_type, core, pipe) -> [(ts, dur)]
+    for s in trace.slices:
+        if s.track.kind == "blocks":
+            blocks[(s.rank, s.stream)].append((s.ts, s.end, s.track.core_type, s.track.core))
+        elif s.track.kind == "pipe" and s.track.pipe != "SCALAR":
+            busy_iv[(s.rank, s.stream, s.track.core_type, s.track.core, s.track.pipe)].append((s.ts, s.dur))
+    launches = []
+    for e in entries:
+        if not isinstance(e, dict) or e.get("view") != trace.view:
+            continue
+        stream = e.get("stream")
+        for row in e.get("per_rank", []):
+            r = row.get("rank")
+            if r not in present or not tt._is_number(row.get("start_us")) or not tt._is_number(row.get("end_us")):
+                continue
+            a, b = tt.us_to_ps(row["start_us"]), tt.us_to_ps(row["end_us"])
+            ran = sorted({(ct, core) for ts, end, ct, core in blocks.get((r, stream), []) if ts >= a and end <= b},
+                         key=lambda k: (CORE_TYPES.index(k[0]), k[1]))
+            ratios = {}
+            for ct, pipes in KERNEL_PIPES.items():
+                cores = [core for t, core in ran if t == ct]
+                if not cores:
+                    continue
+                ratios[ct] = {}
+                for pipe in pipes:
+                    per_core = []
+                    for core in cores:
+                        busy = sum(d for ts, d in busy_iv.get((r, stream, ct, core, pipe), []) if a <= ts < b)
+                        per_core.append(busy / (b - a) if b > a else 0.0)
+                    ratios[ct][pipe] = {"mean": sum(per_core) / len(per_core), "min": min(per_core),
+                                        "max": max(per_core)}
+            launch = {"rank": r, "stream": stream, "kernel": row.get("kernel", e.get("kernel")),
+                      "launch": e.get("launch"), "kernel_us": us(b - a),
+                      "cores": {ct: sum(1 for t, _ in ran if t == ct) for ct in CORE_TYPES if any(t == ct for t, _ in ran)},
+                      "pipe_ratio": ratios, "compared": False}
+            if r == e.get("rank") and isinstance(e.get("pipe_ratio"), dict):
+                launch["compared"] = True
+                for ct, pipes in ratios.items():
+                    ref = e["pipe_ratio"].get(ct.lower(), {})
+                    for pipe, got in pipes.items():
+                        want = ref.get(PIPE_KEYS[pipe], {})
+                        for stat in ("mean", "min", "max"):
+                            w = want.get(stat)
+                            if tt._is_number(w) and abs(w - got[stat]) > RATIO_TOLERANCE:
+                                warnings.append(f"rank {r} {launch['kernel']} {ct} {pipe} {stat}: the trace gives "
+                                                f"{got[stat]:.9f}, the results' pipe_ratio {w:.9f}")
+            launches.append(launch)
+    return {"skipped": None, "launches": launches}
+
+
+def _kernel_lines(ku):
+    lines = []
+    if ku is None:
+        return ["pipe utilisation per kernel: otherData has no kernels (a trace of an older Tandem)"]
+    if ku["skipped"]:
+        return [f"pipe utilisation per kernel: not done ({ku['skipped']})"]
+    lines.append("pipe utilisation per kernel launch (busy / kernel time on each core that ran it: mean [min, max]; "
+                 "SCALAR is not in the trace):")
+    for k in ku["launches"]:
+        cores = ", ".join(f"{n} {ct}" for ct, n in k["cores"].items())
+        lines.append(f"  rank {k['rank']} {k['stream']} {k['kernel']}: {k['kernel_us']:.3f} us on {cores or 'no'} cores"
+                     + (" (matches the results' pipe_ratio)" if k["compared"] else ""))
+        for ct, pipes in k["pipe_ratio"].items():
+            cells = "  ".join(f"{p} {v['mean'] * 100:.1f}% [{v['min'] * 100:.1f}, {v['max'] * 100:.1f}]"
+                              for p, v in pipes.items())
+            lines.append(f"    {ct}: {cells}")
+    return lines
+
+
 # ---- text output --------------------------------------------------------------------------------
 
 def _busy_lines(rows, time_us, time_name, indent):
@@ -630,12 +729,16 @@ def format_text(a):
     if o["critical_path"]:
         L.append(f"  critical path (the rank that waited most): {o['critical_path']}")
     L.append("")
+    L.extend(_kernel_lines(a["kernels"]))
+    L.append("")
     res = a["results"]
     if res is None:
         L.append("overlap: overlap efficiency and exposed communication need --results RESULTS.json "
                  "(the trace holds only the pipelined view)")
     else:
         L.append(f"overlap (from {res['results_file']}, SPEC.md formulas):")
+        if res.get("comm_kind") == "none":
+            L.append("  the op has no communication (comm_kind none): its views are the kernel alone, nothing overlaps")
         ro = res["results_overlap_eff_pct"]
         L.append(f"  overlap efficiency {res['overlap_eff_pct']:.1f}% = (({res['seq_comm_us']:.3f} + "
                  f"{res['seq_compute_us']:.3f}) - {res['pipelined_us']:.3f}) / min({res['seq_comm_us']:.3f}, "

@@ -334,6 +334,53 @@ class ReportTest(TmpDirCase):
         self.assertGreater(a["busy_check"]["compared"], 0)
         self.assertEqual(a["warnings"], [])
 
+    def kernel_case(self, cube_mean=0.375):
+        """One launch (compute stream, 10..50 us) on AIC0 and AIC1; CUBE busy 20 and 10 us, MTE2
+        busy 4 us on AIC0 only; a comm-stream slice and a slice after the launch do not count."""
+        entry = {"view": "pipelined", "launch": 0, "stream": "compute", "kernel": "K", "rank": 0,
+                 "cores": {"aic": 2},
+                 "pipe_ratio": {"aic": {"cube": {"mean": cube_mean, "min": 0.25, "max": 0.5},
+                                        "mte2": {"mean": 0.05, "min": 0.0, "max": 0.1}}},
+                 "per_rank": [{"rank": 0, "kernel_us": 40.0, "start_us": 10.0, "end_us": 50.0}]}
+        b = TraceBuilder(ranks=1, kernels=[entry])
+        b.x(0, "AIC0 BLOCKS", "block 0", 10 * US, 40 * US, "compute", 0)
+        b.x(0, "AIC1 BLOCKS", "block 1", 10 * US, 30 * US, "compute", 1)
+        b.x(0, "AIC0 CUBE", "TMATMUL", 12 * US, 20 * US, "compute", 0)
+        b.x(0, "AIC1 CUBE", "TMATMUL", 15 * US, 10 * US, "compute", 1)
+        b.x(0, "AIC0 MTE2", "TLOAD", 10 * US, 4 * US, "compute", 0)
+        b.x(0, "AIC0 CUBE", "TMATMUL", 60 * US, 5 * US, "compute", 0)
+        b.x(0, "AIC0 CUBE", "TMATMUL", 33 * US, 5 * US, "comm", 0)
+        return b
+
+    def test_pipe_use_per_kernel(self):
+        a = self.analyze(self.kernel_case())
+        ku = a["kernels"]
+        self.assertIsNone(ku["skipped"])
+        self.assertEqual(len(ku["launches"]), 1)
+        k = ku["launches"][0]
+        self.assertEqual(k["cores"], {"AIC": 2})
+        self.assertAlmostEqual(k["kernel_us"], 40.0, places=9)
+        cube = k["pipe_ratio"]["AIC"]["CUBE"]
+        self.assertAlmostEqual(cube["mean"], 0.375, places=12)
+        self.assertAlmostEqual(cube["min"], 0.25, places=12)
+        self.assertAlmostEqual(cube["max"], 0.5, places=12)
+        self.assertAlmostEqual(k["pipe_ratio"]["AIC"]["MTE2"]["max"], 0.1, places=12)
+        self.assertEqual(k["pipe_ratio"]["AIC"]["FIXP"], {"mean": 0.0, "min": 0.0, "max": 0.0})
+        self.assertNotIn("SCALAR", k["pipe_ratio"]["AIC"])
+        self.assertTrue(k["compared"])
+        self.assertEqual(a["warnings"], [])
+        self.assertIn("pipe utilisation per kernel launch", report.format_text(a))
+
+    def test_pipe_use_mismatch_warns(self):
+        a = self.analyze(self.kernel_case(cube_mean=0.4))
+        self.assertEqual(len(a["warnings"]), 1)
+        self.assertIn("CUBE mean", a["warnings"][0])
+
+    def test_pipe_use_without_kernels(self):
+        a = self.analyze(known_case())
+        self.assertIsNone(a["kernels"])
+        self.assertIn("otherData has no kernels", report.format_text(a))
+
     def test_blocked_per_block_and_critical_path(self):
         a = self.analyze(known_case())
         r0 = a["ranks"][0]
@@ -805,11 +852,36 @@ class EndToEndTest(TmpDirCase):
                 ref = busy_ref[str(rank_rep["rank"])]
                 if pipe in ref:
                     self.assertLessEqual(abs(want - tt.us_to_ps(ref[pipe])), 1000, (rank_rep["rank"], pipe))
+        # Pipe utilisation per launch from the trace equals the simulator's own (--strict above).
+        self.assertEqual(len(rep["kernels"]["launches"]), 4)  # compute and comm kernel on 2 ranks
+        self.assertTrue(all(k["compared"] == (k["rank"] == 0) for k in rep["kernels"]["launches"]))
         out = self.path("tl.png")
         r = run_tool(os.path.join(HERE, "timeline.py"), tp, "-o", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, "rb") as f:
             self.assertEqual(f.read(8), PNG_MAGIC)
+
+    def test_gemm_pipe_ratios_match_the_results(self):
+        tp, rp, jp = self.path("gemm_trace.json"), self.path("gemm.json"), self.path("gemm_report.json")
+        cmd = [os.environ["TANDEM_BIN"], "--op", "gemm", "-n", "1", "--gm", "512", "--gk", "512", "--gn", "1536",
+               "--timing-only", "--quiet", "--trace", tp, "--json", rp]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, f"{' '.join(cmd)} failed:\n{r.stdout}\n{r.stderr}")
+        r = run_tool(os.path.join(HERE, "report.py"), tp, "--results", rp, "--json", jp, "--strict")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("rank 0 compute GemmPerformance", r.stdout)
+        with open(jp) as f:
+            rep = json.load(f)
+        with open(rp) as f:
+            res = json.load(f)
+        [launch] = rep["kernels"]["launches"]
+        [want] = [k for k in res["kernels"] if k["view"] == "pipelined"]
+        self.assertEqual(launch["cores"], {"AIC": 24})
+        for pipe in ("CUBE", "MTE1", "MTE2", "FIXP"):
+            for stat in ("mean", "min", "max"):
+                self.assertAlmostEqual(launch["pipe_ratio"]["AIC"][pipe][stat],
+                                       want["pipe_ratio"]["aic"][report.PIPE_KEYS[pipe]][stat], places=9)
+        self.assertGreater(launch["pipe_ratio"]["AIC"]["CUBE"]["mean"], 0.0)
 
 
 if __name__ == "__main__":

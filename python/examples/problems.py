@@ -5,6 +5,16 @@ import numpy as np
 
 NP_DTYPE = {"fp16": np.float16, "bf16": np.float32, "fp32": np.float32}
 
+# Variants that run only some shapes: the published GEMM kernel (gemm pto_performance) runs
+# multiples of its 4 x 6 grid of 128 x 256 tiles and of its 256-deep L1 panels (M % 512,
+# N % 1536, K % 256). (m, n, k): the smallest it runs.
+FIXED_GRID_SHAPES = {("gemm", "pto_performance"): (512, 1536, 256)}
+
+
+def shape_for(op, variant, m, n, k):
+    """(m, n, k), or the smallest shape the variant runs when it runs only some."""
+    return FIXED_GRID_SHAPES.get((op, variant), (m, n, k))
+
 
 def shard_shapes(info, ranks, m, n, k):
     k_total = k * ranks if info["k_per_rank"] else k

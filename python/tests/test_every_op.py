@@ -9,7 +9,7 @@ import pytest
 import tandem
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-from problems import check, make_problem  # noqa: E402
+from problems import check, make_problem, shape_for  # noqa: E402
 
 RANKS = 2
 M, N, K = 256, 512, 512  # N and K: two ranks' shards of whole 256-wide tiles
@@ -34,7 +34,8 @@ def ctx():
 @pytest.mark.parametrize("async_op", [False, True])
 def test_every_variant_matches_numpy(ctx, op, variant, async_op):
     out_dtype = ctx.ops.info(op, variant)["out_dtypes"][0]
-    A, B, C, _, expected = make_problem(ctx, op, M, N, K, out_dtype=out_dtype, seed=3)
+    m, n, k = shape_for(op, variant, M, N, K)
+    A, B, C, _, expected = make_problem(ctx, op, m, n, k, out_dtype=out_dtype, seed=3)
     ws = getattr(ctx.ops, op)(C, A, B, async_op=async_op, config={"variant": variant})
     if async_op:
         ctx.barrier()
@@ -67,3 +68,14 @@ def test_square_output_bias_per_row_or_per_column(ctx, bias):
     assert bias_t.shape == ((RANKS, 256, 1) if bias == "m" else (RANKS, 1, 256))
     ctx.ops.matmul_all_reduce(C, A, B, bias=bias_t)
     check(C, expected, "fp32")
+
+
+def test_one_rank_runs_an_op_without_communication():
+    ctx = tandem.Context(num_ranks=1)
+    A, B, C, bias_t, expected = make_problem(ctx, "gemm", 200, 300, 100, bias="n", seed=7)
+    ws = ctx.ops.gemm(C, A, B, bias=bias_t, config={"variant": "tiled"})
+    check(C, expected, "fp32")
+    assert ws.results["pipelined_us"] > 0
+    with pytest.raises(tandem.Error, match="needs at least 2 ranks"):
+        A2, B2, C2, _, _ = make_problem(ctx, "matmul_all_reduce", 256, 256, 256)
+        ctx.ops.matmul_all_reduce(C2, A2, B2)

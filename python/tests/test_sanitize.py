@@ -11,7 +11,7 @@ import pytest
 import tandem
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-from problems import check, make_problem  # noqa: E402
+from problems import check, make_problem, shape_for  # noqa: E402
 
 RANKS = 2
 M, N, K = 256, 512, 512
@@ -41,7 +41,8 @@ def variants():
 @pytest.mark.parametrize("op,variant", variants())
 def test_every_variant_passes_sanitized_and_matches_numpy(ctx, op, variant):
     out_dtype = ctx.ops.info(op, variant)["out_dtypes"][0]
-    A, B, C, _, expected = make_problem(ctx, op, M, N, K, out_dtype=out_dtype, seed=3)
+    m, n, k = shape_for(op, variant, M, N, K)
+    A, B, C, _, expected = make_problem(ctx, op, m, n, k, out_dtype=out_dtype, seed=3)
     ws = getattr(ctx.ops, op)(C, A, B, config={"variant": variant}, sanitize=True)
     check(C, expected, out_dtype)
     # The workspace reused: sanitized again (through config), then plain, then sanitized.

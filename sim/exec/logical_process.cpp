@@ -73,6 +73,8 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     busy_before_ = {};
     sum_busy(busy_before_);
     memory_.begin_kernel();
+    core_busy_before_.clear();
+    for (CoreType t : {CoreType::AIC, CoreType::AIV}) ran_[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(cores_.count(t)), 0);
     const int first_wave = std::min(launch.blocks, places_);
     for (int i = 0; i < first_wave; ++i) start_block(next_block_++, i, start);
     finished_ = false;
@@ -211,7 +213,14 @@ void LogicalProcess::finish_kernel() {
     stats.remote_load_bytes = remote_load_bytes_;
     sum_busy(stats.busy_ps);
     for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before_[static_cast<std::size_t>(p)];
-    stats_ = stats;
+    stats.cores = core_busy_before_;
+    for (CoreBusy& c : stats.cores) {
+        const CoreState& core = cores_.created(c.type)[static_cast<std::size_t>(c.core)];
+        for (std::size_t p = 0; p < c.busy_ps.size(); ++p) c.busy_ps[p] = core.busy_ps[p] - c.busy_ps[p];
+    }
+    std::sort(stats.cores.begin(), stats.cores.end(),
+              [](const CoreBusy& a, const CoreBusy& b) { return std::pair(a.type, a.core) < std::pair(b.type, b.core); });
+    stats_ = std::move(stats);
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
     // whatever it reads next (the event log) must already hold this kernel's records.
     if (record_log_) {
@@ -266,6 +275,11 @@ void LogicalProcess::start_block(int block, int place, SimTime t) {
 }
 
 void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTime t) {
+    int& ran = ran_[static_cast<std::size_t>(core.type)][static_cast<std::size_t>(core.index)];
+    if (ran == 0) {
+        core_busy_before_.push_back(CoreBusy{core.type, core.index, core.busy_ps});
+        ran = static_cast<int>(core_busy_before_.size());
+    }
     auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
     ctx->task = launch_->fn(*ctx);
     ctx->resume_point = ctx->task.handle();
@@ -449,7 +463,12 @@ void LogicalProcess::process_until(SimTime end) {
 }
 
 void LogicalProcess::resume(BlockCtx& blk) {
+    // Only this block runs until it suspends: every instruction counted meanwhile was issued by
+    // its core's scalar unit, one issue slot each (the SCALAR pipe's busy time).
+    const std::int64_t issued_before = instructions_;
     blk.resume_point.resume();
+    blk.core().busy_ps[static_cast<std::size_t>(pipe_index(Pipe::S))] +=
+        (instructions_ - issued_before) * cluster_.cost().issue_ps;
     if (!blk.task.done()) return;
     try {
         blk.task.rethrow_if_failed();

@@ -69,12 +69,24 @@ struct KernelLaunch {
     std::string signature = {};
 };
 
+// One core's part of a kernel: how long each of its pipes was busy while the kernel's blocks ran
+// on it. Busy is the sum of the [start, end) of the instructions the pipe executed (a pipe runs
+// one at a time, so they never overlap); time a pipe spends waiting in wait_flag, pipe_barrier or
+// TWAIT is not busy. SCALAR counts one issue slot (scalar_issue_cycles) per instruction the
+// core's scalar unit issued, and nothing for the time it is blocked.
+struct CoreBusy {
+    CoreType type = CoreType::AIC;
+    int core = 0;  // index among the stream's cores of that type
+    std::array<SimTime, kPipeCount> busy_ps{};
+};
+
 struct KernelStats {
-    SimTime start = 0;
+    SimTime start = 0;          // first block started (its core took it)
     SimTime end = 0;            // last block done on its core
     std::int64_t instructions = 0;
     SimTime twait_stall_ps = 0; // summed over blocks
     std::array<SimTime, kPipeCount> busy_ps{};  // per pipe, summed over the kernel's cores
+    std::vector<CoreBusy> cores{};  // per core that ran at least one block, by (type, index)
     std::int64_t windows_run = 0;  // coordinator windows this stream was woken for (host cost)
     // Bytes this kernel moved across the interconnect: stored (plain or atomic-add) into other
     // ranks' GM, and loaded from other ranks' GM. Measured per instruction, whatever the mode.
@@ -216,6 +228,11 @@ private:
     std::int64_t instructions_before_ = 0;
     std::int64_t windows_run_ = 0;
     std::array<SimTime, kPipeCount> busy_before_{};
+    // The cores that ran a block of the running kernel, with their busy times when its first
+    // block started there (KernelStats::cores is the difference at its end); ran_[type][core]
+    // is 1 + the entry's index, 0 while the core has run none.
+    std::vector<CoreBusy> core_busy_before_;
+    std::array<std::vector<int>, 2> ran_;
     bool data_effects_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;  // by slot
     int next_block_ = 0;

@@ -33,9 +33,10 @@ CONFIGS = {
     "timing_only_8ranks": ["-n", "8", "--gm", "4096", "--gk", "1024", "--gn", "512", "--timing-only"],
 }
 
-# The keys OPS.md adds to every result, and the seed's knob reported as used.
+# The keys OPS.md adds to every result, the seed's knob reported as used, and each launch's
+# device time and pipe use (README "Kernel time and pipe utilisation").
 NEW_KEYS = {"op", "variant", "schedule", "dtype", "out_dtype", "bias", "comm_kind", "comm_bytes_per_rank",
-            "comm_gib_s", "chunk_tiles"}
+            "comm_gib_s", "chunk_tiles", "kernels"}
 # otherData keys that name the checkout, not the run.
 PLACE_KEYS = {"profile_file"}
 

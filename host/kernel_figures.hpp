@@ -1,0 +1,67 @@
+#pragma once
+// What a profiler reports for each kernel launch (msprof's op summary: task duration and
+// PipeUtilization), measured from the simulator's statistics of the launch (KernelStats):
+//  * kernel time: the launch's device time, from its first block's start to its last block's
+//    end on the device. The host-timed views add the launch, completion and synchronize
+//    overheads around it (and, for a view of several launches, everything between them).
+//  * pipe ratio: per pipe, busy / kernel time on each core that ran a block of the launch, and
+//    over those cores the mean, the smallest and the largest. Busy is the sum of the
+//    [start, end) intervals of the instructions the pipe executed for the launch; waiting in
+//    wait_flag, pipe_barrier or TWAIT is not busy; SCALAR is one issue slot per instruction the
+//    core issued (sim/exec/logical_process.hpp, CoreBusy). AIC pipes are averaged over the AIC
+//    cores, AIV pipes over the AIV cores (a MIX launch has both).
+// The results JSON's `kernels` array (README "Kernel time and pipe utilisation") is built here.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/op_desc.hpp"
+#include "sim/exec/logical_process.hpp"
+
+namespace tandem::host {
+
+// The pipes msprof's PipeUtilization reports for a core type, in its order: AIC cube, MTE1,
+// MTE2, FIXP, scalar; AIV MTE2, vector, MTE3, scalar.
+const std::vector<Pipe>& profiled_pipes(CoreType t);
+// The pipe's key in the results JSON: "cube", "mte1", "mte2", "fixp", "vector", "mte3", "scalar".
+const char* pipe_key(Pipe p);
+
+// busy / kernel time of one pipe over the cores of one type that ran the launch (fractions).
+struct PipeRatio {
+    CoreType core_type = CoreType::AIC;
+    Pipe pipe = Pipe::M;
+    double mean = 0;
+    double min = 0;
+    double max = 0;
+};
+
+// One launch of one view on one rank.
+struct KernelFigures {
+    kernels::ViewKind view = kernels::ViewKind::Pipelined;
+    int launch = 0;  // its index among the view's launches (phases in order, then launch order)
+    int phase = 0;
+    int stream = 0;  // index into the op's streams()
+    std::string kernel;
+    LaunchCores cores = CoreType::AIC;
+    int blocks = 0;
+    SimTime start = 0;  // device clock: first block started
+    SimTime end = 0;    // last block done
+    int aic_cores = 0;  // cores that ran at least one of its blocks
+    int aiv_cores = 0;
+    std::vector<PipeRatio> pipe_ratio;  // profiled_pipes of each core type that ran it
+
+    double kernel_us() const { return to_us(end - start); }
+    const PipeRatio* ratio(CoreType t, Pipe p) const;  // null when that core type did not run it
+};
+
+// The figures of a launch from its statistics (the identity fields are left to the caller).
+KernelFigures measure_kernel(const KernelStats& stats);
+
+// The results JSON's `kernels` array from every rank's figures (per_rank[r], in launch order):
+// one entry per (view, launch), with rank 0's kernel_us, cores and pipe_ratio, the extremes of
+// kernel_us over the ranks and every rank's kernel_us, start_us and end_us.
+nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_rank,
+                            const std::vector<std::string>& stream_names);
+
+}  // namespace tandem::host
