@@ -57,6 +57,23 @@ TEST(MatmulAllReduceAscendSubtileTiling, ComputeSplitIsBalanced) {
     EXPECT_EQ(tiny.queue_capacity(), 1);
 }
 
+// The queues carry the row-major id of each tile's swizzled place, which owner and local ids
+// follow: linear tile 6 is the first of row 1, which runs backwards, so it sits at column 5.
+TEST(MatmulAllReduceAscendSubtileTiling, TileIdIsTheRowMajorIdOfTheSwizzledPlace) {
+    const SubtileArTiling t = default_tiling();
+    EXPECT_EQ(t.tile_id(5), 5);
+    EXPECT_EQ(t.tile_id(6), 11);
+    EXPECT_EQ(t.tile_id(11), 6);
+    EXPECT_EQ(t.tile_id(12), 12);
+    EXPECT_EQ(t.owner(t.tile_id(6)), 3);  // 11 % 8, where the linear index would give 6
+    EXPECT_EQ(t.tile_row(11), 1);
+    EXPECT_EQ(t.tile_col(11), 5);
+    std::set<int> ids;
+    for (int l = 0; l < t.tiles(); ++l) ids.insert(t.tile_id(l));
+    EXPECT_EQ(static_cast<int>(ids.size()), t.tiles());
+    EXPECT_EQ(*ids.rbegin(), t.tiles() - 1);
+}
+
 TEST(MatmulAllReduceAscendSubtileTiling, CommBlockDrainsEveryBcThQueue) {
     const SubtileArTiling t = default_tiling();
     for (int b = 0; b < 24; ++b) {
@@ -234,7 +251,7 @@ struct LogView {
 
     bool comm(const InstrRecord& r) const { return r.core_type == CoreType::AIV; }
     std::string name(const InstrRecord& r) const { return out.bench.signal_name(r.peer, r.address); }
-    // The (tile, stripe) an AG store into `rank`'s reduced_output at `address` writes.
+    // The (tile id, stripe) an AG store into `rank`'s reduced_output at `address` writes.
     std::pair<int, int> subtile_at(int rank, std::int64_t address) const {
         const AscendArShape& s = tiling.shape();
         const std::int64_t offset = address - out.bench.out_base[static_cast<std::size_t>(rank)];
@@ -243,8 +260,7 @@ struct LogView {
         const int mi = row / s.base_m;
         const int ni = col / s.base_n;
         const int nt = tiling.n_tiles();
-        const int tile = mi * nt + (mi % 2 == 0 ? ni : nt - 1 - ni);
-        return {tile, row % s.base_m / tiling.sub_m()};
+        return {mi * nt + ni, row % s.base_m / tiling.sub_m()};  // the row-major tile id
     }
 };
 
@@ -334,6 +350,36 @@ TEST(MatmulAllReduceAscendSubtile, AllGatherSendsEachOwnedSubtileFromItsBlockInR
     }
 }
 
+// What the compute kernel enqueues: data[slot] of queue q holds the row-major id of the block's
+// slot-th tile, and the comm kernel adds each of its stripes at that id's owner.
+TEST(MatmulAllReduceAscendSubtile, QueuesCarryRowMajorIdsAndTheirOwnersGetTheAdds) {
+    const Shape s{4, 1280, 256, 768, 7, 3, std::nullopt};  // 3 tile columns: rows of 3, every other one reversed
+    const LogView v = logged_run(s);
+    const SubtileArTiling& t = v.tiling;
+    for (int r = 0; r < s.ranks; ++r) {
+        std::map<std::pair<int, int>, int> entry;  // (queue, slot) -> value
+        std::map<int, std::set<int>> addsAt;       // owner rank -> tile ids it got adds for
+        for (const InstrRecord& rec : v.out.bench.pipelined_log) {
+            if (rec.rank != r) continue;
+            int q = 0, slot = 0;
+            if (rec.op == Opcode::TNOTIFY && !v.comm(rec) &&
+                std::sscanf(v.name(rec).c_str(), "ready_queue[%d].data[%d]", &q, &slot) == 2)
+                entry[{q, slot}] = rec.value;
+            if (rec.op == Opcode::TSTORE_ATOMIC_ADD) {
+                const int target = rec.peer < 0 ? r : rec.peer;  // a local store logs no peer
+                addsAt[target].insert(v.subtile_at(target, rec.address).first);
+            }
+        }
+        EXPECT_EQ(entry.at({0, 3}), 5);  // linear 3 = row 1, column 0 -> reversed: column 2, id 5
+        EXPECT_EQ(entry.at({0, 4}), 4);
+        for (int q = 0; q < 7; ++q)
+            for (int slot = 0; slot < t.block_count(q); ++slot)
+                EXPECT_EQ(entry.at({q, slot}), t.tile_id(t.block_first(q) + slot)) << "queue " << q << " slot " << slot;
+        for (const auto& [owner, ids] : addsAt)
+            for (int id : ids) EXPECT_EQ(id % s.ranks, owner) << "rank " << r << " tile " << id;
+    }
+}
+
 // The pending tail: a tile's second stripe is stored and published only after the block has
 // dequeued its next tile (so after that tile's enqueue became visible); its first stripe goes
 // before. The block's last tile is flushed.
@@ -364,10 +410,11 @@ TEST(MatmulAllReduceAscendSubtile, SecondStripeWaitsForTheBlocksNextTile) {
             ASSERT_GT(count, 1);
             for (int j = 0; j + 1 < count; ++j) {
                 const SimTime next = enqueued.at({q, j + 1});
-                EXPECT_LT(published.at({first + j, 0}), next) << "rank " << r << " tile " << first + j;
-                EXPECT_GT(published.at({first + j, 1}), next) << "rank " << r << " tile " << first + j;
+                const int tile = t.tile_id(first + j);
+                EXPECT_LT(published.at({tile, 0}), next) << "rank " << r << " tile " << tile;
+                EXPECT_GT(published.at({tile, 1}), next) << "rank " << r << " tile " << tile;
             }
-            EXPECT_EQ(published.count({first + count - 1, 1}), 1u);  // flushed
+            EXPECT_EQ(published.count({t.tile_id(first + count - 1), 1}), 1u);  // flushed
         }
     }
 }

@@ -4,7 +4,8 @@
 // 128 x 256 A panel and a 256 x 256 B panel into L1 every 4th step, TEXTRACT into L0A/L0B,
 // TMATMUL then TMATMUL_ACC), stored from L0C through FIX with the cast fp32 -> fp16 into
 // gemm_output. Then pipe_barrier(PIPE_ALL), so the tile is in GM (and the pipes idle) before
-// its linear index goes on the block's ready queue: the next tile's loads wait for that.
+// its row-major id (mi * nTiles + ni of its swizzled place) goes on the block's ready queue: the
+// next tile's loads wait for that.
 #include "kernels/common/gemm_tiles.hpp"
 #include "kernels/matmul_all_reduce/ascend_subtile/subtile_ar.hpp"
 
@@ -22,8 +23,8 @@ Task gemm_compute(BlockCtx& blk, SubtileArArgs a) {
     const int first = t.block_first(blk.block_idx());
     const int count = t.block_count(blk.block_idx());
     for (int slot = 0; slot < count; ++slot) {
-        const int tileIdx = first + slot;
-        co_await compute_tile(pipe, grid, t.grid_index(tileIdx), 0, kEnd);
+        const int tileIdx = t.tile_id(first + slot);  // the row-major id of the swizzled place
+        co_await compute_tile(pipe, grid, tileIdx, 0, kEnd);
         co_await pipe.store(a.tile_of(a.gemm_output, tileIdx));  // FIX: fp32 -> fp16
         pipe_barrier(blk, PIPE_ALL);  // the fp16 tile is in GM before it is announced
         // The published enqueue writes data[slot], flushes, then count (two dcci): the two

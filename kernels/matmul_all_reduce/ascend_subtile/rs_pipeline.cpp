@@ -42,7 +42,7 @@ Task RsPipeline::try_process_one_tile(bool& did) {
     co_await poll_queues(qi);
     if (qi < 0) co_return;
     QueueState& q = queues_[static_cast<std::size_t>(qi)];
-    const int tile = q.first_tile + q.head;
+    const int tile = a_.tiling.tile_id(q.first_tile + q.head);  // the row-major id the producer enqueues
     // data[head], one scalar read: a deterministic producer's value is known, a different one
     // is an error.
     const bool published = co_await TTEST(blk_, q.queue.slot(q.head), CmpOp::EQ, tile);

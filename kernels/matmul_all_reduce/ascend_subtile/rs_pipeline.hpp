@@ -35,12 +35,12 @@ public:
 private:
     struct QueueState {
         SpscQueue queue;
-        int first_tile = 0;  // the compute block's first linear tile
+        int first_tile = 0;  // the compute block's first linear tile (its ids follow the swizzle)
         int count = 0;       // tiles it makes
         int head = 0;        // tiles dequeued so far
     };
     struct Subtile {
-        int tile = 0;
+        int tile = 0;  // row-major id
         int stripe = 0;
     };
 

@@ -41,7 +41,7 @@ struct SubtileArArgs {
         : tiling(s, sub_m), signals(tiling.tiles(), tiling.subtiles_per_tile(), s.comm_blocks) {}
 
     SpscQueue queue(int compute_block) const { return queues.queue(my_rank, queue_base, compute_block); }
-    // Linear tile t of an M x N matrix (placed by the swizzle), and its stripe s (sub_m rows).
+    // The tile of row-major id t of an M x N matrix, and its stripe s (sub_m rows).
     GmTensor tile_of(const GmTensor& matrix, int t) const;
     GmTensor subtile_of(const GmTensor& matrix, int t, int stripe) const;
     // `rank`'s signal words.

@@ -3,9 +3,8 @@
 namespace tandem::kernels {
 
 GmTensor SubtileArArgs::tile_of(const GmTensor& matrix, int t) const {
-    const TilePos p = tiling.position(t);
     const AscendArShape& s = tiling.shape();
-    return matrix.sub(p.mi * s.base_m, p.ni * s.base_n, s.base_m, s.base_n);
+    return matrix.sub(tiling.tile_row(t) * s.base_m, tiling.tile_col(t) * s.base_n, s.base_m, s.base_n);
 }
 
 GmTensor SubtileArArgs::subtile_of(const GmTensor& matrix, int t, int stripe) const {

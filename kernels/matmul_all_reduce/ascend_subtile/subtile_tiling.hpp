@@ -6,8 +6,11 @@
 //   * compute, balanced: base = T / B, rem = T % B; block b takes base + 1 tiles if b < rem, else
 //     base, from b * (base + 1) (b < rem) or rem * (base + 1) + (b - rem) * base (11 x 18 + 10 x 6
 //     at the default 258 tiles over 24 blocks); each ready queue still has ceil(T / B) slots;
-//   * tile order, owner: as the older version (ascend/ar_tiling.hpp): the boustrophedon places
-//     linear tile l, and tile t belongs to rank t % n;
+//   * tile order: as the older version (ascend/ar_tiling.hpp), the boustrophedon places linear
+//     tile l at row mi = l / nTiles, column ni = l % nTiles (even rows) or nTiles - 1 - l % nTiles
+//     (odd rows). What the compute kernel enqueues, and what the comm kernel works with, is the
+//     tile's row-major id mi * nTiles + ni (the "tile id" below), not l; tile id t sits at row
+//     t / nTiles, column t % nTiles, and belongs to rank t % n;
 //   * comm block b drains the ready queues b, b + Bc, b + 2 Bc, ...;
 //   * owner-local subtile id of (tile t, stripe s): l = (t / n) * spt + s; its inverse on rank r:
 //     t = r + (l / spt) * n, s = l % spt;
@@ -37,15 +40,17 @@ public:
     int block_first(int b) const;
     int block_count(int b) const;
     int queue_capacity() const;  // ceil(T / B): every queue is sized for the old split's longest block
-    TilePos position(int t) const { return grid_.position(t); }
-    int grid_index(int t) const { return grid_.grid_index(t); }
-    int owner(int t) const { return grid_.owner(t); }
+    // The row-major id of linear tile l's place: what the ready queues carry.
+    int tile_id(int l) const { return grid_.grid_index(l); }
+    int tile_row(int t) const { return t / n_tiles(); }
+    int tile_col(int t) const { return t % n_tiles(); }
+    int owner(int t) const { return t % shape().ranks; }
 
     // ---- reduce-scatter (comm block side) ----
     std::vector<int> queues_of(int comm_block) const;  // b, b + Bc, ... below B
     int expected_tiles(int comm_block) const;          // the sum of those queues' tile counts
 
-    // ---- owner-local subtile ids and the all-gather ----
+    // ---- owner-local subtile ids (of tile ids) and the all-gather ----
     int local_id(int t, int stripe) const { return t / shape().ranks * subtiles_per_tile() + stripe; }
     int tile_of_local(int rank, int l) const { return rank + l / subtiles_per_tile() * shape().ranks; }
     int stripe_of_local(int l) const { return l % subtiles_per_tile(); }
