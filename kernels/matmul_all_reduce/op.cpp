@@ -7,6 +7,7 @@
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/matmul_all_reduce/ascend/variant.hpp"
+#include "kernels/matmul_all_reduce/ascend_subtile/variant.hpp"
 #include "kernels/matmul_all_reduce/variants.hpp"
 
 namespace tandem::kernels {
@@ -31,7 +32,7 @@ const OpDesc& matmul_all_reduce_op() {
             return p.ranks > 0 ? 2.0 * (p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };
         d.variants = {mar::atomic_variant(), mar::one_shot_variant(), mar::two_shot_variant(),
-                      mar::ring_variant(), ascend_all_reduce_variant()};
+                      mar::ring_variant(), ascend_all_reduce_variant(), ascend_subtile_all_reduce_variant()};
         return d;
     }();
     return op;

@@ -1,0 +1,11 @@
+#pragma once
+// matmul_all_reduce --variant ascend_subtile: a replica of the newer version of Ascend's
+// published GEMM+AllReduce example (subtile-ready / AG-summary overlap; README.md in this
+// folder), as a variant description the op lists.
+#include "kernels/op_desc.hpp"
+
+namespace tandem::kernels {
+
+VariantDesc ascend_subtile_all_reduce_variant();
+
+}  // namespace tandem::kernels
