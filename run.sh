@@ -24,7 +24,7 @@ Usage:
   mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (README)
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
-  ./run.sh fidelity [-v SOC]        simulated vs measured times of the calibration rows
+  ./run.sh fidelity [-v SOC]        every measured row against the simulator, with leave-one-out errors
   ./run.sh --list-ops               the ops, their variants, knobs and constraints
   ./run.sh -h | --help              this help
 
@@ -148,7 +148,9 @@ main() {
     "$ROOT/scripts/install_deps.sh"
     configure
     build tandem
-    exec /usr/bin/python3 "$ROOT/scripts/fidelity.py" --binary "$BIN" "$@"
+    build tget_bandwidth_bench
+    exec /usr/bin/python3 "$ROOT/scripts/fidelity.py" --binary "$BIN" \
+      --tget-binary "$BUILD_DIR/tests/tget_bandwidth_bench" "$@"
   fi
   for arg in "$@"; do
     case "$arg" in -h | --help) usage; exit 0 ;; esac

@@ -458,8 +458,9 @@ TEST(MatmulAllReduceAscendSubtile, FunctionalAndTimingOnlyAgreeAndRepeat) {
 
 // The published default shape, timing-only (about half a second): the views keep their order,
 // every rank moves exactly the published traffic (ranks 0-1 own 33 tiles, ranks 2-7 own 32), and
-// the compute kernel takes as long as the older version's: the balanced split keeps the longest
-// block at 11 tiles.
+// the compute kernel takes about as long as the older version's: the balanced split keeps the
+// longest block at 11 tiles, and it is a little faster, since with 6 blocks of 10 tiles (not 23
+// of 11) fewer cores share the chip's L2 during the last tile.
 TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
     const ProgramOutput out = run(config(8, 5416, 6144, 1408, true));
     expect_view_invariants(out);
@@ -474,7 +475,9 @@ TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
     }
     RunConfig older = config(8, 5416, 6144, 1408, true);
     older.variant = "ascend";
-    EXPECT_EQ(run(older).results.times.compute_only_us, out.results.times.compute_only_us);
+    const double older_us = run(older).results.times.compute_only_us;
+    EXPECT_LE(out.results.times.compute_only_us, older_us);
+    EXPECT_GT(out.results.times.compute_only_us, older_us * 0.93);
 }
 
 std::string refusal(RunConfig cfg) {

@@ -6,13 +6,14 @@
 //     0-22 and 5 for block 23; with few tiles the last blocks get none);
 //   * tile order: linear index l -> row mi = l / nTiles, column ni = l % nTiles on even rows and
 //     nTiles - 1 - l % nTiles on odd rows (a boustrophedon: consecutive tiles share B columns);
-//   * owner of linear tile l: rank l % ranks (the reduce-scatter's target, the all-gather's source);
+//   * a tile's id is its row-major index mi * nTiles + ni (what the ready queues carry); the
+//     owner of tile id g is rank g % ranks (the reduce-scatter's target, the all-gather's source);
 //   * all-gather: a rank's owned tiles x (ranks - 1) destinations x base_m rows, flattened and
 //     split evenly over the comm blocks (rows_per_block = ceil(total_rows / blocks)); a block
 //     walks its rows in segments that end at a tile's base_m-row boundary.
-// The linear index is what the ready queues carry and what owner and all-gather use; the
-// swizzle only places a tile in the matrix. (The example's source is not published in this
-// detail: that the owner follows the linear index is Tandem's reading.)
+// The linear index orders a block's work; the row-major id names the tile everywhere else: the
+// compute kernel enqueues `tile_idx = mi * nTiles + ni`, and the owner and the all-gather follow
+// that id (the example's code, kernels/matmul_all_reduce/ascend/README.md).
 #include <cstdint>
 #include <vector>
 
@@ -34,7 +35,7 @@ struct TilePos {
     int ni = 0;
 };
 
-// One all-gather segment: `rows` rows from row `row0` of owned tile `tile` (linear index), sent
+// One all-gather segment: `rows` rows from row `row0` of owned tile `tile` (row-major id), sent
 // to rank `dest`.
 struct AgSegment {
     int tile = 0;
@@ -56,12 +57,14 @@ public:
     // Compute block b's linear tiles: [block_first(b), block_first(b) + block_count(b)).
     int block_first(int b) const;
     int block_count(int b) const;
-    // Where linear tile l sits (the boustrophedon swizzle), and its row-major grid index.
+    // Where linear tile l sits (the boustrophedon swizzle), and its row-major id.
     TilePos position(int l) const;
     int grid_index(int l) const;
-    int owner(int l) const { return l % s_.ranks; }
+    // Where the tile of row-major id g sits.
+    TilePos grid_position(int g) const { return TilePos{g / n_tiles_, g % n_tiles_}; }
+    int owner(int g) const { return g % s_.ranks; }
 
-    // Tiles `rank` owns, and its j-th (linear index).
+    // Tiles `rank` owns, and its j-th (row-major id).
     int owned_count(int rank) const;
     int owned_tile(int rank, int j) const { return rank + j * s_.ranks; }
 

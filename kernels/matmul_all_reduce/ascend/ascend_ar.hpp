@@ -35,8 +35,8 @@ struct AscendArArgs {
 
     explicit AscendArArgs(const AscendArShape& s) : tiling(s) {}
     SpscQueue queue(int block) const { return queues.queue(my_rank, queue_base, block); }
-    // Linear tile l of an M x N matrix.
-    GmTensor tile_of(const GmTensor& matrix, int l) const;
+    // The tile of row-major id g of an M x N matrix.
+    GmTensor tile_of(const GmTensor& matrix, int g) const;
 };
 
 // GemmComputeKernel (AIC, `compute_blocks` blocks).

@@ -25,7 +25,7 @@ Task reduce_scatter(BlockCtx& blk, const AscendArArgs& a, Tile* ubTile[2]) {
     const int count = t.block_count(block);
     for (int i = 0; i < 2; ++i) set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);  // both UB tiles free
     for (int head = 0; head < count; ++head) {
-        const int tileIdx = first + head;
+        const int tileIdx = t.grid_index(first + head);  // the row-major id its compute block enqueues
         co_await spsc_dequeue(blk, readyQueue, head, tileIdx);
         const int buf = head % 2;
         Tile& ub = *ubTile[buf];

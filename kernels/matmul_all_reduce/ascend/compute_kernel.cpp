@@ -10,8 +10,8 @@
 
 namespace tandem::kernels {
 
-GmTensor AscendArArgs::tile_of(const GmTensor& matrix, int l) const {
-    const TilePos p = tiling.position(l);
+GmTensor AscendArArgs::tile_of(const GmTensor& matrix, int g) const {
+    const TilePos p = tiling.grid_position(g);
     const AscendArShape& s = tiling.shape();
     return matrix.sub(p.mi * s.base_m, p.ni * s.base_n, s.base_m, s.base_n);
 }
@@ -28,8 +28,8 @@ Task gemm_compute(BlockCtx& blk, AscendArArgs a) {
     const int first = t.block_first(blk.block_idx());
     const int count = t.block_count(blk.block_idx());
     for (int slot = 0; slot < count; ++slot) {
-        const int tileIdx = first + slot;
-        co_await compute_tile(pipe, grid, t.grid_index(tileIdx), 0, kEnd);
+        const int tileIdx = t.grid_index(first + slot);  // the row-major id of the swizzled tile
+        co_await compute_tile(pipe, grid, tileIdx, 0, kEnd);
         co_await pipe.store(a.tile_of(a.gemm_output, tileIdx));  // FIX: fp32 -> fp16
         pipe_barrier(blk, PIPE_ALL);  // the fp16 tile is in GM before it is announced
         spsc_enqueue(blk, readyQueue, slot, tileIdx);
