@@ -19,6 +19,7 @@ if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="
   cat "${log}"; rm -f "${log}"; exit 1
 fi
 rm -f "${log}"
+echo "(built in ${SECONDS} s)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"

@@ -46,16 +46,65 @@ TEST(ChipMemory, RefusesAnL2SmallerThanARegion) {
     EXPECT_THROW(ChipMemory(1 << 20, 0), SimError);
 }
 
-TEST(ChipMemory, ForgetsUsageThatCanNoLongerMatter) {
-    ChipMemory mem(8 << 20, 1 << 20);
+TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
+    static constexpr std::int64_t kRegion = 1 << 20;
+    GlobalMemory gm{0, std::int64_t{1} << 30, false};
+    GmAllocation& a = gm.allocate("a", 4 * kRegion);
+    const GmTensor tile(a, 0, 16, 1024, 1024, DType::F32);
+    ChipMemory mem(64 * kRegion, kRegion);
+    const SimTime bin = kMemUsageBinPs;
+    MemoryView running(mem, 0, 8, 1'000'000'000'000, 100'000'000'000);
+    running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);  // now in a kernel
     MemTraffic t;
-    t.usage.push_back(MemUsage{0, 1000, 64, 0});
-    t.usage.push_back(MemUsage{500, 5000, 64, 0});
+    t.usage.push_back(MemUsage{3 * bin, 4 * bin, 32, 16});
     mem.deliver(t, 1000, 7);
-    EXPECT_EQ(mem.end_index() - mem.first_index(), 2U);
-    mem.forget_before(2000);  // the first ended before: gone; the second still runs
+    mem.forget_before(1500);  // published by then, but the running view has not looked yet
     EXPECT_EQ(mem.end_index() - mem.first_index(), 1U);
-    EXPECT_EQ(mem.usage_at(mem.first_index()).usage.start, 500);
+    running.book_local(tile, MemAccess::Read, 2000, 2000, 64, 1'000'000'000);  // looks
+    EXPECT_GT(running.others_l2().rate_at(3 * bin), 0);
+    mem.forget_before(2500);
+    EXPECT_EQ(mem.end_index(), mem.first_index());
+    EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(3), 32);
+    running.end_kernel();
+    MemTraffic later;  // published after the horizon: not settled yet
+    later.usage.push_back(MemUsage{3 * bin, 4 * bin, 8, 8});
+    mem.deliver(later, 5000, 9);
+    mem.forget_before(3000);
+    EXPECT_EQ(mem.end_index() - mem.first_index(), 1U);
+    // A stream that starts a kernel takes the total, then the records its clock has reached.
+    MemoryView starting(mem, 0, 10, 1'000'000'000'000, 100'000'000'000);
+    starting.book_local(tile, MemAccess::Read, 4000, 4000, 64, 1'000'000'000);
+    const std::int64_t before = starting.others_l2().rate_at(3 * bin);
+    EXPECT_GT(before, 0);
+    starting.book_local(tile, MemAccess::Read, 6000, 6000, 64, 1'000'000'000);
+    EXPECT_GE(starting.others_l2().rate_at(3 * bin), before);
+    mem.forget_before(3 * bin);  // bins before 3 are history
+    EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(0), 0);
+}
+
+TEST(BinnedUsage, SpreadsBytesOverBinsAndReadsASumAsARate) {
+    const SimTime bin = from_us(1);
+    BinnedUsage a(bin);
+    a.add(from_us(0.5), from_us(2.5), 200);  // 50 + 100 + 50
+    EXPECT_DOUBLE_EQ(a.bytes_in(0), 50);
+    EXPECT_DOUBLE_EQ(a.bytes_in(1), 100);
+    EXPECT_DOUBLE_EQ(a.bytes_in(2), 50);
+    BinnedUsage b(bin);
+    b.add(from_us(1), from_us(2), 40);
+    UsageSum sum(1'000'000);  // steps of 1 MB/s
+    sum.plus(&a).minus(&b);
+    EXPECT_EQ(sum.rate_at(from_us(1.5)), 60'000'000);  // 60 bytes in a microsecond
+    EXPECT_EQ(sum.next_change(from_us(1.5)), from_us(2));
+    EXPECT_EQ(sum.next_change(from_us(3.5)), kNever);  // past every bin with bytes
+    EXPECT_EQ(sum.rate_at(from_us(3.5)), 0);
+    a.forget_before(from_us(1.2));  // bin 0 is history, bin 1 still read
+    EXPECT_DOUBLE_EQ(a.bytes_in(0), 0);
+    EXPECT_DOUBLE_EQ(a.bytes_in(1), 100);
+    a.add(0, from_us(0.5), 10);  // before the horizon: dropped
+    EXPECT_DOUBLE_EQ(a.bytes_in(0), 0);
+    BinnedUsage other_bins(from_us(2));
+    other_bins.add(0, from_us(1), 1);
+    EXPECT_THROW(sum.plus(&other_bins), SimError);
 }
 
 // ---- one stream's view ----
@@ -90,15 +139,22 @@ TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
     EXPECT_NEAR(to_us(end), bytes / 200e9 * 1e6, 0.01);  // at the core's rate, not slower
     std::map<int, MemTraffic> traffic = f.view.take_traffic();
     ASSERT_EQ(traffic.size(), 1U);
-    ASSERT_EQ(traffic[0].usage.size(), 1U);
-    EXPECT_DOUBLE_EQ(traffic[0].usage[0].l2_bytes, 2 * bytes);  // read and written in the L2
-    EXPECT_DOUBLE_EQ(traffic[0].usage[0].hbm_bytes, bytes);     // written back once
+    // Published in bins of kMemUsageBinPs over the add's 5.2 us.
+    EXPECT_EQ(static_cast<SimTime>(traffic[0].usage.size()), (end + kMemUsageBinPs - 1) / kMemUsageBinPs);
+    double l2 = 0;
+    double hbm = 0;
+    for (const MemUsage& u : traffic[0].usage) {
+        l2 += u.l2_bytes;
+        hbm += u.hbm_bytes;
+    }
+    EXPECT_NEAR(l2, 2 * bytes, 1e-6);  // read and written in the L2
+    EXPECT_NEAR(hbm, bytes, 1e-6);     // written back once
     // The regions the tile spans (allocations start 4 KiB past a region boundary).
     const GmTensor t = f.tile(0);
     const auto spanned = f.chip.region_of(t.address() + t.bytes() - 1) - f.chip.region_of(t.address()) + 1;
     EXPECT_EQ(static_cast<std::int64_t>(traffic[0].touched_regions.size()), spanned);
     // The write-back takes HBM bandwidth without holding the store up: the calendar has it.
-    EXPECT_GT(f.view.hbm().used_at(end / 2), 0);
+    EXPECT_GT(f.view.others_hbm().rate_at(end / 2), 0);
 }
 
 TEST(MemoryView, OtherProducersUsageCountsFromItsPublicationOn) {

@@ -230,6 +230,7 @@ void LogicalProcess::finish_kernel() {
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     send_memory_traffic();
+    memory_.end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
@@ -239,6 +240,7 @@ void LogicalProcess::finish_kernel() {
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
     memory_.take_traffic();
+    memory_.end_kernel();
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     cluster_.coordinator().leave(*this, outbox_, [&] {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/mem/memory_view.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -82,14 +83,43 @@ ChipMemory::ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes)
 
 void ChipMemory::deliver(const MemTraffic& traffic, SimTime at, int source) {
     for (std::int64_t region : traffic.touched_regions) residency_.touch(region, at);
-    for (const MemUsage& u : traffic.usage) usage_.push_back(PublishedUsage{at, source, u});
+    for (const MemUsage& u : traffic.usage) recent_.push_back(PublishedUsage{at, source, u});
 }
 
 void ChipMemory::forget_before(SimTime horizon) {
-    while (!usage_.empty() && usage_.front().usage.end < horizon) {
-        usage_.pop_front();
-        ++first_index_;
+    // History is forgotten once per bin of time, not at every barrier (there are far more).
+    const std::int64_t bin = horizon / kMemUsageBinPs;
+    const bool forget = bin > forgotten_bin_;
+    if (recent_.empty() && !forget) return;
+    {
+        // The records published by the horizon that every running stream has looked at go into
+        // the total. (A stream looks at
+        // the records itself, in its windows, in parallel; this is the barrier's only work.)
+        std::lock_guard lock(views_mu_);  // a stream may be attaching
+        std::uint64_t settle_end = first_index_;  // published by the horizon: a prefix
+        while (settle_end < end_index() && usage_at(settle_end).published_at <= horizon) ++settle_end;
+        for (const MemoryView* view : views_) {
+            if (view->running()) settle_end = std::min(settle_end, view->next_record());
+        }
+        for (; first_index_ < settle_end; ++first_index_) {
+            settled_.add(recent_.front().usage);
+            recent_.pop_front();
+        }
     }
+    if (!forget) return;
+    forgotten_bin_ = bin;
+    residency_.forget_before(horizon);
+    settled_.forget_before(horizon);
+}
+
+void ChipMemory::attach(MemoryView& view) {
+    std::lock_guard lock(views_mu_);
+    views_.push_back(&view);
+}
+
+void ChipMemory::detach(MemoryView& view) {
+    std::lock_guard lock(views_mu_);
+    std::erase(views_, &view);
 }
 
 }  // namespace tandem

@@ -10,11 +10,16 @@
 // function of simulated time, their shared state is exchanged the way signals are: as records
 // stamped with the end of the window that produced them (`published_at`), delivered at the
 // barrier in the coordinator's total order, and used by a stream only from that time on. Each
-// stream books its transfers on calendars of its own (MemoryView, sim/mem/memory_view.hpp) to
-// which it adds the other producers' usage when its own clock reaches their publication time.
-// The price is a lag of at most one window (the coordinator's lookahead, under a microsecond):
-// bookings two streams make in the same window do not see each other, so for that long the
-// chip can be oversubscribed.
+// stream books its transfers on calendars of its own (MemoryView, sim/mem/memory_view.hpp) and
+// reads the other producers' usage beside them. The price is a lag of at most one window (the
+// coordinator's lookahead, under a microsecond): bookings two streams make in the same window do
+// not see each other, so for that long the chip can be oversubscribed.
+//
+// Usage is kept in bins of kMemUsageBinPs. Each stream keeps the other producers' usage in bins
+// of its own, beside its calendars: it adds the records its clock has reached, in its windows.
+// At a barrier the chip moves the records every running stream has looked at into a total, from
+// which a stream that starts a kernel takes the past: its own usage in it is over by then (a
+// stream runs one kernel at a time), so all of the total that is still to come is the others'.
 //
 // L2 residency is kept per region of `region_bytes` (not per cache line, so that it stays
 // cheap), least recently used first out, from the regions every producer touched, applied at
@@ -24,12 +29,22 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/net/binned_usage.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
+
+class MemoryView;
+
+// Usage is published and kept in bins of this length (of the order of the coordinator's lookahead,
+// the lag the other streams learn of it with).
+inline constexpr SimTime kMemUsageBinPs = 500 * kPsPerNs;
+// Rates read beside a calendar are rounded to whole steps of this (UsageSum).
+inline constexpr std::int64_t kMemUsageRateStep = std::int64_t{1} << 30;  // 1 GiB/s
 
 // Bytes one producer moved through a chip's memory over [start, end), spread evenly.
 struct MemUsage {
@@ -44,6 +59,24 @@ struct MemUsage {
 struct MemTraffic {
     std::vector<MemUsage> usage;
     std::vector<std::int64_t> touched_regions;  // in the order they were first touched
+};
+
+// Usage through the L2 and through HBM, in bins.
+struct UsageBins {
+    BinnedUsage l2{kMemUsageBinPs};
+    BinnedUsage hbm{kMemUsageBinPs};
+    void add(const MemUsage& u) {
+        l2.add(u.start, u.end, u.l2_bytes);
+        hbm.add(u.start, u.end, u.hbm_bytes);
+    }
+    void forget_before(SimTime t) {
+        l2.forget_before(t);
+        hbm.forget_before(t);
+    }
+    void clear() {
+        l2.clear();
+        hbm.clear();
+    }
 };
 
 // A producer's usage as the chip keeps it until it can no longer matter.
@@ -95,22 +128,35 @@ public:
     // ---- at barriers (single-threaded) ----
     // A producer's traffic of one window, published at `at` (the end of that window).
     void deliver(const MemTraffic& traffic, SimTime at, int source);
-    // Usage that ended before `horizon`, and residency history before it, can no longer matter:
-    // every booking still to come starts at or after it.
+    // Every stream's clock has reached `horizon`: the records every running view has looked at
+    // are settled into the total, and usage and residency history before `horizon` is forgotten
+    // (every booking still to come starts at or after it).
     void forget_before(SimTime horizon);
+
+    // ---- at any time (under a lock of its own) ----
+    // A stream's view of this chip, from its construction to its end.
+    void attach(MemoryView& view);
+    void detach(MemoryView& view);
 
     // ---- during windows (read-only) ----
     const L2Residency& residency() const { return residency_; }
-    // The published usage, in publication order, numbered from first_index() on.
+    // The usage published and not yet settled, in publication order, numbered from first_index()
+    // on.
     std::uint64_t first_index() const { return first_index_; }
-    std::uint64_t end_index() const { return first_index_ + usage_.size(); }
-    const PublishedUsage& usage_at(std::uint64_t index) const { return usage_[index - first_index_]; }
+    std::uint64_t end_index() const { return first_index_ + recent_.size(); }
+    const PublishedUsage& usage_at(std::uint64_t index) const { return recent_[index - first_index_]; }
+    // The settled usage, every producer's (for a view that starts a kernel).
+    const UsageBins& settled() const { return settled_; }
 
 private:
     std::int64_t region_bytes_;
     L2Residency residency_;
-    std::deque<PublishedUsage> usage_;
+    std::deque<PublishedUsage> recent_;
     std::uint64_t first_index_ = 0;
+    UsageBins settled_;
+    std::int64_t forgotten_bin_ = 0;  // the total's bins before this one are forgotten
+    std::mutex views_mu_;             // views attach and detach from the host's threads
+    std::vector<MemoryView*> views_;
 };
 
 }  // namespace tandem

@@ -17,13 +17,15 @@ std::int64_t extent_bytes(const GmTensor& g) {
     return lines <= 0 || line <= 0 ? 0 : ((lines - 1) * g.ld() + line) * es;
 }
 
-std::int64_t rate_over(double bytes, SimTime start, SimTime end) {
-    if (end <= start || bytes <= 0) return 0;
-    return std::max<std::int64_t>(1, std::llround(bytes * 1.0e12 / static_cast<double>(end - start)));
-}
+// A read partly from the L2 and partly through HBM splits the core's rate in sixteenths: a
+// calendar stores its breakpoints' rates as indices into the distinct rates it has seen
+// (sim/net/breakpoint_list.hpp), and exact shares would bring a new one with every read.
+constexpr int kShareSteps = 16;
 
+// `part` of `whole` of a core's rate cap: at least one step, at most the cap less one step.
 std::int64_t share_of(std::int64_t cap, double part, double whole) {
-    return std::max<std::int64_t>(1, std::llround(static_cast<double>(cap) * part / whole));
+    const auto steps = std::clamp<long long>(std::llround(kShareSteps * part / whole), 1, kShareSteps - 1);
+    return std::max<std::int64_t>(1, cap * steps / kShareSteps);
 }
 
 }  // namespace
@@ -33,33 +35,46 @@ MemoryView::MemoryView(ChipMemory& own, int rank, int source, std::int64_t l2_by
       rank_(rank),
       source_(source),
       l2_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} L2", rank), l2_bytes_per_s)),
-      hbm_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} HBM", rank), hbm_bytes_per_s)) {}
-
-void MemoryView::begin_kernel() {
-    l2_ = std::make_unique<BandwidthCalendar>(l2_->name(), l2_->capacity());
-    hbm_ = std::make_unique<BandwidthCalendar>(hbm_->name(), hbm_->capacity());
-    // Everything still published is looked at again: usage that overlaps this kernel is added
-    // as its clock reaches it, and the rest lies in the past.
-    next_usage_ = own_.first_index();
+      hbm_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} HBM", rank), hbm_bytes_per_s)) {
+    own_.attach(*this);
 }
 
+MemoryView::~MemoryView() { own_.detach(*this); }
+
+void MemoryView::begin_kernel() {
+    // Only the calendars: the rest is read by the chip at barriers, which may run while this is
+    // called; the kernel's first booking takes the other producers' usage (catch_up()).
+    for (auto* c : {&l2_, &hbm_}) *c = std::make_unique<BandwidthCalendar>((*c)->name(), (*c)->capacity());
+}
+
+void MemoryView::end_kernel() { running_ = false; }
+
 void MemoryView::forget_before(SimTime horizon) {
-    l2_->forget_before(horizon);
-    hbm_->forget_before(horizon);
+    for (auto* c : {&l2_, &hbm_}) (*c)->forget_before(horizon);
+    others_.forget_before(horizon);
+}
+
+void MemoryView::add_others(std::uint64_t end, SimTime t) {
+    for (; next_usage_ < end; ++next_usage_) {
+        const PublishedUsage& p = own_.usage_at(next_usage_);
+        if (p.published_at > t) break;  // published in publication order: the rest later too
+        if (p.source == source_) continue;  // already in these calendars
+        // Over by t: no booking of this stream from now on reaches it (issue times only grow,
+        // and a transfer starts no earlier than its issue).
+        if (p.usage.end <= t) continue;
+        others_.add(p.usage);
+    }
 }
 
 void MemoryView::catch_up(SimTime t) {
-    next_usage_ = std::max(next_usage_, own_.first_index());
-    const std::uint64_t end = own_.end_index();
-    while (next_usage_ < end) {
-        const PublishedUsage& p = own_.usage_at(next_usage_);
-        if (p.published_at > t) break;  // published in publication order: the rest later too
-        ++next_usage_;
-        if (p.source == source_) continue;  // already in these calendars
-        const MemUsage& u = p.usage;
-        l2_->add_usage(u.start, u.end, rate_over(u.l2_bytes, u.start, u.end));
-        hbm_->add_usage(u.start, u.end, rate_over(u.hbm_bytes, u.start, u.end));
+    if (!running_) {
+        // The kernel's first booking: the past is the chip's settled total (this stream's own
+        // usage in it ended with its last kernel), then the records not yet settled.
+        others_ = own_.settled();
+        next_usage_ = own_.first_index();
+        running_ = true;
     }
+    add_others(own_.end_index(), t);
 }
 
 MemTraffic& MemoryView::traffic_for(int rank) { return traffic_[rank]; }
@@ -102,32 +117,36 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
         l2_hit_bytes_ += hit;
         hbm_read_bytes_ += miss;
         hbm_bytes = miss;
+        const UsageSum l2_others = others_l2();
+        const UsageSum hbm_others = others_hbm();
+        BandwidthCalendar* from_l2[] = {l2_.get()};
+        const UsageSum* l2_bg[] = {&l2_others};
+        BandwidthCalendar* from_hbm[] = {l2_.get(), hbm_.get()};
+        const UsageSum* hbm_bg[] = {&l2_others, &hbm_others};
         if (miss <= 0) {
-            BandwidthCalendar* path[] = {l2_.get()};
-            end = book_transfer(path, start, bytes, cap);
+            end = book_transfer(from_l2, start, bytes, cap, l2_bg);
         } else if (hit <= 0) {
-            BandwidthCalendar* path[] = {l2_.get(), hbm_.get()};
-            end = book_transfer(path, start, bytes, cap);
+            end = book_transfer(from_hbm, start, bytes, cap, hbm_bg);
         } else {
             // The resident part from the L2 alone, the rest through HBM, each at its share of
             // the core's rate, so that uncontended they end together.
-            BandwidthCalendar* from_l2[] = {l2_.get()};
-            BandwidthCalendar* from_hbm[] = {l2_.get(), hbm_.get()};
-            end = std::max(book_transfer(from_l2, start, hit, share_of(cap, hit, bytes)),
-                           book_transfer(from_hbm, start, miss, share_of(cap, miss, bytes)));
+            end = std::max(book_transfer(from_l2, start, hit, share_of(cap, hit, bytes), l2_bg),
+                           book_transfer(from_hbm, start, miss, share_of(cap, miss, bytes), hbm_bg));
         }
     } else {
         // Written into the L2 (a region written is resident); an atomic add reads and writes it
         // there. The write-back to HBM follows on its own: it takes HBM bandwidth, not the store's.
         resident_bytes(own_, g, bytes, issue, true);
         const int passes = access == MemAccess::AtomicAdd ? 2 : 1;
+        const UsageSum l2_others = others_l2();
         BandwidthCalendar* path[] = {l2_.get()};
-        end = book_transfer(path, start, passes * bytes, passes * cap);
+        const UsageSum* bg[] = {&l2_others};
+        end = book_transfer(path, start, passes * bytes, passes * cap, bg);
         hbm_bytes = bytes;
-        hbm_->add_usage(start, end, rate_over(bytes, start, end));
+        others_.hbm.add(start, end, bytes);  // beside the calendars: it does not hold this store up
     }
     const double l2_bytes = access == MemAccess::AtomicAdd ? 2 * bytes : bytes;
-    if (end > start) traffic_for(rank_).usage.push_back(MemUsage{start, end, l2_bytes, hbm_bytes});
+    if (end > start) publish(rank_, MemUsage{start, end, l2_bytes, hbm_bytes});
     return end;
 }
 
@@ -137,11 +156,39 @@ void MemoryView::note_remote(ChipMemory& peer, const GmTensor& g, MemAccess acce
     const double resident = resident_bytes(peer, g, bytes, issue, false);
     MemUsage u{start, end, access == MemAccess::AtomicAdd ? 2 * bytes : bytes,
                access == MemAccess::Read ? bytes - resident : bytes};
-    traffic_for(g.rank()).usage.push_back(u);
+    publish(g.rank(), u);
+}
+
+UsageSum MemoryView::others_l2() const { return UsageSum(kMemUsageRateStep).plus(&others_.l2); }
+
+UsageSum MemoryView::others_hbm() const { return UsageSum(kMemUsageRateStep).plus(&others_.hbm); }
+
+void MemoryView::publish(int rank, const MemUsage& u) {
+    UsageBins& bins = rank == rank_ ? own_bins_ : peer_bins_[rank];
+    bins.add(u);
+    if (rank == rank_) own_published_ = true;
 }
 
 std::map<int, MemTraffic> MemoryView::take_traffic() {
     own_touched_.clear();
+    // One record per bin with bytes.
+    const auto emit = [](UsageBins& bins, std::vector<MemUsage>& out) {
+        if (bins.l2.empty() && bins.hbm.empty()) return;
+        const std::int64_t first = bins.l2.empty()    ? bins.hbm.first_bin()
+                                   : bins.hbm.empty() ? bins.l2.first_bin()
+                                                      : std::min(bins.l2.first_bin(), bins.hbm.first_bin());
+        const std::int64_t end = std::max(bins.l2.end_bin(), bins.hbm.end_bin());
+        for (std::int64_t b = first; b < end; ++b) {
+            const double l2 = bins.l2.bytes_in(b);
+            const double hbm = bins.hbm.bytes_in(b);
+            if (l2 > 0 || hbm > 0) out.push_back(MemUsage{b * kMemUsageBinPs, (b + 1) * kMemUsageBinPs, l2, hbm});
+        }
+        bins.clear();
+    };
+    if (own_published_) emit(own_bins_, traffic_[rank_].usage);
+    own_published_ = false;
+    for (auto& [rank, bins] : peer_bins_) emit(bins, traffic_[rank].usage);
+    peer_bins_.clear();
     std::map<int, MemTraffic> out;
     out.swap(traffic_);
     return out;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -36,10 +37,23 @@ public:
     void note_remote(ChipMemory& peer, const GmTensor& g, MemAccess access, SimTime issue, SimTime start, SimTime end,
                      double bytes);
 
+    ~MemoryView();
+    MemoryView(const MemoryView&) = delete;
+    MemoryView& operator=(const MemoryView&) = delete;
+
     // A new kernel on this stream: fresh calendars (nothing of the last one is still moving).
     void begin_kernel();
     // No booking from now on starts before `horizon`.
     void forget_before(SimTime horizon);
+
+    // The kernel's last window: until the next kernel's first booking, the chip need not keep
+    // records for this view.
+    void end_kernel();
+
+    // ---- read by the chip at barriers (sim/mem/chip_memory.hpp) ----
+    // Whether the view is in a kernel that has booked, and the first record it has not looked at.
+    bool running() const { return running_; }
+    std::uint64_t next_record() const { return next_usage_; }
 
     // The traffic produced since the last call, one entry per chip it touched (in rank order);
     // the caller sends each to its chip. Clears it.
@@ -48,25 +62,41 @@ public:
     // For statistics and tests.
     const BandwidthCalendar& l2() const { return *l2_; }
     const BandwidthCalendar& hbm() const { return *hbm_; }
+    // The usage beside this stream's own bookings (the other producers', its write-backs).
+    UsageSum others_l2() const;
+    UsageSum others_hbm() const;
     double hbm_read_bytes() const { return hbm_read_bytes_; }
     double l2_hit_bytes() const { return l2_hit_bytes_; }
 
 private:
     // Adds the other producers' usage published at or before t.
     void catch_up(SimTime t);
+    // Adds the other producers' records from next_usage_ up to `end` published at or before t.
+    void add_others(std::uint64_t end, SimTime t);
     // Of a read of `g` at time t: its bytes in regions resident then (own touches of this window
     // count at once). Touches the regions.
     double resident_bytes(const ChipMemory& chip, const GmTensor& g, double bytes, SimTime t, bool own);
     void touch(MemTraffic& traffic, std::int64_t region, bool own);
     MemTraffic& traffic_for(int rank);
+    // Adds usage to what is published for `rank`'s chip, spread over fixed bins of time: the
+    // other streams then add a few steps per window instead of every transfer's own.
+    void publish(int rank, const MemUsage& u);
 
     ChipMemory& own_;
     int rank_;
     int source_;
+    // This stream's own bookings, and the usage it did not book (the other producers', its own
+    // write-backs) in bins, read beside them (others_l2(), others_hbm()).
     std::unique_ptr<BandwidthCalendar> l2_;
     std::unique_ptr<BandwidthCalendar> hbm_;
-    std::uint64_t next_usage_ = 0;  // the first published usage not yet looked at
+    UsageBins others_;
+    std::uint64_t next_usage_ = 0;  // the first published record not yet looked at
+    bool running_ = false;          // set by the kernel's first booking, cleared by end_kernel()
     std::map<int, MemTraffic> traffic_;
+    // What this window publishes, in bins: for its own chip and for the peers it touched.
+    UsageBins own_bins_;
+    bool own_published_ = false;
+    std::map<int, UsageBins> peer_bins_;
     std::unordered_set<std::int64_t> own_touched_;  // own chip's regions touched this window
     double hbm_read_bytes_ = 0;
     double l2_hit_bytes_ = 0;

@@ -66,15 +66,6 @@ void BandwidthCalendar::forget_before(SimTime t) {
     points_.erase_before(in_force, points_.at(in_force).rate == 0);
 }
 
-void BandwidthCalendar::add_usage(SimTime start, SimTime end, std::int64_t rate) {
-    start = std::max(start, horizon_);
-    if (end <= start || rate <= 0) return;
-    BreakpointList::Pos at;
-    const bool found = points_.find_last_at_or_before(start, at);
-    const Breakpoint segment{start, rate};
-    add(&segment, 1, end, at, found);
-}
-
 void BandwidthCalendar::add(const Breakpoint* segments, std::size_t count, SimTime end, BreakpointList::Pos at,
                             bool found) {
     const SimTime t0 = segments[0].t;
@@ -172,7 +163,7 @@ struct BookingCursor {
         next = points.is_end(n) ? kNever : points.at(n).t;
     }
 
-    // Zero, not negative, where usage added without booking (add_usage) oversubscribes.
+    // Zero, not negative: a background beside the calendar can oversubscribe it.
     std::int64_t spare() const { return std::max<std::int64_t>(0, calendar->capacity_ - rate); }
 
     void write(const Breakpoint* segments, std::size_t count, SimTime end) {
@@ -183,8 +174,12 @@ struct BookingCursor {
 }  // namespace detail
 
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
-                      std::int64_t rate_cap_bytes_per_s) {
+                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background) {
     check_request(start_ps, bytes, rate_cap_bytes_per_s);
+    if (!background.empty() && background.size() != path.size()) {
+        throw SimError("book_transfer: " + std::to_string(background.size()) + " backgrounds for a path of " +
+                       std::to_string(path.size()));
+    }
     Units remaining = to_units(bytes);
     if (remaining == 0) return start_ps;
     for (std::size_t i = 0; i < path.size(); ++i) {
@@ -214,6 +209,25 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
         cursors[i].calendar = path[i];
         cursors[i].seek(start_ps);
     }
+    // The backgrounds (read only): background[i] beside path[i], or none, and the most each can
+    // take: where a resource's own spare capacity less that still leaves the cap, the background
+    // cannot bind and its bins are not walked.
+    bool any_bg = false;
+    std::array<std::int64_t, kInline> inline_bg_max{};
+    std::vector<std::int64_t> heap_bg_max;
+    std::span<std::int64_t> bg_max;
+    if (!background.empty()) {
+        if (path.size() <= kInline) {
+            bg_max = std::span(inline_bg_max.data(), path.size());
+        } else {
+            heap_bg_max.resize(path.size());
+            bg_max = heap_bg_max;
+        }
+        for (std::size_t i = 0; i < path.size(); ++i) {
+            bg_max[i] = background[i] != nullptr ? background[i]->max_rate() : 0;
+            any_bg = any_bg || bg_max[i] > 0;
+        }
+    }
     // Walk forwards one step at a time (a step ends at the next breakpoint of any calendar of the
     // path), collecting the transfer's rate changes; they are written into the calendars when the
     // bytes run out (or when the buffer is full: then the walk goes on from a fresh search).
@@ -224,9 +238,29 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
     for (;;) {
         std::int64_t rate = rate_cap_bytes_per_s;  // what this transfer gets from t on
         SimTime until = kNever;                    // the next breakpoint of any calendar
-        for (const detail::BookingCursor& c : cursors) {
-            rate = std::min(rate, c.spare());
-            until = std::min(until, c.next);
+        if (!any_bg) {
+            for (const detail::BookingCursor& c : cursors) {
+                rate = std::min(rate, c.spare());
+                until = std::min(until, c.next);
+            }
+        } else {
+            for (std::size_t i = 0; i < cursors.size(); ++i) {
+                const detail::BookingCursor& c = cursors[i];
+                until = std::min(until, c.next);
+                if (bg_max[i] == 0 || c.spare() - bg_max[i] >= rate_cap_bytes_per_s) {
+                    rate = std::min(rate, c.spare());
+                    continue;
+                }
+                const UsageSum* b = background[i];
+                const std::int64_t others = b->rate_at(t);
+                std::int64_t spare = std::max<std::int64_t>(0, c.spare() - others);
+                // What is left beside others' usage is taken in whole steps of the usage's own
+                // rounding, so that the calendar keeps its distinct rates few
+                // (sim/net/breakpoint_list.hpp).
+                if (others > 0 && spare < rate) spare -= spare % b->rate_step();
+                rate = std::min(rate, spare);
+                until = std::min(until, b->next_change(t));
+            }
         }
         if (count == 0 || rate != segments[count - 1].rate) {
             if (count == kSegments) {

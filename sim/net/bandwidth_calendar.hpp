@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/net/binned_usage.hpp"
 #include "sim/net/breakpoint_list.hpp"
 #include "sim/sim_time.hpp"
 
@@ -48,18 +49,13 @@ public:
     // for the history not yet forgotten.
     std::vector<std::pair<SimTime, std::int64_t>> steps() const { return points_.to_vector(); }
 
-    // Adds usage that was not booked here (another stream's transfers through the same memory,
-    // learned later): `rate` bytes per second over [start, end), from this calendar's horizon on.
-    // It is not checked against the capacity: a booking sees the spare capacity of an
-    // oversubscribed instant as zero.
-    void add_usage(SimTime start, SimTime end, std::int64_t rate);
-
     // Drops the usage history strictly before t. The caller promises that no later booking
     // starts before t; book_transfer() throws SimError if one does.
     void forget_before(SimTime t);
 
 private:
-    friend SimTime book_transfer(std::span<BandwidthCalendar* const>, SimTime, double, std::int64_t);
+    friend SimTime book_transfer(std::span<BandwidthCalendar* const>, SimTime, double, std::int64_t,
+                                 std::span<const UsageSum* const>);
     friend struct detail::BookingCursor;
 
     // Adds the booking's rates to the step function: segments[i].rate from segments[i].t until
@@ -94,7 +90,12 @@ private:
 // O(P) integer comparisons per breakpoint of any path resource inside [start, end), then one
 // merge per calendar of its breakpoints in [start, end] with the transfer's rate changes, moved
 // into place within (usually) one leaf. Nothing is allocated once the calendars have warmed up.
+//
+// `background` (empty, or one entry per path resource, null where there is none): usage of the
+// same resource that others booked, kept apart in bins (UsageSum, sim/net/binned_usage.hpp) so that it
+// neither grows this calendar nor multiplies its distinct rates. A background's rate counts
+// against its resource's capacity like the resource's own bookings; it is read, never written.
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
-                      std::int64_t rate_cap_bytes_per_s);
+                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background = {});
 
 }  // namespace tandem

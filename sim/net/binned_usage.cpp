@@ -1,0 +1,73 @@
+#include "sim/net/binned_usage.hpp"
+
+namespace tandem {
+
+BinnedUsage::BinnedUsage(SimTime bin_ps) : bin_ps_(bin_ps) {
+    if (bin_ps_ <= 0) throw SimError("BinnedUsage: the bin length must be positive");
+}
+
+void BinnedUsage::add_to_new_bin(std::int64_t bin, double bytes) {
+    if (bytes <= 0 || bin < horizon_bin_) return;  // forgotten history: nothing reads it again
+    if (empty()) {
+        bytes_.clear();
+        head_ = 0;
+        first_bin_ = bin;
+    }
+    if (bin < first_bin_) {
+        const std::int64_t more = first_bin_ - bin;
+        if (head_ >= more) {
+            head_ -= more;
+        } else {
+            bytes_.insert(bytes_.begin() + head_, static_cast<std::size_t>(more - head_), 0.0);
+            head_ = 0;
+        }
+        first_bin_ = bin;
+    }
+    const std::int64_t index = head_ + (bin - first_bin_);
+    if (index >= static_cast<std::int64_t>(bytes_.size())) bytes_.resize(static_cast<std::size_t>(index + 1), 0.0);
+    double& b = bytes_[static_cast<std::size_t>(index)];
+    b += bytes;
+    max_bytes_ = std::max(max_bytes_, b);
+    bytes_added_ += bytes;
+}
+
+void BinnedUsage::add_spread(SimTime start, SimTime end, double bytes) {
+    const std::int64_t last = (end - 1) / bin_ps_;
+    const double span = static_cast<double>(end - start);
+    for (std::int64_t b = start / bin_ps_; b <= last; ++b) {
+        const SimTime lo = std::max(start, b * bin_ps_);
+        const SimTime hi = std::min(end, (b + 1) * bin_ps_);
+        add_to_bin(b, bytes * static_cast<double>(hi - lo) / span);
+    }
+}
+
+void BinnedUsage::forget_before(SimTime t) {
+    horizon_bin_ = std::max(horizon_bin_, t / bin_ps_);  // t's own bin is still read
+    if (empty() || first_bin_ >= horizon_bin_) return;
+    const std::int64_t drop = std::min(horizon_bin_ - first_bin_, size());
+    head_ += drop;
+    first_bin_ += drop;
+    if (head_ > 64 && head_ * 2 > static_cast<std::int64_t>(bytes_.size())) {
+        bytes_.erase(bytes_.begin(), bytes_.begin() + head_);
+        head_ = 0;
+    }
+    // The bound follows what is kept, so that a past peak does not make every later booking walk
+    // its bins; recomputed now and then (between, it is still a bound, only a looser one).
+    dropped_since_max_ += drop;
+    if (dropped_since_max_ < kRecomputeMaxAfterBins) return;
+    dropped_since_max_ = 0;
+    max_bytes_ = 0;
+    for (std::size_t i = static_cast<std::size_t>(head_); i < bytes_.size(); ++i) max_bytes_ = std::max(max_bytes_, bytes_[i]);
+}
+
+void BinnedUsage::clear() {
+    bytes_.clear();
+    head_ = 0;
+    first_bin_ = 0;
+    horizon_bin_ = 0;
+    max_bytes_ = 0;
+    dropped_since_max_ = 0;
+    bytes_added_ = 0;
+}
+
+}  // namespace tandem
