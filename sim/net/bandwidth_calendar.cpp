@@ -129,6 +129,7 @@ struct BookingCursor {
     bool found = false;       // ...if there is one
     std::int64_t rate = 0;    // booked rate in force at the walk's instant
     SimTime next = kNever;    // the next breakpoint's time
+    std::int64_t background_max = 0;  // the most the booking's background takes of this resource
     BreakpointList::Pos base_pos;  // pos and found where the unwritten segments start
     bool base_found = false;
 
@@ -213,20 +214,9 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
     // take: where a resource's own spare capacity less that still leaves the cap, the background
     // cannot bind and its bins are not walked.
     bool any_bg = false;
-    std::array<std::int64_t, kInline> inline_bg_max{};
-    std::vector<std::int64_t> heap_bg_max;
-    std::span<std::int64_t> bg_max;
-    if (!background.empty()) {
-        if (path.size() <= kInline) {
-            bg_max = std::span(inline_bg_max.data(), path.size());
-        } else {
-            heap_bg_max.resize(path.size());
-            bg_max = heap_bg_max;
-        }
-        for (std::size_t i = 0; i < path.size(); ++i) {
-            bg_max[i] = background[i] != nullptr ? background[i]->max_rate() : 0;
-            any_bg = any_bg || bg_max[i] > 0;
-        }
+    for (std::size_t i = 0; i < background.size(); ++i) {
+        cursors[i].background_max = background[i] != nullptr ? background[i]->max_rate() : 0;
+        any_bg = any_bg || cursors[i].background_max > 0;
     }
     // Walk forwards one step at a time (a step ends at the next breakpoint of any calendar of the
     // path), collecting the transfer's rate changes; they are written into the calendars when the
@@ -247,7 +237,7 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
             for (std::size_t i = 0; i < cursors.size(); ++i) {
                 const detail::BookingCursor& c = cursors[i];
                 until = std::min(until, c.next);
-                if (bg_max[i] == 0 || c.spare() - bg_max[i] >= rate_cap_bytes_per_s) {
+                if (c.background_max == 0 || c.spare() - c.background_max >= rate_cap_bytes_per_s) {
                     rate = std::min(rate, c.spare());
                     continue;
                 }
