@@ -1,5 +1,7 @@
 #include "kernels/op_desc.hpp"
 
+#include <utility>
+
 namespace tandem::kernels {
 
 const char* view_name(ViewKind v) {
@@ -24,6 +26,13 @@ std::optional<int> OpParams::knob(const std::string& name) const {
     const auto it = knobs.find(name);
     if (it == knobs.end()) return std::nullopt;
     return it->second;
+}
+
+VariantDesc derive_variant(const VariantDesc& defaults, std::string name, std::string doc) {
+    VariantDesc v = defaults;
+    v.name = std::move(name);
+    v.doc = std::move(doc);
+    return v;
 }
 
 std::string OpInstance::signal_name(int, std::int64_t) const { return {}; }

@@ -165,6 +165,27 @@ public:
     virtual std::string signal_name(int rank, std::int64_t address) const;
 };
 
+// The size of a run the tests and benches pick for an op: what -n, --gm, --gk, --gn, --base-m,
+// --base-n, --compute-blocks and --comm-blocks would give (blocks: none for the variant's
+// default).
+struct RunShape {
+    RunShape() = default;
+    RunShape(int ranks_, int m_, int k_, int n_, int base_m_ = 128, int base_n_ = 256,
+             std::optional<int> compute_blocks_ = std::nullopt, std::optional<int> comm_blocks_ = std::nullopt)
+        : ranks(ranks_), m(m_), k(k_), n(n_), base_m(base_m_), base_n(base_n_), compute_blocks(compute_blocks_),
+          comm_blocks(comm_blocks_) {}
+
+    int ranks = 2;
+    int m = 0;
+    int k = 0;
+    int n = 0;
+    int base_m = 128;
+    int base_n = 256;
+    std::optional<int> compute_blocks;
+    std::optional<int> comm_blocks;
+};
+using TestShapeFn = std::function<RunShape(int ranks)>;
+
 struct VariantDesc {
     std::string name;
     std::string doc;          // one line
@@ -200,7 +221,17 @@ struct VariantDesc {
     // The knobs' values as used (a default computed by a rule included), for results.
     std::function<std::map<std::string, int>(const OpParams&)> effective_knobs;
     std::function<std::unique_ptr<OpInstance>(const OpParams&)> make;
+    // The variant's small test shapes when they differ from its op's (OpDesc::test_shape).
+    TestShapeFn test_shape;
 };
+
+// An op's variants share most of what a VariantDesc says (dtypes, bias, padding, validation,
+// workspace, ...). The op writes that once, as a VariantDesc without a name: its defaults. Each
+// variant is a copy of them under its own name and doc that then states only what differs:
+//     VariantDesc v = derive_variant(defaults, "ring", "a ring reduce-scatter then ...");
+//     v.faults = {"skip_own_partial"};
+//     v.make = ...;
+VariantDesc derive_variant(const VariantDesc& defaults, std::string name, std::string doc);
 
 // OpDesc::comm_kind of an op that does not communicate (gemm): its sequential and pipelined
 // views are its kernel alone, and the host reports no overlap for it.
@@ -218,10 +249,22 @@ struct OpDesc {
     std::vector<VariantDesc> variants;  // the first is the default
     // The fewest ranks it runs on (-n): 2 for a collective; 1 for an op without communication.
     int min_ranks = 2;
+    // Where tests and benches run it, so that a registered op is covered with nothing else to
+    // write (tests/op_conformance_test.cpp, bench/op_functional_bench.cpp, bench/scale_bench.cpp):
+    //   test_shape(ranks): a small shape every variant accepts on that many ranks (2, 4 and 8,
+    //     and 1 when min_ranks is 1), a functional run of well under a second, whose tile count
+    //     does not divide over its compute blocks (so that stream-K schedules split tiles);
+    //   bench_shape: a medium shape every variant accepts, a functional run of seconds;
+    //   scale_shape: a large shape at 64 ranks every variant accepts, timing-only.
+    // (The benches take ranks, M, K and N of theirs, with the default tiles and blocks.)
+    TestShapeFn test_shape;
+    RunShape bench_shape;
+    RunShape scale_shape;
 
     bool communicates() const { return comm_kind != kNoComm; }
     const VariantDesc* find_variant(const std::string& name) const;
     const Sharding& sharding_of(const VariantDesc& v) const { return v.sharding ? *v.sharding : sharding; }
+    const TestShapeFn& test_shape_of(const VariantDesc& v) const { return v.test_shape ? v.test_shape : test_shape; }
 };
 
 }  // namespace tandem::kernels

@@ -8,14 +8,31 @@
 
 namespace tandem::kernels {
 
-// Every registered op, in the order --list-ops shows them (immutable).
+// A table of ops (immutable once made): the shipped one below, or one a test makes with an op
+// of its own (tests/toy_op_test.cpp), looked up the same way.
+class OpRegistry {
+public:
+    // Throws SimError naming the op when two ops share a name or an op has no variant.
+    explicit OpRegistry(std::vector<const OpDesc*> ops);
+
+    // In the order --list-ops shows them.
+    const std::vector<const OpDesc*>& ops() const { return ops_; }
+    // The op called `name`; throws SimError listing the ops when there is none.
+    const OpDesc& find(const std::string& name) const;
+    // Every knob any variant of any op declares, once per name, in registration order (the
+    // command line offers one flag per knob, the sweep one column).
+    std::vector<KnobDesc> knobs() const;
+
+private:
+    std::vector<const OpDesc*> ops_;
+};
+
+// The shipped ops (kernels/registry.cpp).
+const OpRegistry& shipped_registry();
+
+// The shipped registry's ops, lookup and knobs (what the host and the API use).
 const std::vector<const OpDesc*>& registered_ops();
-
-// The op called `name`; throws SimError listing the ops when there is none.
 const OpDesc& find_op(const std::string& name);
-
-// Every knob any variant of any op declares, once per name, in registration order (the
-// command line offers one flag per knob, the sweep one column).
 std::vector<KnobDesc> all_knobs();
 
 }  // namespace tandem::kernels

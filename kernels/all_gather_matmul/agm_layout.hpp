@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/common/int_math.hpp"
 #include "sim/exec/signal.hpp"
 #include "sim/mem/dtype.hpp"
 
@@ -36,10 +37,9 @@ struct AgmShape {
     DType dtype = DType::F16;
     int arrival_words = 1;  // the baseline all-gather's counters (all_gather_cols_arrival_words)
 
-    static int ceil_div(int a, int b) { return (a + b - 1) / b; }
     int k_shard() const { return k / ranks; }                     // Kr: a whole number of K tiles (validated)
-    int m_padded() const { return ceil_div(m, base_m) * base_m; }
-    int n_padded() const { return ceil_div(n, base_n) * base_n; }
+    int m_padded() const { return round_up(m, base_m); }
+    int n_padded() const { return round_up(n, base_n); }
     int m_tiles() const { return m_padded() / base_m; }
     int n_tiles() const { return n_padded() / base_n; }
     int k_tiles() const { return k_shard() / base_n; }            // per source

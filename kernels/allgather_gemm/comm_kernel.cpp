@@ -6,13 +6,12 @@
 #include <algorithm>
 
 #include "kernels/allgather_gemm/allgather_gemm.hpp"
+#include "kernels/common/int_math.hpp"
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
 
 namespace {
-
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // Chunk `chunk` of source `src` is in `dst`'s window: its flag and the peer's summary counter.
 void signal_chunk(BlockCtx& blk, const AgGemmArgs& a, int src, int dst, int chunk) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/common/int_math.hpp"
+
 namespace tandem::kernels {
 
 namespace {
@@ -9,15 +11,13 @@ constexpr int kBaseChunkTiles = 4;     // published starting chunk size
 constexpr int kMaxChunksPerSource = 128;
 constexpr int kMaxChunkTiles = 64;
 constexpr int kFlagRowAlign = 16;      // flags rows padded to 16 ints (64 B cache line)
-
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
 }  // namespace
 
 int compute_chunk_size(int tiles_per_source) {
     int size = kBaseChunkTiles;
     if (ceil_div(tiles_per_source, size) > kMaxChunksPerSource) {
         size = ceil_div(tiles_per_source, kMaxChunksPerSource);
-        size = ceil_div(size, kBaseChunkTiles) * kBaseChunkTiles;
+        size = round_up(size, kBaseChunkTiles);
         size = std::min(size, kMaxChunkTiles);
     }
     return size;
@@ -39,6 +39,6 @@ std::string ChunkFlagMatrix::name_of(std::int64_t window_offset) const {
 }
 
 ChunkFlagMatrix::ChunkFlagMatrix(int ranks_, int chunks_, std::int64_t region_offset_)
-    : ranks(ranks_), chunks(chunks_), stride(ceil_div(chunks_, kFlagRowAlign) * kFlagRowAlign), region_offset(region_offset_) {}
+    : ranks(ranks_), chunks(chunks_), stride(round_up(chunks_, kFlagRowAlign)), region_offset(region_offset_) {}
 
 }  // namespace tandem::kernels

@@ -1,9 +1,27 @@
 #include "kernels/common/gemm_block_push.hpp"
 
+#include "kernels/common/comm_tile_knobs.hpp"
 #include "kernels/common/gemm_bias.hpp"
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
+
+GemmBlockArgs block_args_of(const OpParams& p, const RankTensors& t, int rank) {
+    GemmBlockArgs a;
+    a.my_rank = rank;
+    a.ranks = p.ranks;
+    a.a = t.a;
+    a.b = t.b;
+    a.bias = t.bias;
+    a.bias_kind = p.bias;
+    a.base_m = p.base_m;
+    a.base_n = p.base_n;
+    a.comm_tile_m = comm_tile_m(p);
+    a.comm_tile_n = comm_tile_n(p);
+    a.skip_last_k_panel = p.fault == "skip_last_k_panel";
+    if (p.fault == "skip_peer") a.skip_peer = (rank + 1) % p.ranks;
+    return a;
+}
 
 collectives::TileScatter GemmBlockArgs::scatter() const {
     collectives::TileScatter s;

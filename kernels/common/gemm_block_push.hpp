@@ -49,6 +49,11 @@ struct GemmBlockArgs {
     collectives::TileScatter scatter() const;
 };
 
+// What every op fills the same way from its run: this rank, its A, B and bias, the tile, the comm
+// tile (comm_tile_knobs.hpp) and the faults (skip_last_k_panel; skip_peer: the next rank). The
+// op then says where its block is (row0, col0, out_block) and, when it overlaps, sets `ready`.
+GemmBlockArgs block_args_of(const OpParams& p, const RankTensors& t, int rank);
+
 // The GEMM (AIC): tiles data-parallel over `blocks` blocks, stored into the own output (and
 // flagged when args.ready is set).
 KernelLaunch make_block_gemm_kernel(const std::string& name, const GemmBlockArgs& args, int blocks);

@@ -63,6 +63,13 @@ void check_multiple(const char* flag, const char* dim, std::int64_t value, std::
                            step_expr, step, why, nearest_multiple(value, step)));
 }
 
+void check_out_dtype_fp32_or_input(const OpParams& p) {
+    if (p.out_dtype != DType::F32 && p.out_dtype != p.dtype) {
+        fail_check(fmt::format("--out-dtype {}: the output is fp32 or the input dtype ({})", dtype_name(p.out_dtype),
+                               dtype_name(p.dtype)));
+    }
+}
+
 std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits& lim, double elem_bytes) {
     const double bk = std::floor(bn / 4);  // the cube's K step
     const char* e = elem_bytes == 2 ? "fp16" : "fp32";

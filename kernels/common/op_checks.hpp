@@ -23,6 +23,9 @@ void check_positive(const char* flag, const char* dim, std::int64_t value, std::
 void check_multiple(const char* flag, const char* dim, std::int64_t value, std::int64_t step, const char* step_expr,
                     const std::string& why);
 
+// The output dtype is fp32 or the input dtype (the kernels cast fp32 accumulators to one of them).
+void check_out_dtype_fp32_or_input(const OpParams& p);
+
 // One local buffer a tile configuration fills.
 struct BufferNeed {
     const char* buffer;    // "L0C"

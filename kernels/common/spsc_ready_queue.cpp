@@ -4,15 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/int_math.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::kernels {
-
-namespace {
-std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1) / step * step; }
-}  // namespace
 
 SpscQueueSet::SpscQueueSet(int queues_, int capacity_, std::int64_t region_offset_)
     : queues(queues_), capacity(capacity_), stride_bytes(round_up(4 + 4LL * capacity_, kAlignBytes)),

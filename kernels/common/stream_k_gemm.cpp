@@ -2,13 +2,12 @@
 
 #include "kernels/common/collectives/comm_grid.hpp"
 #include "kernels/common/gemm_bias.hpp"
+#include "kernels/common/int_math.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::kernels {
 
 namespace {
-
-std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
 
 Task aic_part(BlockCtx& blk, StreamKGemm g, TileSink sink) {
     const GemmGrid& grid = g.grid;
@@ -119,8 +118,8 @@ StreamKLayout stream_k_layout(const GemmSchedule& s, int base_m, int base_n) {
     l.slots = s.partial_slots();
     l.tiles = s.tiles();
     l.partials_offset = 0;
-    l.counters_offset = align32(std::int64_t{l.slots} * base_m * base_n * 4);
-    l.bytes = align32(l.counters_offset + 4 * std::int64_t{l.slots});
+    l.counters_offset = round_up(std::int64_t{l.slots} * base_m * base_n * 4, kRegionAlignBytes);
+    l.bytes = round_up(l.counters_offset + 4 * std::int64_t{l.slots}, kRegionAlignBytes);
     return l;
 }
 

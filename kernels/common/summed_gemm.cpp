@@ -24,7 +24,7 @@ Task compute_partial_tile(GemmTilePipeline& pipe, const SummedGemm& g, int t) {
                                     std::int64_t{g.grid.tile_row(t)} * g.grid.base_m * dtype_bytes(g.bias.dtype());
         co_await pipe.load_bias(GmTensor(g.bias.allocation(), offset, g.grid.base_m, 1, 1, g.bias.dtype()));
     }
-    co_await compute_tile(pipe, g.grid, t);
+    co_await compute_tile(pipe, g.grid, t, 0, g.skip_last_k_panel && g.grid.k_panels > 1 ? g.grid.k_panels - 1 : -1);
 }
 
 namespace {

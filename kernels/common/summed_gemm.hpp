@@ -17,6 +17,7 @@ struct SummedGemm {
     GmTensor bias;  // not valid: this rank adds no bias
     BiasKind bias_kind = BiasKind::None;
     std::string schedule = "data_parallel";
+    bool skip_last_k_panel = false;  // fault (tests only): each tile misses its last K panel
 };
 
 // The GEMM part of `rank` (rank 0 adds the bias).

@@ -67,21 +67,22 @@ protected:
 
 }  // namespace
 
-VariantDesc pto_performance_variant() {
-    VariantDesc v;
-    v.name = "pto_performance";
-    v.doc = "pto-isa's gemm_performance kernel as published: 24 AIC blocks on a 4 x 6 grid of C blocks, 128 x 256 x 64 "
-            "tiles, 4 K steps per L1 panel, double-buffered L1 and L0, one L0C accumulator (the cube waits for "
-            "every store)";
+VariantDesc pto_performance_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "pto_performance",
+                                   "pto-isa's gemm_performance kernel as published: 24 AIC blocks on a 4 x 6 grid of C "
+                                   "blocks, 128 x 256 x 64 tiles, 4 K steps per L1 panel, double-buffered L1 and L0, one "
+                                   "L0C accumulator (the cube waits for every store)");
     v.constraints = "M % 512 == 0, N % 1536 == 0, K % 256 == 0 (no tail handling); base tile 128 x 256 and 24 "
                     "blocks only (blocks beyond the AIC cores run in waves); fp16 in, fp32 out; no bias";
     v.dtypes = {DType::F16};
     v.out_dtypes = {DType::F32};
     v.takes_bias = false;
+    v.padding = nullptr;  // the published kernel runs whole grids only (validate)
     v.default_shape = std::array<int, 3>{6144, 6144, 6144};  // the published build
     v.default_compute_blocks = [](const BufferLimits&) { return PerfTiling::kBlocks; };
-    v.default_comm_blocks = [](const BufferLimits&) { return 0; };
     v.faults = {"skip_last_k_step"};
+    // The smallest grid it runs: 4 x 6 C blocks of one 128 x 256 tile, one L1 panel of K.
+    v.test_shape = [](int ranks) { return RunShape{ranks, 512, 256, 1536, 128, 256, PerfTiling::kBlocks, std::nullopt}; };
     v.validate = validate;
     v.workspace_bytes = [](const OpParams&) { return 0.0; };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<PtoPerformanceRun>(p); };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/op_checks.hpp"
+#include "kernels/common/int_math.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/common/summed_gemm.hpp"
 #include "kernels/gemm/gemm_run.hpp"
@@ -18,11 +19,9 @@ namespace tandem::kernels::gemm {
 
 namespace {
 
-int round_up(int v, int step) { return (v + step - 1) / step * step; }
-
 GemmSchedule schedule_of(const OpParams& p) {
-    const int tiles = (round_up(p.m, p.base_m) / p.base_m) * (round_up(p.n, p.base_n) / p.base_n);
-    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, round_up(p.k, p.base_n) / p.base_n,
+    const int tiles = ceil_div(p.m, p.base_m) * ceil_div(p.n, p.base_n);
+    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, ceil_div(p.k, p.base_n),
                         std::max(1, p.compute_blocks));
 }
 
@@ -69,6 +68,7 @@ private:
     SummedGemm gemm(int rank) const {
         const RankTensors& t = tensors(rank);
         SummedGemm g{GemmGrid(t.a, t.b, params().base_m, params().base_n), {}, BiasKind::None, params().schedule};
+        g.skip_last_k_panel = params().fault == "skip_last_k_panel";
         if (params().bias != BiasKind::None) {
             g.bias = t.bias;
             g.bias_kind = params().bias;
@@ -81,6 +81,7 @@ private:
         const StreamKLayout l = stream_k_layout(schedule, params().base_m, params().base_n);
         const SummedGemm g = gemm(rank);
         StreamKGemm sk{g.grid, schedule, g.bias, g.bias_kind, 0, params().out_dtype, GmTensor{}, SignalAddr{}};
+        sk.skip_last_k_panel = g.skip_last_k_panel;
         if (l.slots > 0) {  // no split tile (e.g. one K panel): no partials, no flags, no workspace
             const GmAllocation& ws = *workspace_[static_cast<std::size_t>(rank)];
             sk.partials = GmTensor(ws, l.partials_offset, l.slots * params().base_m, params().base_n, params().base_n, DType::F32);
@@ -94,20 +95,16 @@ private:
 
 }  // namespace
 
-VariantDesc tiled_variant() {
-    VariantDesc v;
-    v.name = "tiled";
-    v.doc = "the fused ops' GEMM kernel alone (matmul_all_reduce's compute-only kernel): base-m x base-n tiles, the "
-            "shared double-buffered K loop, --schedule data_parallel (AIC) or stream_k/hybrid (MIX, fix-ups on AIV)";
+VariantDesc tiled_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "tiled",
+                                   "the fused ops' GEMM kernel alone (matmul_all_reduce's compute-only kernel): base-m x "
+                                   "base-n tiles, the shared double-buffered K loop, --schedule data_parallel (AIC) or "
+                                   "stream_k/hybrid (MIX, fix-ups on AIV)");
     v.constraints = "any M, N, K (padded to base-m, base-n, base-n); fp16/bf16 in; fp32 or input-dtype out; bias m or n "
                     "(every rank adds it to its own C)";
     v.schedules = gemm_schedule_names();
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.default_comm_blocks = [](const BufferLimits&) { return 0; };
+    v.faults = {"skip_last_k_panel"};
     v.validate = validate;
-    v.padding = [](const OpParams& p) { return Padding{p.base_m, p.base_n, p.base_n}; };
     v.workspace_bytes = [](const OpParams& p) { return static_cast<double>(stream_k_bytes(p)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TiledRun>(p); };
     return v;

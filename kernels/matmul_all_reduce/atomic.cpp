@@ -12,6 +12,7 @@
 // atomic-add mode works across HCCS as modelled is an assumption (sim/MODEL.md, remote atomics).
 #include <vector>
 
+#include "kernels/common/view_plans.hpp"
 #include "kernels/matmul_all_reduce/mar_run.hpp"
 #include "kernels/matmul_all_reduce/variants.hpp"
 
@@ -54,11 +55,9 @@ protected:
                 }
                 return targets;
             };
-            return ViewPlan{reset_stream_k(rank),
-                            {ViewPhase{PhaseRole::Both,
-                                       {},
-                                       {{kComputeStream, make_stream_k_gemm_kernel("MatmulAllReduceAtomicStreamKKernel",
-                                                                                   stream_k_gemm(rank), sink)}}}}};
+            return launched_together(reset_stream_k(rank),
+                                     {{kComputeStream, make_stream_k_gemm_kernel("MatmulAllReduceAtomicStreamKKernel",
+                                                                                 stream_k_gemm(rank), sink)}});
         }
         KernelLaunch k{"MatmulAllReduceAtomicKernel", CoreType::AIC, params().compute_blocks,
                        [g = gemm(rank), outs = outputs(), rank, fault](BlockCtx& blk) {
@@ -66,27 +65,20 @@ protected:
                        }};
         // The outputs are zeroed by the host before the view (op_bench), before the barrier that
         // starts it, so no peer adds into a stale output.
-        return ViewPlan{{}, {ViewPhase{PhaseRole::Both, {}, {{kComputeStream, std::move(k)}}}}};
+        return launched_together({}, {{kComputeStream, std::move(k)}});
     }
 };
 
 }  // namespace
 
-VariantDesc atomic_variant() {
-    VariantDesc v;
-    v.name = "atomic";
-    v.doc = "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into every rank's output; "
-            "outputs zeroed by the host, bias by rank 0";
+VariantDesc atomic_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "atomic",
+                                   "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into every "
+                                   "rank's output; outputs zeroed by the host, bias by rank 0");
     v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16 in; fp32 or input-dtype out (the atomic sum "
                     "in the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_peer_add", "skip_fixup_partial"};
-    v.validate = validate_common;
-    v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, 0); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<AtomicRun>(p); };
     return v;

@@ -1,15 +1,12 @@
 #include "kernels/matmul_all_reduce/mar_run.hpp"
 
 #include "kernels/common/collectives/all_reduce.hpp"
+#include "kernels/common/int_math.hpp"
+#include "kernels/common/view_plans.hpp"
 
 #include <fmt/format.h>
 
 namespace tandem::kernels::mar {
-
-namespace {
-int round_up(int v, int step) { return (v + step - 1) / step * step; }
-std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
-}  // namespace
 
 int padded_m(const OpParams& p) { return round_up(p.m, p.base_m); }
 int padded_n(const OpParams& p) { return round_up(p.n, p.base_n); }
@@ -19,8 +16,6 @@ collectives::CollectiveLayout baseline_layout(const OpParams& p) {
     return collectives::CollectiveLayout(p.ranks, collectives::make_comm_grid(m, padded_n(p), p.out_dtype, m),
                                          p.out_dtype, std::max(1, p.comm_blocks));
 }
-
-Padding mar_padding(const OpParams& p) { return Padding{p.base_m, p.base_n, p.base_n}; }
 
 GemmSchedule mar_schedule(const OpParams& p) {
     const int tiles = (padded_m(p) / p.base_m) * (padded_n(p) / p.base_n);
@@ -36,13 +31,14 @@ std::int64_t stream_k_bytes(const OpParams& p) {
 }  // namespace
 
 double mar_workspace_bytes(const OpParams& p, double variant_bytes) {
-    return static_cast<double>(align32(baseline_layout(p).bytes())) + align32(static_cast<std::int64_t>(variant_bytes)) +
+    return static_cast<double>(round_up(baseline_layout(p).bytes(), kRegionAlignBytes)) +
+           round_up(static_cast<std::int64_t>(variant_bytes), kRegionAlignBytes) +
            static_cast<double>(stream_k_bytes(p));
 }
 
 MarRun::MarRun(const OpParams& p, std::int64_t variant_bytes)
-    : params_(p), layout_(baseline_layout(p)), variant_offset_(align32(layout_.bytes())), variant_bytes_(variant_bytes),
-      stream_k_offset_(variant_offset_ + align32(variant_bytes)),
+    : params_(p), layout_(baseline_layout(p)), variant_offset_(round_up(layout_.bytes(), kRegionAlignBytes)), variant_bytes_(variant_bytes),
+      stream_k_offset_(variant_offset_ + round_up(variant_bytes, kRegionAlignBytes)),
       workspace_(static_cast<std::size_t>(p.ranks), nullptr),
       workspace_base_(static_cast<std::size_t>(p.ranks), -1), tensors_(static_cast<std::size_t>(p.ranks)) {}
 
@@ -96,36 +92,20 @@ HostAction MarRun::reset_stream_k(int rank) const {
 }
 
 ViewPlan MarRun::view(ViewKind kind, int rank) const {
-    KernelLaunch gemm_kernel;
-    HostAction sk_reset = reset_stream_k(rank);
+    if (kind == ViewKind::Pipelined) return pipelined_view(rank);
+    GemmThenComm parts;
     if (stream_k()) {
         TileSink sink;
         sink.targets = [g = gemm(rank).grid, c = tensors(rank).out](int t) { return std::vector<GmTensor>{g.c_tile(c, t)}; };
-        gemm_kernel = make_stream_k_gemm_kernel("MatmulPartialStreamKKernel", stream_k_gemm(rank), sink);
+        parts.gemm = {kComputeStream, make_stream_k_gemm_kernel("MatmulPartialStreamKKernel", stream_k_gemm(rank), sink)};
     } else {
-        gemm_kernel = make_partial_gemm_kernel(gemm(rank), tensors(rank).out, params_.compute_blocks);
+        parts.gemm = {kComputeStream, make_partial_gemm_kernel(gemm(rank), tensors(rank).out, params_.compute_blocks)};
     }
-    ViewPlan plan;
-    switch (kind) {
-        case ViewKind::ComputeOnly:
-            plan.reset = sk_reset;
-            plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, gemm_kernel}}}};
-            break;
-        case ViewKind::Sequential: {
-            const collectives::CollectiveArgs args = baseline_args(rank);
-            plan.reset = [args, sk_reset](HostContext& host) {
-                collectives::reset_collective_flags(host, args);
-                if (sk_reset) sk_reset(host);
-            };
-            plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, gemm_kernel}}},
-                           ViewPhase{PhaseRole::Comm, {}, {{kCommStream, collectives::make_all_reduce_kernel(args)}}}};
-            break;
-        }
-        case ViewKind::Pipelined:
-            plan = pipelined_view(rank);
-            break;
-    }
-    return plan;
+    parts.reset = reset_stream_k(rank);
+    const collectives::CollectiveArgs args = baseline_args(rank);
+    parts.comm = {kCommStream, collectives::make_all_reduce_kernel(args)};
+    parts.comm_reset = [args](HostContext& host) { collectives::reset_collective_flags(host, args); };
+    return gemm_then_comm_view(kind, parts, {});
 }
 
 }  // namespace tandem::kernels::mar

@@ -26,8 +26,6 @@ int padded_m(const OpParams& p);
 int padded_n(const OpParams& p);
 // The baseline all-reduce's layout on the padded output.
 collectives::CollectiveLayout baseline_layout(const OpParams& p);
-// Padding every variant uses: M to base_m, N to base_n, K to panel_k (= base_n).
-Padding mar_padding(const OpParams& p);
 
 class MarRun : public OpInstance {
 public:

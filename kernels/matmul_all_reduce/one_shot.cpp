@@ -4,6 +4,7 @@
 // them, wait for the tile's flag from every rank, pull the W partials (own and W-1 remote loads),
 // sum in rank order, store into the local output. Traffic: each rank reads (W-1) x C.
 #include "kernels/common/collectives/ub_stage.hpp"
+#include "kernels/common/view_plans.hpp"
 #include "kernels/matmul_all_reduce/partials_run.hpp"
 #include "kernels/matmul_all_reduce/variants.hpp"
 
@@ -56,46 +57,27 @@ protected:
                 for (int k = 0; k < a.layout.ranks; ++k) flags.push_back(a.ready((a.rank + k) % a.layout.ranks, a.rank, t));
                 return flags;
             };
-            const HostAction flags = reset_flags(rank);
-            const HostAction sk = reset_stream_k(rank);
-            return ViewPlan{[flags, sk](HostContext& host) {
-                                flags(host);
-                                sk(host);
-                            },
-                            {ViewPhase{PhaseRole::Both,
-                                       {},
-                                       {{kComputeStream, make_stream_k_gemm_kernel("MatmulPartialNotifyStreamKKernel",
-                                                                                   stream_k_gemm(rank), sink)},
-                                        {kCommStream, std::move(reduce)}}}}};
+            return launched_together(
+                in_order(reset_flags(rank), reset_stream_k(rank)),
+                {{kComputeStream, make_stream_k_gemm_kernel("MatmulPartialNotifyStreamKKernel", stream_k_gemm(rank), sink)},
+                 {kCommStream, std::move(reduce)}});
         }
-        return ViewPlan{reset_flags(rank),
-                        {ViewPhase{PhaseRole::Both,
-                                   {},
-                                   {{kComputeStream, make_partials_gemm_kernel(gemm(rank), a, Readers::All,
-                                                                               params().compute_blocks)},
-                                    {kCommStream, std::move(reduce)}}}}};
+        return partials_view(rank, Readers::All, std::move(reduce));
     }
 };
 
 }  // namespace
 
-VariantDesc one_shot_variant() {
-    VariantDesc v;
-    v.name = "one_shot";
-    v.doc = "GEMM (AIC) stores partials locally and flags each tile on every rank; a reduction kernel (AIV) on "
-            "every rank pulls all W partials of each tile and sums them";
+VariantDesc one_shot_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "one_shot",
+                                   "GEMM (AIC) stores partials locally and flags each tile on every rank; a reduction "
+                                   "kernel (AIV) on every rank pulls all W partials of each tile and sums them");
     v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16 in; fp32 or input-dtype out (partials and "
                     "sums in the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     // stream_k/hybrid: the MIX GEMM kernel's AIVs do the fix-ups while this variant's reduction
     // kernel runs on another stream, on cores of its own (sim/core/stream_cores.hpp).
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_partial", "skip_fixup_partial"};
-    v.validate = validate_common;
-    v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<OneShotRun>(p); };
     return v;

@@ -4,6 +4,7 @@
 // (mar_run.hpp: the GEMM alone; the GEMM then the HCCL-style all-reduce).
 #include "kernels/matmul_all_reduce/op.hpp"
 
+#include "kernels/common/fused_gemm_defaults.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/matmul_all_reduce/ascend/variant.hpp"
@@ -13,10 +14,19 @@
 namespace tandem::kernels {
 
 namespace mar {
+namespace {
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_stream_k_blocks(p, lim);
+}
+}  // namespace
+
+VariantDesc iris_defaults() {
+    VariantDesc v = fused_gemm_defaults();
+    v.output_in_window = true;
+    v.validate = validate_common;
+    return v;
 }
 }  // namespace mar
 
@@ -31,8 +41,15 @@ const OpDesc& matmul_all_reduce_op() {
         d.comm_payload_bytes = [](const OpParams& p) {  // the all-reduce's bus bytes per rank
             return p.ranks > 0 ? 2.0 * (p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };
-        d.variants = {mar::atomic_variant(), mar::one_shot_variant(), mar::two_shot_variant(),
-                      mar::ring_variant(), ascend_all_reduce_variant(), ascend_subtile_all_reduce_variant()};
+        // M and N ragged (padded to 3 x 2 tiles: 6 over 4 blocks, so that stream-K splits tiles);
+        // K whole base-n panels (the Ascend replicas do not pad K).
+        d.test_shape = [](int ranks) { return RunShape{ranks, 300, 512, 333, 128, 256, 4, 4}; };
+        d.bench_shape = RunShape{2, 2048, 2048, 1024};
+        d.scale_shape = RunShape{64, 2048, 2048, 2048};
+        const VariantDesc iris = mar::iris_defaults();
+        d.variants = {mar::atomic_variant(iris), mar::one_shot_variant(iris), mar::two_shot_variant(iris),
+                      mar::ring_variant(iris), ascend_all_reduce_variant(iris),
+                      ascend_subtile_all_reduce_variant(iris)};
         return d;
     }();
     return op;

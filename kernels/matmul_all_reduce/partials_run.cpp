@@ -2,26 +2,24 @@
 
 #include <cmath>
 
+#include "kernels/common/int_math.hpp"
+#include "kernels/common/view_plans.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::kernels::mar {
-
-namespace {
-std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
-}  // namespace
 
 PartialsLayout::PartialsLayout(const OpParams& p, bool ring)
     : ranks(p.ranks), tiles((padded_m(p) / p.base_m) * (padded_n(p) / p.base_n)),
       sub(collectives::make_comm_grid(p.base_m, p.base_n, p.out_dtype, p.base_m)),
       partial_bytes(std::int64_t{padded_m(p)} * padded_n(p) * dtype_bytes(p.out_dtype)),
-      flags_offset(align32(partial_bytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
+      flags_offset(round_up(partial_bytes, kRegionAlignBytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
       bytes(counter_offset + 32) {
     if (ring) {
         // Room for W slots of ceil(tiles / W) tiles (>= tiles), and as many flags per array.
-        const std::int64_t slot_tiles = std::int64_t{ranks} * ((tiles + ranks - 1) / ranks);
+        const std::int64_t slot_tiles = std::int64_t{ranks} * ceil_div(tiles, ranks);
         const std::int64_t items = slot_tiles * sub.tiles();
         ring_offset = bytes;
-        rs_flags_offset = align32(ring_offset + slot_tiles * (partial_bytes / tiles));
+        rs_flags_offset = round_up(ring_offset + slot_tiles * (partial_bytes / tiles), kRegionAlignBytes);
         ag_flags_offset = rs_flags_offset + 4 * items;
         bytes = ag_flags_offset + 4 * items;
     }
@@ -100,6 +98,12 @@ HostAction PartialsRun::reset_flags(int rank) const {
         host.write_signals(first.address, words, 0);
         if (ring_flags != 0) host.write_signals(ring_flags, ring_words, 0);
     };
+}
+
+ViewPlan PartialsRun::partials_view(int rank, Readers readers, KernelLaunch reduce) const {
+    return launched_together(reset_flags(rank),
+                             {{kComputeStream, make_partials_gemm_kernel(gemm(rank), args(rank), readers, params().compute_blocks)},
+                              {kCommStream, std::move(reduce)}});
 }
 
 namespace {

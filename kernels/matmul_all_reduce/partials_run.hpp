@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/common/collectives/comm_grid.hpp"
+#include "kernels/common/int_math.hpp"
 #include "kernels/matmul_all_reduce/mar_run.hpp"
 
 namespace tandem::kernels::mar {
@@ -58,12 +59,17 @@ struct PartialsArgs {
     SignalAddr rs_arrived(int r, int t, int s) const;  // ring only
     SignalAddr ag_arrived(int r, int t, int s) const;  // ring only
     // two_shot: owner r's inbox, sub-tile s of tile t from `src`, and its arrival flag.
-    int owned_slots() const { return (layout.tiles + layout.ranks - 1) / layout.ranks; }
+    int owned_slots() const { return ceil_div(layout.tiles, layout.ranks); }
     GmTensor inbox_sub_tile(int r, int src, int t, int s) const;
     SignalAddr inbox_arrived(int r, int src, int t, int s) const;
     // Comm sub-tile s of GEMM tile t of an M x N tensor.
     GmTensor sub_tile(const GmTensor& m, int t, int s) const;
 };
+
+// The GEMM kernel: every tile's partial into P, then ready[me][t] set on each of `readers(t)`
+// (one_shot: every rank; two_shot and ring: only the rank itself).
+enum class Readers : std::uint8_t { All, Owner, Self };
+KernelLaunch make_partials_gemm_kernel(const SummedGemm& g, const PartialsArgs& a, Readers readers, int blocks);
 
 class PartialsRun : public MarRun {
 public:
@@ -73,14 +79,11 @@ protected:
     PartialsArgs args(int rank) const;
     // The pipelined view's host reset: ready flags and the counter to 0.
     HostAction reset_flags(int rank) const;
+    // The pipelined view of the data-parallel schedule: the partials GEMM (flagging `readers`) on
+    // the compute stream and the variant's `reduce` kernel on the comm stream, after reset_flags.
+    ViewPlan partials_view(int rank, Readers readers, KernelLaunch reduce) const;
     PartialsLayout layout_;
 };
-
-// The GEMM kernel: every tile's partial into P, then ready[me][t] set on each of `readers(t)`
-// (one_shot: every rank; two_shot: the tile's owner).
-// (ring: only the rank itself).
-enum class Readers : std::uint8_t { All, Owner, Self };
-KernelLaunch make_partials_gemm_kernel(const SummedGemm& g, const PartialsArgs& a, Readers readers, int blocks);
 
 // The owner of tile t in two_shot (interleaved, so every rank owns tiles of every GEMM wave).
 inline int tile_owner(int t, int ranks) { return t % ranks; }

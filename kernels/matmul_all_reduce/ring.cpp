@@ -85,31 +85,20 @@ protected:
         const bool fault = params().fault == "skip_own_partial";
         KernelLaunch reduce{"RingReduceScatterAllGatherKernel", CoreType::AIV, params().comm_blocks,
                             [a, fault](BlockCtx& blk) { return ring_reduce_kernel(blk, a, fault); }};
-        return ViewPlan{reset_flags(rank),
-                        {ViewPhase{PhaseRole::Both,
-                                   {},
-                                   {{kComputeStream, make_partials_gemm_kernel(gemm(rank), a, Readers::Self,
-                                                                               params().compute_blocks)},
-                                    {kCommStream, std::move(reduce)}}}}};
+        return partials_view(rank, Readers::Self, std::move(reduce));
     }
 };
 
 }  // namespace
 
-VariantDesc ring_variant() {
-    VariantDesc v;
-    v.name = "ring";
-    v.doc = "GEMM (AIC) stores partials locally; a ring kernel (AIV) runs a ring reduce-scatter then a ring "
-            "all-gather per sub-tile through a ring buffer with flags (W-1 + W-1 steps, neighbour writes only)";
+VariantDesc ring_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "ring",
+                                   "GEMM (AIC) stores partials locally; a ring kernel (AIV) runs a ring reduce-scatter "
+                                   "then a ring all-gather per sub-tile through a ring buffer with flags (W-1 + W-1 "
+                                   "steps, neighbour writes only)");
     v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16 in; fp32 or input-dtype out (running sums in "
                     "the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     v.faults = {"skip_own_partial"};
-    v.validate = validate_common;
-    v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p, true)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<RingRun>(p); };
     return v;

@@ -17,6 +17,7 @@
 // sender's stores on one link from two streams, which the model does not contend.) Push blocks
 // never wait on a peer, so the reduce blocks' waits always end.
 #include "kernels/common/collectives/ub_stage.hpp"
+#include "kernels/common/int_math.hpp"
 #include "kernels/matmul_all_reduce/partials_run.hpp"
 #include "kernels/matmul_all_reduce/variants.hpp"
 
@@ -95,7 +96,7 @@ Task two_shot_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_broadcast) 
         else co_await reduce_owned(blk, a, ub, b - pushers, blocks - pushers, skip_broadcast);
     }
     // Every sub-tile the peers own has arrived here.
-    const int peers_tiles = a.layout.tiles - (a.layout.tiles - a.rank + W - 1) / W;
+    const int peers_tiles = a.layout.tiles - ceil_div(a.layout.tiles - a.rank, W);
     co_await TWAIT(blk, a.counter(a.rank), CmpOp::GE, peers_tiles * a.subs());
     ub.drain();
 }
@@ -110,31 +111,19 @@ protected:
         const bool fault = params().fault == "skip_broadcast";
         KernelLaunch reduce{"TwoShotReduceBroadcastKernel", CoreType::AIV, params().comm_blocks,
                             [a, fault](BlockCtx& blk) { return two_shot_reduce_kernel(blk, a, fault); }};
-        return ViewPlan{reset_flags(rank),
-                        {ViewPhase{PhaseRole::Both,
-                                   {},
-                                   {{kComputeStream, make_partials_gemm_kernel(gemm(rank), a, Readers::Self,
-                                                                               params().compute_blocks)},
-                                    {kCommStream, std::move(reduce)}}}}};
+        return partials_view(rank, Readers::Self, std::move(reduce));
     }
 };
 
 }  // namespace
 
-VariantDesc two_shot_variant() {
-    VariantDesc v;
-    v.name = "two_shot";
-    v.doc = "GEMM (AIC) stores partials locally; the comm kernel (AIV) pushes each partial to its tile's owner, "
-            "which sums the W partials and stores the sum into every rank's output";
+VariantDesc two_shot_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "two_shot",
+                                   "GEMM (AIC) stores partials locally; the comm kernel (AIV) pushes each partial to its "
+                                   "tile's owner, which sums the W partials and stores the sum into every rank's output");
     v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16 in; fp32 or input-dtype out (partials and "
                     "sums in the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     v.faults = {"skip_broadcast"};
-    v.validate = validate_common;
-    v.padding = mar_padding;
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p, true)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TwoShotRun>(p); };
     return v;

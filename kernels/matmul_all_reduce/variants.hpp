@@ -4,12 +4,14 @@
 
 namespace tandem::kernels::mar {
 
-VariantDesc atomic_variant();
-VariantDesc one_shot_variant();
-VariantDesc two_shot_variant();
-VariantDesc ring_variant();
+// Each is the op's defaults (iris_defaults) refined.
+VariantDesc atomic_variant(const VariantDesc& defaults);
+VariantDesc one_shot_variant(const VariantDesc& defaults);
+VariantDesc two_shot_variant(const VariantDesc& defaults);
+VariantDesc ring_variant(const VariantDesc& defaults);
 
-// What every variant checks: the GEMM tile fits the cube's buffers.
-void validate_common(const OpParams& p, const BufferLimits& lim);
+// What the Iris variants share: fused_gemm_defaults, the output in the window (peers add or
+// store into it), the GEMM tile checked against the cube's buffers (and stream-K's blocks).
+VariantDesc iris_defaults();
 
 }  // namespace tandem::kernels::mar

@@ -7,6 +7,7 @@
 // assumption (sim/MODEL.md, remote atomics), as for matmul_all_reduce's atomic.
 #include <vector>
 
+#include "kernels/common/view_plans.hpp"
 #include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/variants.hpp"
 
@@ -41,27 +42,19 @@ protected:
                        [g = gemm(rank), a = args(rank), fault](BlockCtx& blk) { return atomic_kernel(blk, g, a, fault); }};
         // The outputs are zeroed by the host before the view (op_bench), before the barrier that
         // starts it, so no peer adds into a stale output.
-        return ViewPlan{{}, {ViewPhase{PhaseRole::Both, {}, {{kComputeStream, std::move(k)}}}}};
+        return launched_together({}, {{kComputeStream, std::move(k)}});
     }
 };
 
 }  // namespace
 
-VariantDesc atomic_variant() {
-    VariantDesc v;
-    v.name = "atomic";
-    v.doc = "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into its owner's output; "
-            "outputs zeroed by the host, bias by rank 0";
+VariantDesc atomic_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "atomic",
+                                   "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into its "
+                                   "owner's output; outputs zeroed by the host, bias by rank 0");
     v.constraints = "N a multiple of ranks x base-n (each rank's column block whole tiles); any M, K (padded); "
                     "fp16/bf16 in; fp32 or input-dtype out (the atomic sum in the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     v.faults = {"skip_peer_add"};
-    v.validate = validate_common;
-    v.padding = mrs_padding;
-    v.workspace_bytes = mrs_workspace_bytes;
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<AtomicRun>(p); };
     return v;
 }

@@ -4,14 +4,13 @@
 #include <cmath>
 
 #include "kernels/common/collectives/reduce_scatter.hpp"
+#include "kernels/common/int_math.hpp"
+#include "kernels/common/view_plans.hpp"
 #include "sim/runtime/runtime.hpp"
 
 namespace tandem::kernels::mrs {
 
 namespace {
-int round_up(int v, int step) { return (v + step - 1) / step * step; }
-std::int64_t align32(std::int64_t v) { return (v + 31) / 32 * 32; }
-
 // The baseline reduce-scatter over the stacked P: slice o = row block o (comm tiles never cross
 // a row block: their rows divide the padded M).
 collectives::CollectiveLayout baseline_layout(const OpParams& p) {
@@ -49,14 +48,11 @@ Task stacked_gemm_kernel(BlockCtx& blk, SummedGemm g, MrsArgs a, bool notify) {
 
 int padded_m(const OpParams& p) { return round_up(p.m, p.base_m); }
 
-// M to base_m, N to base_n (N / W is whole tiles already: validate_common), K to panel_k.
-Padding mrs_padding(const OpParams& p) { return Padding{p.base_m, p.base_n, p.base_n}; }
-
 double mrs_workspace_bytes(const OpParams& p) {
     // In double: absurd shapes must give a message, not an overflow.
     const double m = std::ceil(double(p.m) / p.base_m) * p.base_m;
     const double tiles = m / p.base_m * std::ceil(double(p.n) / p.base_n);
-    const double baseline = p.ranks > 0 && p.n % p.ranks == 0 ? double(align32(baseline_layout(p).bytes())) : 0.0;
+    const double baseline = p.ranks > 0 && p.n % p.ranks == 0 ? double(round_up(baseline_layout(p).bytes(), kRegionAlignBytes)) : 0.0;
     return baseline + m * p.n * dtype_bytes(p.out_dtype) + 32 + 4.0 * tiles;  // ready: W x tiles/W words
 }
 
@@ -73,8 +69,8 @@ KernelLaunch make_stacked_gemm_kernel(const SummedGemm& g, const MrsArgs& a, boo
 }
 
 MrsRun::MrsRun(const OpParams& p)
-    : params_(p), layout_(baseline_layout(p)), map_(tile_map_of(p)), partial_offset_(align32(layout_.bytes())),
-      flags_offset_(align32(partial_offset_ + std::int64_t{map_.m_pad} * p.n * dtype_bytes(p.out_dtype))),
+    : params_(p), layout_(baseline_layout(p)), map_(tile_map_of(p)), partial_offset_(round_up(layout_.bytes(), kRegionAlignBytes)),
+      flags_offset_(round_up(partial_offset_ + std::int64_t{map_.m_pad} * p.n * dtype_bytes(p.out_dtype), kRegionAlignBytes)),
       bytes_(flags_offset_ + 4 * std::int64_t{p.ranks} * map_.owned_count()),
       workspace_(static_cast<std::size_t>(p.ranks), nullptr), tensors_(static_cast<std::size_t>(p.ranks)) {}
 
@@ -110,24 +106,13 @@ collectives::CollectiveArgs MrsRun::baseline_args(int rank) const {
 }
 
 ViewPlan MrsRun::view(ViewKind kind, int rank) const {
-    const KernelLaunch gemm_kernel = make_stacked_gemm_kernel(gemm(rank), args(rank), false, params_.compute_blocks);
-    ViewPlan plan;
-    switch (kind) {
-        case ViewKind::ComputeOnly:
-            plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, gemm_kernel}}}};
-            break;
-        case ViewKind::Sequential: {
-            const collectives::CollectiveArgs a = baseline_args(rank);
-            plan.reset = [a](HostContext& host) { collectives::reset_collective_flags(host, a); };
-            plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, gemm_kernel}}},
-                           ViewPhase{PhaseRole::Comm, {}, {{kCommStream, collectives::make_reduce_scatter_kernel(a)}}}};
-            break;
-        }
-        case ViewKind::Pipelined:
-            plan = pipelined_view(rank);
-            break;
-    }
-    return plan;
+    if (kind == ViewKind::Pipelined) return pipelined_view(rank);
+    const collectives::CollectiveArgs a = baseline_args(rank);
+    GemmThenComm parts;
+    parts.gemm = {kComputeStream, make_stacked_gemm_kernel(gemm(rank), args(rank), false, params_.compute_blocks)};
+    parts.comm = {kCommStream, collectives::make_reduce_scatter_kernel(a)};
+    parts.comm_reset = [a](HostContext& host) { collectives::reset_collective_flags(host, a); };
+    return gemm_then_comm_view(kind, parts, {});
 }
 
 }  // namespace tandem::kernels::mrs

@@ -30,7 +30,6 @@ inline constexpr int kComputeStream = 0;
 inline constexpr int kCommStream = 1;
 
 int padded_m(const OpParams& p);
-Padding mrs_padding(const OpParams& p);
 double mrs_workspace_bytes(const OpParams& p);
 
 // Where tiles go, identical on every rank (copied into the kernels by value).

@@ -7,12 +7,15 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/fused_gemm_defaults.hpp"
 #include "kernels/common/op_checks.hpp"
+#include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/variants.hpp"
 
 namespace tandem::kernels {
 
 namespace mrs {
+namespace {
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
@@ -21,6 +24,15 @@ void validate_common(const OpParams& p, const BufferLimits& lim) {
         fail_check(fmt::format("--gn {}: matmul_reduce_scatter needs N to be a multiple of ranks x base-n = {} x {} = {} "
                                "(rank r's output is column block r of C, made of whole GEMM tiles); nearest valid: {}",
                                p.n, p.ranks, p.base_n, step, nearest_multiple(p.n, step)));
+}
+}  // namespace
+
+VariantDesc mrs_defaults() {
+    VariantDesc v = fused_gemm_defaults();
+    v.output_in_window = true;
+    v.validate = validate_common;
+    v.workspace_bytes = mrs_workspace_bytes;
+    return v;
 }
 }  // namespace mrs
 
@@ -36,7 +48,12 @@ const OpDesc& matmul_reduce_scatter_op() {
         d.comm_payload_bytes = [](const OpParams& p) {  // the reduce-scatter's bytes per rank
             return p.ranks > 0 ? double(p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };
-        d.variants = {mrs::tile_owner_variant(), mrs::atomic_variant()};
+        // 128-wide tiles so that each rank's column block is two tiles; M and K ragged (padded).
+        d.test_shape = [](int ranks) { return RunShape{ranks, 200, 300, 256 * ranks, 128, 128, 4, 4}; };
+        d.bench_shape = RunShape{2, 2048, 2048, 1024};
+        d.scale_shape = RunShape{64, 2048, 2048, 16384};
+        const VariantDesc defaults = mrs::mrs_defaults();
+        d.variants = {mrs::tile_owner_variant(defaults), mrs::atomic_variant(defaults)};
         return d;
     }();
     return op;

@@ -12,6 +12,7 @@
 // can see anyway; and the GEMM never waits on the reduction.
 #include "kernels/common/collectives/comm_grid.hpp"
 #include "kernels/common/collectives/ub_stage.hpp"
+#include "kernels/common/view_plans.hpp"
 #include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/variants.hpp"
 
@@ -56,31 +57,21 @@ protected:
             collectives::make_comm_grid(params().base_m, params().base_n, params().out_dtype, params().base_m);
         KernelLaunch reduce{"TileOwnerReduceKernel", CoreType::AIV, params().comm_blocks,
                             [a, sub, fault](BlockCtx& blk) { return owner_reduce_kernel(blk, a, sub, fault); }};
-        return ViewPlan{reset_ready_flags(rank),
-                        {ViewPhase{PhaseRole::Both,
-                                   {},
-                                   {{kComputeStream, make_stacked_gemm_kernel(gemm(rank), a, true, params().compute_blocks)},
-                                    {kCommStream, std::move(reduce)}}}}};
+        return launched_together(reset_ready_flags(rank),
+                                 {{kComputeStream, make_stacked_gemm_kernel(gemm(rank), a, true, params().compute_blocks)},
+                                  {kCommStream, std::move(reduce)}});
     }
 };
 
 }  // namespace
 
-VariantDesc tile_owner_variant() {
-    VariantDesc v;
-    v.name = "tile_owner";
-    v.doc = "GEMM (AIC) stores partials locally and flags each tile on its owner; a reduction kernel (AIV) on each "
-            "owner pulls the W partials of its tiles and sums them";
+VariantDesc tile_owner_variant(const VariantDesc& defaults) {
+    VariantDesc v = derive_variant(defaults, "tile_owner",
+                                   "GEMM (AIC) stores partials locally and flags each tile on its owner; a reduction "
+                                   "kernel (AIV) on each owner pulls the W partials of its tiles and sums them");
     v.constraints = "N a multiple of ranks x base-n (each rank's column block whole tiles); any M, K (padded); "
                     "fp16/bf16 in; fp32 or input-dtype out (partials and sums in the output dtype)";
-    v.dtypes = {DType::F16, DType::BF16};
-    v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
-    v.takes_bias = true;
-    v.output_in_window = true;
     v.faults = {"skip_partial"};
-    v.validate = validate_common;
-    v.padding = mrs_padding;
-    v.workspace_bytes = mrs_workspace_bytes;
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TileOwnerRun>(p); };
     return v;
 }

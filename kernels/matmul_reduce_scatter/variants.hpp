@@ -4,10 +4,13 @@
 
 namespace tandem::kernels::mrs {
 
-VariantDesc tile_owner_variant();
-VariantDesc atomic_variant();
+// Each is the op's defaults (mrs_defaults) refined.
+VariantDesc tile_owner_variant(const VariantDesc& defaults);
+VariantDesc atomic_variant(const VariantDesc& defaults);
 
-// What every variant checks: the GEMM tile fits, N splits into whole-tile column blocks.
-void validate_common(const OpParams& p, const BufferLimits& lim);
+// What every variant shares: fused_gemm_defaults, the output in the window, the GEMM tile checked
+// against the cube's buffers and N split into whole-tile column blocks, the workspace of
+// mrs_run.hpp.
+VariantDesc mrs_defaults();
 
 }  // namespace tandem::kernels::mrs

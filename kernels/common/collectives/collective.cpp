@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/int_math.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/sim_error.hpp"
 
@@ -15,7 +16,7 @@ const char* collective_algo_name(CollectiveAlgo algo) { return algo == Collectiv
 
 CollectiveLayout::CollectiveLayout(int ranks_, const CommGrid& grid_, DType dtype_, int blocks_)
     : ranks(ranks_), grid(grid_), dtype(dtype_), blocks(blocks_),
-      slice_tiles_max(ranks_ > 0 ? (grid_.tiles() + ranks_ - 1) / ranks_ : 0) {
+      slice_tiles_max(ranks_ > 0 ? ceil_div(grid_.tiles(), ranks_) : 0) {
     if (ranks < 1 || blocks < 1 || grid.tile_rows < 1 || grid.tile_cols < 1 || grid.rows % grid.tile_rows != 0 ||
         grid.cols % grid.tile_cols != 0) {
         throw SimError(fmt::format("collective layout: {} ranks, {} blocks, a {}x{} matrix in {}x{} tiles: needs >= 1 "

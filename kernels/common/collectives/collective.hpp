@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernels/common/collectives/comm_grid.hpp"
+#include "kernels/common/int_math.hpp"
 #include "sim/exec/signal.hpp"
 #include "sim/profile.hpp"
 
@@ -62,7 +63,7 @@ struct CollectiveLayout {
     // rank for mesh, step for ring; then block).
     int flags_per_region() const { return ranks * blocks; }
     // (the flags start 32-byte aligned after the inbox)
-    std::int64_t reduce_flags_offset() const { return (inbox_bytes() + 31) / 32 * 32; }
+    std::int64_t reduce_flags_offset() const { return round_up(inbox_bytes(), kRegionAlignBytes); }
     std::int64_t gather_flags_offset() const { return reduce_flags_offset() + 4 * std::int64_t{flags_per_region()}; }
     std::int64_t bytes() const { return reduce_flags_offset() + 8 * std::int64_t{flags_per_region()}; }
 };

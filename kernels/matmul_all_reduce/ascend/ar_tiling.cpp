@@ -2,11 +2,9 @@
 
 #include <algorithm>
 
-namespace tandem::kernels {
+#include "kernels/common/int_math.hpp"
 
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-}  // namespace
+namespace tandem::kernels {
 
 AscendArTiling::AscendArTiling(const AscendArShape& s)
     : s_(s), m_tiles_(s.m / s.base_m), n_tiles_(s.n / s.base_n),

@@ -41,6 +41,24 @@ struct AscendArArgs {
 
 // GemmComputeKernel (AIC, `compute_blocks` blocks).
 KernelLaunch make_ascend_compute_kernel(const AscendArArgs& args);
+
+// GemmComputeKernel of both versions of the example (compute_kernel.cpp): they differ only in
+// how the tiles are split over the blocks. Block b computes the count[b] linear tiles from
+// first[b] of the tiling's boustrophedon order, each stored into gemm_output and then announced
+// (its row-major id) on the block's ready queue.
+struct GemmComputeJob {
+    AscendArTiling tiling;
+    GmTensor a;
+    GmTensor b;
+    GmTensor gemm_output;
+    SpscQueueSet queues;
+    int my_rank = 0;
+    std::int64_t queue_base = 0;
+    std::vector<int> first;  // per compute block
+    std::vector<int> count;
+    bool skip_last_k_tile = false;  // fault: every tile misses its last K panel
+};
+KernelLaunch make_gemm_compute_kernel(const GemmComputeJob& job);
 // GemmCommAllKernel (AIV, `comm_blocks` blocks).
 KernelLaunch make_ascend_comm_kernel(const AscendArArgs& args);
 

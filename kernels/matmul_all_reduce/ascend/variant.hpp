@@ -5,6 +5,7 @@
 
 namespace tandem::kernels {
 
-VariantDesc ascend_all_reduce_variant();
+// The op's defaults refined (replica.hpp: ascend_replica_defaults).
+VariantDesc ascend_all_reduce_variant(const VariantDesc& op_defaults);
 
 }  // namespace tandem::kernels

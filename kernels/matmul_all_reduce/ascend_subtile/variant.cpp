@@ -1,14 +1,7 @@
 // matmul_all_reduce --variant ascend_subtile for the shared host: the newer version of Ascend's
-// GEMM+AllReduce example with its buffers, its host resets and its three views:
-//   * buffers per rank: the signal matrix in the window (signal_layout.hpp; workspace),
-//     gemm_output (M x N fp16, local GM, workspace), one ready queue of ceil(T / B) slots per
-//     compute block (local GM, workspace), and reduced_output (M x N fp16): the op's output,
-//     which the host places in the window (VariantDesc::output_in_window), at the same offset
-//     on every rank;
-//   * before every view: queues rewritten; gemm_output, reduced_output and the whole signal
-//     matrix zeroed (the data resets are no-ops in timing-only mode);
-//   * compute-only: the compute kernel alone; sequential: compute, synchronize, comm,
-//     synchronize; pipelined: compute launched, comm launched, both synchronized.
+// GEMM+AllReduce example with its buffers, its host resets and its three views
+// (ascend/replica.hpp: what it shares with ascend). Its signal words are the signal matrix
+// (signal_layout.hpp), one ready queue has ceil(T / B) slots per compute block.
 // The published host also prints a "compute-done" time from device events around the compute
 // launch of the pipelined run; Tandem's host reports the three views only (README.md here).
 #include "kernels/matmul_all_reduce/ascend_subtile/variant.hpp"
@@ -21,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/op_checks.hpp"
+#include "kernels/matmul_all_reduce/ascend/replica.hpp"
 #include "kernels/matmul_all_reduce/ascend_subtile/subtile_ar.hpp"
 #include "sim/runtime/runtime.hpp"
 
@@ -28,19 +22,10 @@ namespace tandem::kernels {
 
 namespace {
 
-constexpr int kComputeStream = 0;
-constexpr int kCommStream = 1;
 constexpr int kDefaultSubM = 64;  // CONFIG_COMM_SUB_M of the published build
 const char* const kSubMKnob = "comm_sub_m";
 
-int round_up(int v, int step) { return (v + step - 1) / step * step; }
-
 int sub_m_of(const OpParams& p) { return p.knob(kSubMKnob).value_or(kDefaultSubM); }
-
-AscendArShape shape_of(const OpParams& p) {
-    return AscendArShape{p.ranks, round_up(p.m, p.base_m), p.k, round_up(p.n, p.base_n),
-                         p.base_m, p.base_n, p.compute_blocks, p.comm_blocks};
-}
 
 // The divisor of `base_m` nearest to `v` (ties go up).
 int nearest_divisor(int base_m, int v) {
@@ -74,11 +59,7 @@ void validate(const OpParams& c, const BufferLimits& lim) {
                                "nearest valid: {}",
                                subM, ub_bytes_for(subM, c.base_n), lim.ub_bytes, lim.profile_name, fits));
     }
-    check_positive("--gm", "M", c.m, c.base_m, "base-m");
-    check_positive("--gk", "K", c.k, c.base_n, "base-n");
-    check_positive("--gn", "N", c.n, c.base_n, "base-n");
-    check_multiple("--gk", "K", c.k, c.base_n, "baseK x stepKa = base-n",
-                   "the K loop loads 4 slices of base-n/4 per panel and K is not padded");
+    check_ascend_shape(c);
     const double tiles = std::ceil(double(c.m) / c.base_m) * std::ceil(double(c.n) / c.base_n);
     if (tiles * (c.base_m / subM) > std::numeric_limits<std::int32_t>::max() / 4) {
         fail_check(fmt::format("--gm {} --gn {}: {:.0f} output tiles of {}x{} in {}-row subtiles need more "
@@ -103,126 +84,59 @@ double workspace_bytes(const OpParams& p) {
            SpscQueueSet::bytes_for(std::max(1, p.compute_blocks), capacity);
 }
 
-class SubtileAllReduceRun final : public OpInstance {
+class SubtileAllReduceRun final : public AscendReplicaRun {
 public:
-    explicit SubtileAllReduceRun(const OpParams& p)
-        : params_(p), proto_(shape_of(p), sub_m_of(p)),
-          queues_(p.compute_blocks, proto_.tiling.queue_capacity(), 0), ranks_(static_cast<std::size_t>(p.ranks)) {}
+    explicit SubtileAllReduceRun(const OpParams& p) : SubtileAllReduceRun(p, SubtileArArgs(ascend_shape_of(p), sub_m_of(p))) {}
 
-    std::vector<std::string> streams() const override { return {"compute", "comm"}; }
-
-    void allocate_workspace(int rank, GlobalMemory& gm) override {
-        const AscendArShape& s = proto_.tiling.shape();
-        RankBuffers& r = ranks_[static_cast<std::size_t>(rank)];
-        r.signal_base = gm.allocate("signal_matrix", proto_.signals.bytes(), /*shared=*/true).base;
-        const GmAllocation& out = gm.allocate("gemm_output", 2LL * s.m * s.n);
-        r.gemm_output = GmTensor(out, 0, s.m, s.n, s.n, DType::F16, Layout::ND);
-        r.queue_base = gm.allocate("ready_queues", queues_.bytes()).base;
-    }
-
-    void bind(int rank, const RankTensors& t) override {
-        RankBuffers& r = ranks_[static_cast<std::size_t>(rank)];
-        r.a = t.a;
-        r.b = t.b;
-        r.reduced_output = t.out;
-    }
-
-    ViewPlan view(ViewKind kind, int rank) const override {
+protected:
+    std::pair<KernelLaunch, KernelLaunch> kernels(int rank) const override {
         const SubtileArArgs args = args_of(rank);
-        const KernelLaunch compute = make_subtile_compute_kernel(args);
-        const KernelLaunch comm = make_subtile_comm_kernel(args);
-        ViewPlan plan;
-        plan.reset = [this, rank](HostContext& host) { reset(host, rank); };
-        switch (kind) {
-            case ViewKind::ComputeOnly:
-                plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, compute}}}};
-                break;
-            case ViewKind::Sequential:
-                plan.phases = {ViewPhase{PhaseRole::Compute, {}, {{kComputeStream, compute}}},
-                               ViewPhase{PhaseRole::Comm, {}, {{kCommStream, comm}}}};
-                break;
-            case ViewKind::Pipelined:
-                plan.phases = {ViewPhase{PhaseRole::Both, {}, {{kComputeStream, compute}, {kCommStream, comm}}}};
-                break;
-        }
-        return plan;
+        return {make_subtile_compute_kernel(args), make_subtile_comm_kernel(args)};
     }
-
-    std::string signal_name(int rank, std::int64_t address) const override {
-        const RankBuffers& r = ranks_.at(static_cast<std::size_t>(rank));
-        if (address >= r.signal_base && address < r.signal_base + proto_.signals.bytes())
-            return proto_.signals.name_of(address - r.signal_base);
-        if (address >= r.queue_base && address < r.queue_base + queues_.bytes())
-            return queues_.name_of(address - r.queue_base);
-        return {};
-    }
+    // The whole signal matrix, as the example's host (ResetDeviceState).
+    void reset_signals(HostContext& host, std::int64_t base) const override { proto_.signals.host_reset(host, base); }
+    std::string signal_name_at(int, std::int64_t offset) const override { return proto_.signals.name_of(offset); }
 
 private:
-    struct RankBuffers {
-        std::int64_t signal_base = 0;  // kept for signal_name, which runs after the cluster is gone
-        std::int64_t queue_base = 0;
-        GmTensor gemm_output;
-        GmTensor a;
-        GmTensor b;
-        GmTensor reduced_output;
-    };
+    SubtileAllReduceRun(const OpParams& p, const SubtileArArgs& proto)
+        : AscendReplicaRun(p, proto.signals.bytes(), proto.tiling.queue_capacity()), proto_(proto) {}
 
     SubtileArArgs args_of(int rank) const {
-        const RankBuffers& mine = ranks_[static_cast<std::size_t>(rank)];
+        const RankBuffers& mine = ranks()[static_cast<std::size_t>(rank)];
         SubtileArArgs args = proto_;
         args.my_rank = rank;
         args.a = mine.a;
         args.b = mine.b;
         args.gemm_output = mine.gemm_output;
-        args.queues = queues_;
+        args.queues = queues();
         args.queue_base = mine.queue_base;
-        for (const RankBuffers& r : ranks_) {
+        for (const RankBuffers& r : ranks()) {
             args.reduced_output.push_back(r.reduced_output);
             args.signal_bases.push_back(r.signal_base);
         }
-        if (params_.fault == "skip_last_k_tile") args.fault = SubtileArFault::SkipLastKTile;
-        if (params_.fault == "skip_subtile_add") args.fault = SubtileArFault::SkipSubtileAdd;
-        if (params_.fault == "ready_before_store") args.fault = SubtileArFault::ReadyBeforeStore;
+        if (params().fault == "skip_last_k_tile") args.fault = SubtileArFault::SkipLastKTile;
+        if (params().fault == "skip_subtile_add") args.fault = SubtileArFault::SkipSubtileAdd;
+        if (params().fault == "ready_before_store") args.fault = SubtileArFault::ReadyBeforeStore;
         return args;
     }
 
-    // Before every view, as the example's host (ResetDeviceState).
-    void reset(HostContext& host, int rank) const {
-        const RankBuffers& r = ranks_[static_cast<std::size_t>(rank)];
-        queues_.host_reset(host, r.queue_base);
-        proto_.signals.host_reset(host, r.signal_base);
-        host.zero_device(r.gemm_output);
-        host.zero_device(r.reduced_output);
-    }
-
-    OpParams params_;
     SubtileArArgs proto_;  // the tiling and the signal layout, shared by every rank
-    SpscQueueSet queues_;
-    std::vector<RankBuffers> ranks_;
 };
 
 }  // namespace
 
-VariantDesc ascend_subtile_all_reduce_variant() {
-    VariantDesc v;
-    v.name = "ascend_subtile";
-    v.doc = "the newer Ascend GEMM+AllReduce example: balanced AIC tile split, ready queues drained round-robin, "
-            "half-tile atomic-add reduce-scatter with per-subtile ready counters, all-gather of each owned subtile "
-            "as soon as every rank's add has landed, interleaved in one AIV loop with no barrier";
+VariantDesc ascend_subtile_all_reduce_variant(const VariantDesc& op_defaults) {
+    VariantDesc v = derive_variant(ascend_replica_defaults(op_defaults), "ascend_subtile",
+                                   "the newer Ascend GEMM+AllReduce example: balanced AIC tile split, ready queues "
+                                   "drained round-robin, half-tile atomic-add reduce-scatter with per-subtile ready "
+                                   "counters, all-gather of each owned subtile as soon as every rank's add has landed, "
+                                   "interleaved in one AIV loop with no barrier");
     v.constraints = "every rank its own A_i (M x K) and the same B; K % base-n == 0 (M padded to base-m, N to base-n); "
                     "comm-sub-m divides base-m; comm blocks <= AIV cores; fp16 in, fp16 out; no bias";
-    v.sharding = Sharding{Split::Cols, Split::Replicated, true, Split::Replicated};
-    v.dtypes = {DType::F16};
-    v.out_dtypes = {DType::F16};
-    v.takes_bias = false;
-    v.output_in_window = true;
     v.knobs = {KnobDesc{kSubMKnob, {}, "ascend_subtile: rows of the comm kernel's reduce-scatter / all-gather unit, "
                                        "divides base-m (default 64, as published)", {}}};
-    // One AIV per AIC (24 + 24 on 910B1), as published.
-    v.default_comm_blocks = [](const BufferLimits& lim) { return lim.aic_cores; };
     v.faults = {"skip_last_k_tile", "skip_subtile_add", "ready_before_store"};
     v.validate = validate;
-    v.padding = [](const OpParams& p) { return Padding{p.base_m, p.base_n, 1}; };
     v.workspace_bytes = workspace_bytes;
     v.effective_knobs = [](const OpParams& p) { return std::map<std::string, int>{{kSubMKnob, sub_m_of(p)}}; };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<SubtileAllReduceRun>(p); };

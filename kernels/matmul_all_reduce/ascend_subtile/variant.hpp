@@ -6,6 +6,7 @@
 
 namespace tandem::kernels {
 
-VariantDesc ascend_subtile_all_reduce_variant();
+// The op's defaults refined (ascend/replica.hpp: ascend_replica_defaults).
+VariantDesc ascend_subtile_all_reduce_variant(const VariantDesc& op_defaults);
 
 }  // namespace tandem::kernels
