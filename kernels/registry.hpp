@@ -8,7 +8,8 @@
 
 namespace tandem::kernels {
 
-// Every registered op, in the order --list-ops shows them (immutable).
+// Every registered op, in the order --list-ops shows them (immutable); the first is the one a
+// run without --op runs (the seed's AllGather+GEMM).
 const std::vector<const OpDesc*>& registered_ops();
 
 // The op called `name`; throws SimError listing the ops when there is none.

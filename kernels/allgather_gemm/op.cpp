@@ -192,6 +192,7 @@ const OpDesc& allgather_gemm_op() {
             return p.ranks > 0 ? double(p.m) / p.ranks * p.k * 2 * (p.ranks - 1) : 0.0;
         };
         d.variants = {streaming_variant()};
+        d.seed_format = SeedFormat{"AllGather+GEMM", "AllGather bandwidth", true};
         return d;
     }();
     return op;
