@@ -6,8 +6,8 @@
 #include <fmt/ranges.h>
 
 #include "api/context_state.hpp"
-#include "host/op_inputs.hpp"
-#include "host/options.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/options.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"

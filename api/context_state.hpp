@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "host/op_inputs.hpp"
+#include "host/run/op_inputs.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/profile.hpp"
 #include "sim/runtime/runtime.hpp"

@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 
 #include "api/context_state.hpp"
-#include "host/op_bench.hpp"
-#include "host/options.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/cli/options.hpp"
 #include "kernels/launch_signature.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"

@@ -19,9 +19,9 @@
 #include <cstring>
 #include <string>
 
-#include "host/op_bench.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "tandem/tandem.hpp"
 
 namespace {

@@ -60,11 +60,11 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/op_bench.hpp"
-#include "host/program.hpp"
-#include "host/options.hpp"
-#include "host/run_config.hpp"
-#include "host/verify.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/cli/command_line.hpp"
+#include "host/run/verify.hpp"
 #include "sim/mem/fp16_widen.hpp"
 #include "sim/profile.hpp"
 

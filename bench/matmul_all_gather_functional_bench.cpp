@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
-#include "host/run_config.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/command_line.hpp"
 #include "sim/profile.hpp"
 
 namespace {

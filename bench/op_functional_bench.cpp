@@ -35,11 +35,11 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/blas_threads.hpp"
-#include "host/op_inputs.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
-#include "host/run_config.hpp"
+#include "host/run/blas_threads.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/command_line.hpp"
 #include "kernels/registry.hpp"
 #include "sim/profile.hpp"
 

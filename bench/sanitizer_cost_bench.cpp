@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/op_bench.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
-#include "host/run_config.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/command_line.hpp"
 #include "sim/profile.hpp"
 #include "sim/sanitize/sanitizer.hpp"
 

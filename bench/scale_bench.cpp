@@ -57,9 +57,9 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/op_bench.hpp"
-#include "host/options.hpp"
-#include "host/run_config.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/cli/options.hpp"
+#include "host/cli/command_line.hpp"
 #include "kernels/registry.hpp"
 #include "sim/profile.hpp"
 

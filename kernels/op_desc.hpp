@@ -237,6 +237,17 @@ VariantDesc derive_variant(const VariantDesc& defaults, std::string name, std::s
 // views are its kernel alone, and the host reports no overlap for it.
 inline constexpr const char* kNoComm = "none";
 
+// The pto-isa seed's host program printed its runs in a format scripts read (SPEC.md "run.sh")
+// and read and wrote its data files; an op ported from it keeps both by setting
+// OpDesc::seed_format. The host prints every other op in its own format.
+struct SeedFormat {
+    std::string run_label;        // the info line's name of a run ("AllGather+GEMM")
+    std::string bandwidth_label;  // the summary's line of the collective's rate ("AllGather bandwidth")
+    // Reads and writes the seed's data files (--input-dir, --write-inputs): A as row slices, B
+    // replicated, fp16 (host/io/data_files.hpp).
+    bool input_files = false;
+};
+
 struct OpDesc {
     std::string name;
     std::string title;         // for printed summaries ("AllGather GEMM")
@@ -260,6 +271,8 @@ struct OpDesc {
     TestShapeFn test_shape;
     RunShape bench_shape;
     RunShape scale_shape;
+    // Set by an op that keeps the seed's printed format and data files (see SeedFormat).
+    std::optional<SeedFormat> seed_format;
 
     bool communicates() const { return comm_kind != kNoComm; }
     const VariantDesc* find_variant(const std::string& name) const;

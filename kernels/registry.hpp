@@ -30,7 +30,8 @@ private:
 // The shipped ops (kernels/registry.cpp).
 const OpRegistry& shipped_registry();
 
-// The shipped registry's ops, lookup and knobs (what the host and the API use).
+// The shipped registry's ops, lookup and knobs (what the host and the API use); the first op is
+// the one a run without --op runs (the seed's AllGather+GEMM).
 const std::vector<const OpDesc*>& registered_ops();
 const OpDesc& find_op(const std::string& name);
 std::vector<KnobDesc> all_knobs();

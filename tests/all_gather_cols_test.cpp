@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/common/collectives/all_gather_cols.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/runtime/runtime.hpp"

@@ -6,8 +6,8 @@
 
 #include "sim/core/cost_model.hpp"
 
-#include "host/program.hpp"
-#include "host/options.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
 #include "kernels/allgather_gemm/ready_queue.hpp"
 #include "tests/test_support.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "sim/profile.hpp"
 #include "tandem/tandem.hpp"

@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "examples/custom_kernel/gemm_all_to_all.hpp"
-#include "host/op_inputs.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
-#include "host/sweep.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
+#include "host/batch/sweep.hpp"
 #include "sim/profile.hpp"
 #include "sim/sanitize/sanitizer.hpp"
 #include "tandem/tandem.hpp"

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <vector>
 
-#include "host/blas_threads.hpp"
+#include "host/run/blas_threads.hpp"
 
 namespace tandem::host {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "host/op_bench.hpp"
-#include "host/options.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/cli/options.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {

@@ -11,9 +11,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "host/atomic_file.hpp"
-#include "host/data_files.hpp"
-#include "host/input_gen.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/io/data_files.hpp"
+#include "host/run/input_gen.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/sim_error.hpp"
 

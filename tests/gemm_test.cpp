@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/gemm/perf_tiling.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/machine/cluster.hpp"

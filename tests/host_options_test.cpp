@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "host/options.hpp"
+#include "host/cli/options.hpp"
 #include "sim/profile.hpp"
 #include "sim/sim_error.hpp"
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "host/op_bench.hpp"
-#include "host/op_inputs.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "test_support.hpp"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "host/kernel_figures.hpp"
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/run/kernel_figures.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/machine/cluster.hpp"

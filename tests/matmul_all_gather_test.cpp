@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/test_support.hpp"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/matmul_all_reduce/ascend_subtile/signal_layout.hpp"
 #include "kernels/matmul_all_reduce/ascend_subtile/subtile_tiling.hpp"
 #include "sim/sim_error.hpp"

@@ -10,8 +10,8 @@
 #include <vector>
 #include <string>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/matmul_all_reduce/ascend/ar_tiling.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/test_support.hpp"

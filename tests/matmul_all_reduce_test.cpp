@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
 #include "kernels/registry.hpp"
 #include "tests/test_support.hpp"

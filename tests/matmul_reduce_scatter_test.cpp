@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
 #include "kernels/registry.hpp"

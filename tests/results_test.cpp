@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "host/atomic_file.hpp"
-#include "host/results.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/run/results.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "tests/test_support.hpp"
 

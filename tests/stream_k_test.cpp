@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/options.hpp"
-#include "host/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/test_support.hpp"
 

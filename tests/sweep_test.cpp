@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "host/program.hpp"
-#include "host/options.hpp"
-#include "host/sweep.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/batch/sweep.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "host/mpi_launch.hpp"
-#include "host/sweep.hpp"
-#include "host/sweep_wire.hpp"
+#include "host/batch/mpi_launch.hpp"
+#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

@@ -6,10 +6,10 @@
 // kernels/registry.cpp, which makes it reachable by --op, sweeps and the API.
 #include <gtest/gtest.h>
 
-#include "host/op_bench.hpp"
-#include "host/op_inputs.hpp"
-#include "host/options.hpp"
-#include "host/verify.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/options.hpp"
+#include "host/run/verify.hpp"
 #include "kernels/common/gemm_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "tests/test_support.hpp"

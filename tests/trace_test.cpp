@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/program.hpp"
-#include "host/options.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {

@@ -13,9 +13,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "host/program.hpp"
-#include "host/options.hpp"
-#include "host/tune.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/batch/tune.hpp"
 #include "kernels/allgather_gemm/ag_layout.hpp"
 #include "sim/sim_error.hpp"
 #include "test_support.hpp"

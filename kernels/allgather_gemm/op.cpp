@@ -23,6 +23,7 @@ const OpDesc& allgather_gemm_op() {
         d.bench_shape = RunShape{2, 2048, 2048, 1024};
         d.scale_shape = RunShape{64, 8192, 4096, 4096};
         d.variants = {ag::streaming_variant()};
+        d.seed_format = SeedFormat{"AllGather+GEMM", "AllGather bandwidth", true};
         return d;
     }();
     return op;

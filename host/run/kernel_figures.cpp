@@ -1,4 +1,4 @@
-#include "host/kernel_figures.hpp"
+#include "host/run/kernel_figures.hpp"
 
 #include <algorithm>
 #include <map>

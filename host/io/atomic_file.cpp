@@ -1,5 +1,5 @@
 // Atomic file writes: temp file + rename. See atomic_file.hpp.
-#include "host/atomic_file.hpp"
+#include "host/io/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "host/op_bench.hpp"
-#include "host/results.hpp"
-#include "host/run_config.hpp"
-#include "host/verify.hpp"
+#include "host/run/op_bench.hpp"
+#include "host/run/results.hpp"
+#include "host/cli/command_line.hpp"
+#include "host/run/verify.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {

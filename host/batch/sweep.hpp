@@ -23,9 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/results.hpp"
-#include "host/run_config.hpp"
-#include "host/sweep_peers.hpp"
+#include "host/run/results.hpp"
+#include "host/cli/command_line.hpp"
+#include "host/batch/sweep_peers.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {

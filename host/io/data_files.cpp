@@ -1,5 +1,5 @@
 // Reading and writing the seed's raw binary files. See data_files.hpp.
-#include "host/data_files.hpp"
+#include "host/io/data_files.hpp"
 
 #include <bit>
 #include <cerrno>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "host/atomic_file.hpp"
+#include "host/io/atomic_file.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

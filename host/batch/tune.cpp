@@ -1,5 +1,5 @@
 // The --tune search: grid, stages, ranking, report. See tune.hpp.
-#include "host/tune.hpp"
+#include "host/batch/tune.hpp"
 
 #include <algorithm>
 #include <ostream>
@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "host/program.hpp"
-#include "host/options.hpp"
-#include "host/sweep_peers.hpp"
-#include "host/sweep_wire.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/batch/sweep_peers.hpp"
+#include "host/batch/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "host/kernel_figures.hpp"
-#include "host/op_inputs.hpp"
-#include "host/run_config.hpp"
+#include "host/run/kernel_figures.hpp"
+#include "host/run/op_inputs.hpp"
+#include "host/cli/command_line.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/mem/zeroed_buffer.hpp"

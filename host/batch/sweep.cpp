@@ -1,5 +1,5 @@
 // Sweeps: sweep files to RunConfigs, the worker pool, the output files. See sweep.hpp.
-#include "host/sweep.hpp"
+#include "host/batch/sweep.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -18,10 +18,10 @@
 
 #include <fmt/format.h>
 
-#include "host/program.hpp"
-#include "host/atomic_file.hpp"
-#include "host/options.hpp"
-#include "host/sweep_wire.hpp"
+#include "host/run/program.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/cli/options.hpp"
+#include "host/batch/sweep_wire.hpp"
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 

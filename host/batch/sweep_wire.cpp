@@ -1,5 +1,5 @@
 // The messages of a sweep spread over processes. See sweep_wire.hpp.
-#include "host/sweep_wire.hpp"
+#include "host/batch/sweep_wire.hpp"
 
 #include <charconv>
 #include <cstdint>

@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "host/run_config.hpp"
-#include "host/sweep.hpp"
+#include "host/cli/command_line.hpp"
+#include "host/batch/sweep.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/run_config.hpp"
+#include "host/cli/command_line.hpp"
 
 namespace tandem::host {
 

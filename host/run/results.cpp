@@ -1,6 +1,6 @@
 // Metrics, results JSON and the printed summary of one run. See results.hpp; the formulas are
 // SPEC.md's "Benchmark views and metrics", the keys its "Results JSON contract".
-#include "host/results.hpp"
+#include "host/run/results.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "host/atomic_file.hpp"
-#include "host/options.hpp"
+#include "host/io/atomic_file.hpp"
+#include "host/cli/options.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/sim_error.hpp"
 

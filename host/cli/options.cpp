@@ -1,7 +1,7 @@
 // Command line parsing (CLI11) and validation of a RunConfig. See options.hpp.
-#include "host/options.hpp"
+#include "host/cli/options.hpp"
 
-#include "host/op_inputs.hpp"
+#include "host/run/op_inputs.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // See mpi_launch.hpp.
-#include "host/mpi_launch.hpp"
+#include "host/batch/mpi_launch.hpp"
 
 #include <charconv>
 #include <cstdlib>

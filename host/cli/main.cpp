@@ -14,13 +14,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "host/blas_threads.hpp"
-#include "host/mpi_launch.hpp"
-#include "host/program.hpp"
-#include "host/options.hpp"
-#include "host/sweep.hpp"
-#include "host/sweep_mpi.hpp"
-#include "host/tune.hpp"
+#include "host/run/blas_threads.hpp"
+#include "host/batch/mpi_launch.hpp"
+#include "host/run/program.hpp"
+#include "host/cli/options.hpp"
+#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_mpi.hpp"
+#include "host/batch/tune.hpp"
 #include "sim/sim_error.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // Only the sweep's main thread calls MPI (MPI_THREAD_FUNNELED). The messages are small (a row's
 // result is a few KiB), so plain blocking sends are used: rank 0 polls for messages every few
 // milliseconds while it runs, so a send to it is always received soon.
-#include "host/sweep_mpi.hpp"
+#include "host/batch/sweep_mpi.hpp"
 
 #include <climits>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include "host/mpi_launch.hpp"
+#include "host/batch/mpi_launch.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

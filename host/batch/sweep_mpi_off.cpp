@@ -1,9 +1,9 @@
 // A build without MPI (TANDEM_MPI=OFF, or no MPI found): see sweep_mpi.hpp.
-#include "host/sweep_mpi.hpp"
+#include "host/batch/sweep_mpi.hpp"
 
 #include <fmt/format.h>
 
-#include "host/mpi_launch.hpp"
+#include "host/batch/mpi_launch.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {

@@ -1,12 +1,12 @@
-#include "host/program.hpp"
+#include "host/run/program.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
 
-#include "host/data_files.hpp"
-#include "host/options.hpp"
+#include "host/io/data_files.hpp"
+#include "host/cli/options.hpp"
 #include "sim/machine/cluster.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/trace/chrome_trace.hpp"

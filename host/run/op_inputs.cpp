@@ -1,4 +1,4 @@
-#include "host/op_inputs.hpp"
+#include "host/run/op_inputs.hpp"
 
 #include <cblas.h>
 
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "host/input_gen.hpp"
-#include "host/parallel_bands.hpp"
+#include "host/run/input_gen.hpp"
+#include "host/run/parallel_bands.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/mem/fp16_widen.hpp"
 #include "sim/mem/zeroed_buffer.hpp"

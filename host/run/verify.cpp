@@ -1,4 +1,4 @@
-#include "host/verify.hpp"
+#include "host/run/verify.hpp"
 
 #include <cblas.h>
 
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "host/parallel_bands.hpp"
+#include "host/run/parallel_bands.hpp"
 #include "sim/mem/fp16_widen.hpp"
 
 namespace tandem::host {

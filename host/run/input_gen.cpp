@@ -1,6 +1,6 @@
 // The seed's integer-valued inputs from a counter-based splitmix64. See input_gen.hpp for the
 // exact definition, which scripts/gen_data.py implements too.
-#include "host/input_gen.hpp"
+#include "host/run/input_gen.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <array>
 
-#include "host/parallel_bands.hpp"
+#include "host/run/parallel_bands.hpp"
 #include "sim/mem/fp16.hpp"
 
 namespace tandem::host {

@@ -5,7 +5,7 @@
 //   sweep_mpi_off.cpp  a build without MPI: no peers, and a clear error under mpirun.
 #include <memory>
 
-#include "host/sweep_peers.hpp"
+#include "host/batch/sweep_peers.hpp"
 
 namespace tandem::host {
 

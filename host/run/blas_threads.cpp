@@ -1,4 +1,4 @@
-#include "host/blas_threads.hpp"
+#include "host/run/blas_threads.hpp"
 
 #include <cblas.h>
 

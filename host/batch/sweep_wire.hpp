@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "host/sweep.hpp"
+#include "host/batch/sweep.hpp"
 
 namespace tandem::host {
 

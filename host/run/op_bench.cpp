@@ -1,4 +1,4 @@
-#include "host/op_bench.hpp"
+#include "host/run/op_bench.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "host/options.hpp"
+#include "host/cli/options.hpp"
 #include "kernels/launch_signature.hpp"
 #include "sim/runtime/runtime.hpp"
 

@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "host/run_config.hpp"
+#include "host/cli/command_line.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/profile.hpp"
 
