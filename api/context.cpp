@@ -86,6 +86,7 @@ ContextState::ContextState(const ContextOptions& o) : profile(load_context_profi
     ClusterOptions co;
     co.ranks = o.ranks;
     co.data_mode = o.functional ? DataMode::Functional : DataMode::TimingOnly;
+    co.host_threads = o.host_threads;
     runtime = std::make_unique<Runtime>(profile, co);
 }
 

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <thread>
 
+#include "sim/host_threads.hpp"
+
 namespace tandem::bench {
 
 inline double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -40,6 +42,6 @@ inline void wait_until_process_idle(double max_seconds = 1.0) {
     }
 }
 
-inline int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+inline int host_cores() { return host_core_count(); }
 
 }  // namespace tandem::bench

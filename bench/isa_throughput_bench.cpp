@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/host_threads.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/profile.hpp"
 #include "sim/runtime/runtime.hpp"
@@ -177,9 +178,9 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     for (const auto& [key, r] : results()) {
         std::printf("isa_throughput: %d ranks x 24 AIC blocks x %d k-steps, timing-only: %.0f instructions/run, "
-                    "%.2f M simulated instructions per host second, %.2f M per host core-second (%u host cores)\n",
+                    "%.2f M simulated instructions per host second, %.2f M per host core-second (%d host cores)\n",
                     key.first, key.second, r.instr, r.instr_per_s / 1e6, r.instr_per_core_s / 1e6,
-                    std::thread::hardware_concurrency());
+                    host_core_count());
     }
     return 0;
 }

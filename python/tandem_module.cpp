@@ -190,15 +190,18 @@ PYBIND11_MODULE(tandem, m) {
         });
 
     py::class_<Context>(m, "Context", "A simulated cluster: profile, ranks, functional or timing-only")
-        .def(py::init([](int num_ranks, const std::string& soc, const std::string& profile, bool functional) {
+        .def(py::init([](int num_ranks, const std::string& soc, const std::string& profile, bool functional,
+                         int host_threads) {
                  ContextOptions o;
                  o.ranks = num_ranks;
                  o.soc = soc;
                  o.profile_file = profile;
                  o.functional = functional;
+                 o.host_threads = host_threads;
                  return std::make_unique<Context>(o);
              }),
-             py::arg("num_ranks") = 2, py::arg("soc") = "Ascend910B1", py::arg("profile") = "", py::arg("functional") = true)
+             py::arg("num_ranks") = 2, py::arg("soc") = "Ascend910B1", py::arg("profile") = "", py::arg("functional") = true,
+             py::arg("host_threads") = 0)
         .def_property_readonly("num_ranks", &Context::ranks)
         .def_property_readonly("functional", &Context::functional)
         .def_property_readonly("profile", &Context::profile_name)

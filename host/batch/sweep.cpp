@@ -23,6 +23,7 @@
 #include "host/cli/options.hpp"
 #include "host/batch/sweep_wire.hpp"
 #include "kernels/registry.hpp"
+#include "sim/host_threads.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -514,7 +515,7 @@ void prepare_sweep_out(const std::string& prefix) {
 
 int effective_jobs(const std::optional<int>& jobs) {
     if (jobs) return *jobs;
-    return std::max(1u, std::thread::hardware_concurrency());
+    return host_core_count();
 }
 
 SweepOptions sweep_options_for(const RunConfig& cli, const std::string& prefix, const char* label, std::ostream& err,
@@ -570,6 +571,7 @@ struct SweepRunner::State {
     bool progress_open = false;
     Clock::time_point last_draw{};
     int pool_size = 0;
+    int threads_per_run = 1;  // each running row's share of the host's threads
 
     // Over processes (opt.peers with more than one): set by run().
     bool coordinator = false;             // rank 0: hands rows out, gathers them
@@ -787,6 +789,7 @@ void worker_loop(const std::shared_ptr<SweepRunner::State>& s) {
                 s->cv.wait(lock);
             }
             job = s->entries[index].job;
+            job.cfg.host_threads = s->threads_per_run;
             ++s->running;
         }
         SweepEntry done = run_job(job);
@@ -853,6 +856,9 @@ void SweepRunner::run(std::vector<SweepJob> jobs) {
     const int pool = std::max(1, std::min<int>(s->opt.jobs > 0 ? s->opt.jobs : effective_jobs(std::nullopt),
                                                static_cast<int>(s->batch_end - first)));
     s->pool_size = pool;
+    // The host's threads are shared by the rows running at once: --jobs J runs J machines of
+    // about cores / J threads each, not J machines of every core.
+    s->threads_per_run = thread_share(host_core_count(), pool);
     std::vector<std::thread> workers;
     if (!s->stop && s->interrupt_count() == 0) {
         for (int i = 0; i < pool; ++i) workers.emplace_back(worker_loop, s);

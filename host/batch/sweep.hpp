@@ -104,7 +104,7 @@ std::string sweep_csv(const std::vector<SweepEntry>& entries);
 nlohmann::json sweep_json(const std::vector<SweepEntry>& entries);
 
 struct SweepOptions {
-    int jobs = 0;                     // configurations at once; 0: std::thread::hardware_concurrency()
+    int jobs = 0;                     // configurations at once; 0: one per host core (sim/host_threads.hpp)
     std::string out_prefix;           // PREFIX.csv / PREFIX.json; empty: no files
     std::string label = "sweep";      // the progress line's first word
     std::ostream* progress = nullptr; // the progress line; nullptr: none

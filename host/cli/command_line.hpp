@@ -54,6 +54,9 @@ struct RunConfig {
     bool tune = false;                 // --tune: search chunk size, tile and block split (host/tune.hpp)
     std::string sweep_out;             // --sweep-out PREFIX (default: out/sweep, out/tune with --tune)
     std::optional<int> jobs;           // --jobs N: configurations run at once (default: the host's cores)
+    // Host threads this run's machine may keep busy (ClusterOptions::host_threads; 0: every host
+    // core). A sweep sets each of its concurrent runs to its share of the host (sim/host_threads.hpp).
+    int host_threads = 0;
 };
 
 // The exit code of a --sanitize run that found a violation (1: verification failed, 2: error).

@@ -377,8 +377,16 @@ RunConfig parse_run_config(int argc, const char* const* argv) {
     t.cfg.comm_mode = t.comm_mode == "ring" ? CommMode::Ring : CommMode::Mesh;
     for (const auto& [name, value] : t.knobs)
         if (value) t.cfg.knobs[name] = *value;
-    if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
-    if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
+    try {
+        if (!t.trace_ranks.empty()) t.cfg.trace_ranks = tandem::parse_rank_list(t.trace_ranks);
+    } catch (const tandem::SimError& e) {
+        fail(std::string("--trace-ranks: ") + e.what());
+    }
+    try {
+        if (!t.trace_window.empty()) t.cfg.trace_window_us = tandem::parse_window_us(t.trace_window);
+    } catch (const tandem::SimError& e) {
+        fail(std::string("--trace-window-us: ") + e.what());
+    }
     check_batch_flags(app, t.cfg);
     // A variant built for one shape (gemm pto_performance: 6144^3) runs it when none is given.
     if (const kernels::OpDesc* op = known_op(t.cfg)) {

@@ -210,6 +210,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
     options.record_log = cfg.record_log;
     options.sanitize = cfg.sanitize;
+    options.host_threads = cfg.host_threads;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
 
@@ -342,6 +343,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
     if (cfg.record_log) {
         out.pipelined_log = cluster.event_log();
         out.pipelined_link_usage = cluster.link_usage();
+        out.trace_machine = trace_machine(cluster.cost(), cluster.topology(), out.pipelined_link_usage);
     }
     for (const RankViewTimes& t : out.per_rank) {
         out.slowest.compute_only_us = std::max(out.slowest.compute_only_us, t.compute_only_us);

@@ -9,11 +9,13 @@
 #include <thread>
 #include <vector>
 
+#include "sim/host_threads.hpp"
+
 namespace tandem::host {
 
 template <class Fn>
 void for_each_band(std::int64_t count, std::int64_t min_band, Fn&& fn) {
-    const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::int64_t cores = host_core_count();
     const std::int64_t bands = std::clamp<std::int64_t>(count / std::max<std::int64_t>(1, min_band), 1, cores);
     const std::int64_t band = (count + bands - 1) / bands;
     std::vector<std::thread> workers;

@@ -7,7 +7,6 @@
 
 #include "host/io/data_files.hpp"
 #include "host/cli/options.hpp"
-#include "sim/machine/cluster.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
@@ -141,12 +140,6 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
 }
 
 void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out) {
-    // The cluster of the run is gone; the trace needs its topology and costs only, which a
-    // fresh timing-only cluster of the same profile and ranks has.
-    ClusterOptions options;
-    options.ranks = cfg.ranks;
-    options.data_mode = DataMode::TimingOnly;
-    const Cluster cluster(profile, options);
     TraceInput in;
     in.log = &out.bench.pipelined_log;
     in.stream_names = out.bench.stream_names;
@@ -154,12 +147,13 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     in.view_end = out.bench.pipelined_end;
     in.busy_ps = out.bench.pipelined_busy_ps;
     in.link_usage = out.bench.pipelined_link_usage;
+    in.machine = out.bench.trace_machine;  // taken from the run's machine while it lived
     in.metadata = to_json(out.results);
     in.metadata["profile_file"] = profile.file.string();
     in.metadata["aic_cores"] = profile.chip.aic_cores;
     in.metadata["aiv_cores"] = profile.chip.aiv_cores;
     in.signal_name = out.bench.signal_name;
-    write_chrome_trace(cfg.trace_file, cluster, in, TraceFilter{cfg.trace_ranks, cfg.trace_window_us});
+    write_chrome_trace(cfg.trace_file, in, TraceFilter{cfg.trace_ranks, cfg.trace_window_us});
 }
 
 void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {

@@ -41,6 +41,7 @@ struct ContextOptions {
     std::string profile_file;         // a profile file; overrides soc
     int ranks = 2;
     bool functional = true;           // false: timing only (tensors hold no data; times are identical)
+    int host_threads = 0;             // host threads the simulation may keep busy (0: one per host core)
 };
 
 namespace detail {

@@ -10,9 +10,14 @@
 
 namespace tandem {
 
+// The most cores of one type a chip may have: event records hold a core's index in 16 bits
+// (sim/exec/instr_record.hpp).
+inline constexpr int kMaxCoresPerType = 32767;
+
 class StreamCores {
 public:
-    explicit StreamCores(const ChipProfile& chip) : aic_count_(chip.aic_cores), aiv_count_(chip.aiv_cores) {}
+    // Throws SimError when the chip has more than kMaxCoresPerType cores of a type.
+    explicit StreamCores(const ChipProfile& chip);
 
     int count(CoreType t) const { return t == CoreType::AIC ? aic_count_ : aiv_count_; }
     // The cores of type t, created on first use (a comm stream never touches its AIC cores).

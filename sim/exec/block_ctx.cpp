@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/exec/logical_process.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/profile.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -31,9 +31,9 @@ BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, const BlockPlace& place,
 }
 
 int BlockCtx::rank() const { return lp_.rank(); }
-int BlockCtx::ranks() const { return lp_.cluster().ranks(); }
+int BlockCtx::ranks() const { return lp_.ranks(); }
 bool BlockCtx::functional() const { return lp_.data_effects(); }
-const CostModel& BlockCtx::cost() const { return lp_.cluster().cost(); }
+const CostModel& BlockCtx::cost() const { return lp_.cost(); }
 
 Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name) {
     if (!core_has_memory(core_.type, kind)) {
@@ -41,7 +41,7 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
                                    mem_kind_name(kind)));
     }
     if (rows <= 0 || cols <= 0) throw SimError(fmt::format("tile '{}': invalid shape {}x{}", name, rows, cols));
-    const std::int64_t capacity = capacity_of(lp_.cluster().profile(), kind);
+    const std::int64_t capacity = capacity_of(lp_.machine().profile(), kind);
     const std::int64_t bytes = std::int64_t{rows} * cols * dtype_bytes(dtype);
     const int k = static_cast<int>(kind);
     const std::int64_t offset = (mem_used_[k] + kTileAlignBytes - 1) / kTileAlignBytes * kTileAlignBytes;

@@ -14,6 +14,7 @@
 #include "sim/core/tile.hpp"
 #include "sim/exec/signal.hpp"
 #include "sim/exec/task.hpp"
+#include "sim/sanitize/san_part.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -56,6 +57,8 @@ public:
 
     // ---- for the instruction implementations ----
     int slot() const { return place_.slot; }
+    // This part as the sanitizer's hooks take it (sim/sanitize/stream_sanitizer.hpp).
+    SanPart san_part() const { return SanPart{place_.slot, now_}; }
     LogicalProcess& lp() { return lp_; }
     const LogicalProcess& lp() const { return lp_; }
     CoreState& core() { return core_; }
@@ -115,6 +118,7 @@ private:
     std::array<std::int64_t, kMemKindCount> mem_used_{};
     std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid
     std::array<std::uint16_t, kPipeCount * kPipeCount * kEventIds> flag_index_{};  // 1 + index in flag_queues_, 0: none
+    static_assert(kPipeCount * kPipeCount * kEventIds < 0xFFFF, "flag_index_ holds 1 + any queue's index");
     std::vector<FlagQueue> flag_queues_;
 };
 

@@ -6,8 +6,10 @@
 
 namespace tandem {
 
-Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink) : lookahead_(lookahead_ps), sink_(sink) {
+Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink, int threads)
+    : lookahead_(lookahead_ps), threads_(threads), sink_(sink) {
     if (lookahead_ps <= 0) throw SimError("the coordinator's lookahead must be positive (check the profile's latencies)");
+    if (threads < 1) throw SimError("the coordinator's pool needs at least 1 thread, got " + std::to_string(threads));
 }
 
 Coordinator::~Coordinator() {
@@ -25,9 +27,8 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
     p.slot_ = slots_.size();
     slots_.push_back(Slot{&p, false, kNever, {}, true, 0, {}, false});
     if (pool_.empty()) {
-        const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-        ready_.resize(threads);
-        for (unsigned i = 0; i < threads; ++i) pool_.emplace_back([this, i] { pool_main(i); });
+        ready_.resize(static_cast<std::size_t>(threads_));
+        for (int i = 0; i < threads_; ++i) pool_.emplace_back([this, i] { pool_main(static_cast<std::size_t>(i)); });
     }
     slots_.back().home = static_cast<std::size_t>(next_home_++) % pool_.size();
     if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();

@@ -11,7 +11,7 @@
 // clock (a host may still launch work at its current time).
 //
 // Logical processes are not threads: when a window opens, the participants that must run in it
-// are queued, and a pool of host threads (one per host core) runs each one's window and hands
+// are queued, and a pool of host threads (the machine's thread budget) runs each one's window and hands
 // its arrival back. A participant with nothing to do in the next window (its next event lies
 // beyond it, and no signal write it waits on becomes visible inside it) is not queued: it stays
 // arrived and sleeps through the window. With many streams on few host cores this keeps the
@@ -68,7 +68,8 @@ private:
 
 class Coordinator {
 public:
-    Coordinator(SimTime lookahead_ps, MessageSink& sink);
+    // `threads`: the pool's size (ClusterOptions::host_threads), at least 1.
+    Coordinator(SimTime lookahead_ps, MessageSink& sink, int threads);
 
     SimTime lookahead() const { return lookahead_; }
 
@@ -136,6 +137,7 @@ private:
     void throw_if_failed_locked() const;
 
     const SimTime lookahead_;
+    const int threads_;
     MessageSink& sink_;
     mutable std::mutex mu_;
     // A host or stream thread blocked in wait(): it is woken only when its condition holds (or

@@ -62,6 +62,7 @@ private:
         Group* group = nullptr;
         std::size_t taken = 0;
     };
+    static_assert(kFlagIds <= 256, "counter_key holds the flag in 8 bits");
     static std::uint64_t counter_key(int target, int flag) {
         return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(target)) << 8) | static_cast<std::uint64_t>(flag);
     }

@@ -1,9 +1,11 @@
 #pragma once
 // One executed instruction, as the event log and the trace see it.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "sim/core/pipe.hpp"
+#include "sim/core/stream_cores.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -52,6 +54,9 @@ struct InstrRecord {
     std::int32_t value = 0;     // signal value written / expected
     SimTime visible = 0;        // TNOTIFY: when the write becomes visible at its rank
 };
+
+static_assert(std::numeric_limits<decltype(InstrRecord::core)>::max() >= kMaxCoresPerType,
+              "a record holds the index of any core a chip may have");
 
 // Total order of records, for logs that do not depend on which host thread ran first.
 bool record_order(const InstrRecord& a, const InstrRecord& b);

@@ -1,40 +1,66 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "sim/isa/deferred_drain.hpp"
+#include "sim/core/block_slot.hpp"
+#include "sim/core/cost_model.hpp"
 #include "sim/exec/signal_store.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/mem/global_memory.hpp"
+#include "sim/net/topology.hpp"
+#include "sim/profile.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
 
-LogicalProcess::LogicalProcess(Cluster& cluster, int rank, int stream_id, std::string stream_name)
-    : cluster_(cluster),
+static_assert(Topology::kMaxRanks * kMaxStreamsPerRank <= kHostSourceBase,
+              "logical process source ids must stay below the hosts'");
+static_assert(StreamSanitizer::kCrossFlags == CrossCoreFlags::kFlagIds,
+              "the sanitizer keeps a clock per cross-core flag id");
+static_assert(kMaxStreamsPerRank <= static_cast<int>(kHostStream), "sanitizer thread keys tell streams from hosts");
+static_assert(kMaxStreamsPerRank <= std::numeric_limits<decltype(InstrRecord::stream)>::max(),
+              "a record holds any stream id");
+
+namespace {
+// source_id() packs the stream id below kMaxStreamsPerRank: checked before anything uses it.
+int checked_stream_id(int rank, int stream_id, const std::string& name) {
+    if (stream_id < 0 || stream_id >= kMaxStreamsPerRank) {
+        throw SimError(fmt::format("rank {}: stream '{}' would be stream {} of its rank; a rank has at most {} streams "
+                                   "(message source ids hold the stream in {} values per rank)",
+                                   rank, name, stream_id, kMaxStreamsPerRank, kMaxStreamsPerRank));
+    }
+    return stream_id;
+}
+}  // namespace
+
+LogicalProcess::LogicalProcess(MachinePort& machine, int rank, int stream_id, std::string stream_name)
+    : machine_(machine),
+      cost_(machine.cost()),
+      topology_(machine.topology()),
+      coord_(machine.coordinator()),
+      chips_(machine.chips()),
       rank_(rank),
-      stream_id_(stream_id),
+      stream_id_(checked_stream_id(rank, stream_id, stream_name)),
       stream_name_(std::move(stream_name)),
-      record_log_(cluster.options().record_log),
-      cores_(cluster.profile().chip),
-      memory_(cluster.chip(rank).memory, rank, source_id(), cluster.cost().l2_bps, cluster.cost().hbm_bps) {}
+      record_log_(machine.record_log()),
+      cores_(machine.profile().chip),
+      memory_(*chip(rank).memory, rank, source_id(), cost_.l2_bps, cost_.hbm_bps) {}
 
 StreamSanitizer* LogicalProcess::sanitize_kernel(bool on) {
-    Sanitizer* s = cluster_.sanitizer();
+    Sanitizer* s = machine_.sanitizer();
     if (!on || s == nullptr) return san_on_ = nullptr;
-    if (!san_) san_ = std::make_unique<StreamSanitizer>(*s, *this);
+    if (!san_) san_ = std::make_unique<StreamSanitizer>(*s, SanStream{rank_, stream_id_, stream_name_, chip(rank_).gm});
     return san_on_ = san_.get();
 }
 
 LogicalProcess::~LogicalProcess() = default;
 
-int LogicalProcess::source_id() const { return rank_ * 16 + stream_id_; }
-
 BandwidthCalendar& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
-    if (!slot) slot = std::make_unique<BandwidthCalendar>(cluster_.topology().describe_link(link_id), cluster_.cost().link_bps);
+    if (!slot) slot = std::make_unique<BandwidthCalendar>(topology_.describe_link(link_id), cost_.link_bps);
     // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
     // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
     // the links' history for the trace's counters.
@@ -46,7 +72,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
                                        const CompletionFn& on_complete) {
     launch_ = &launch;
     on_complete_ = &on_complete;
-    data_effects_ = cluster_.functional() && !launch.timing_only;
+    data_effects_ = machine_.functional() && !launch.timing_only;
     const bool mix = launch.core_type.mix();
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));
@@ -80,7 +106,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     finished_ = false;
     aborted_ = false;
     waiters_changed_ = true;  // a new slot at the coordinator: it has no watched words yet
-    Coordinator& coord = cluster_.coordinator();
+    Coordinator& coord = coord_;
     // From here on the coordinator's pool runs the windows (run_window); this thread only waits.
     coord.join(*this, start_bound);
     coord.wait_even_if_failed([&] { return finished_; });
@@ -91,7 +117,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
 }
 
 void LogicalProcess::run_window(SimTime window_end) {
-    Coordinator& coord = cluster_.coordinator();
+    Coordinator& coord = coord_;
     try {
         if (coord.failed()) throw SimAborted();
         window_end_ = window_end;
@@ -224,14 +250,14 @@ void LogicalProcess::finish_kernel() {
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
     // whatever it reads next (the event log) must already hold this kernel's records.
     if (record_log_) {
-        cluster_.append_log(std::move(log_));
-        for (auto& [id, link] : links_) cluster_.append_link_usage(id, link->steps());
+        machine_.append_log(std::move(log_));
+        for (auto& [id, link] : links_) machine_.append_link_usage(id, link->steps());
     }
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     send_memory_traffic();
     memory_.end_kernel();
-    cluster_.coordinator().leave(*this, outbox_, [&] {
+    coord_.leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
     });
@@ -243,7 +269,7 @@ void LogicalProcess::abort_kernel() {
     memory_.end_kernel();
     log_.clear();
     if (san_on_) san_on_->end_kernel();
-    cluster_.coordinator().leave(*this, outbox_, [&] {
+    coord_.leave(*this, outbox_, [&] {
         aborted_ = true;
         finished_ = true;
     });
@@ -252,7 +278,7 @@ void LogicalProcess::abort_kernel() {
 void LogicalProcess::complete_deferred_writes() {
     if (deferred_writes_.empty()) return;
     try {
-        tandem::complete_deferred_writes(deferred_writes_, cluster_.workers());
+        machine_.complete_deferred_writes(deferred_writes_);
     } catch (const SimError& e) {
         deferred_writes_.clear();
         throw SimError(fmt::format("{}: computing its deferred results: {}", stream_label(), e.what()));
@@ -285,7 +311,7 @@ void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTim
     auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
     ctx->task = launch_->fn(*ctx);
     ctx->resume_point = ctx->task.handle();
-    if (san_on_) san_on_->start_block(*ctx);
+    if (san_on_) san_on_->start_block(ctx->san_part());
     blocks_[static_cast<std::size_t>(place.slot)] = std::move(ctx);
     ++live_blocks_;
     events_.push(Event{t, place.slot});
@@ -325,7 +351,7 @@ void LogicalProcess::send(Message m) {
 }
 
 bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
-    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
+    const SignalStore& store = *chip(blk.wait_signal.rank).signals;
     return compare(store.value_at(blk.wait_signal.address, t), blk.wait_cmp, blk.wait_value);
 }
 
@@ -337,7 +363,7 @@ std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
     // check did not reach, this check would read the same ops over the same times: false again.
     // (Folding between checks merges only ops the last check already read, and changes no value
     // at or after the window's lower bound.)
-    const SignalStore& store = cluster_.chip(blk.wait_signal.rank).signals;
+    const SignalStore& store = *chip(blk.wait_signal.rank).signals;
     if (blk.wait_word == nullptr) {
         if (blk.wait_quiet_until != 0 && blk.wait_seen_version == store.word_count() && window_end_ <= blk.wait_quiet_until)
             return std::nullopt;
@@ -372,7 +398,7 @@ void LogicalProcess::begin_wait(BlockCtx& blk) {
         return;
     }
     parked_[static_cast<std::size_t>(blk.slot())] = 1;
-    ParkedWait w{blk.slot(), blk.wait_signal, &cluster_.chip(blk.wait_signal.rank).signals, nullptr, 0, 0};
+    ParkedWait w{blk.slot(), blk.wait_signal, chip(blk.wait_signal.rank).signals, nullptr, 0, 0};
     copy_memo(w, blk);
     waiters_.push_back(w);
     new_waiters_ = true;
@@ -407,16 +433,16 @@ void LogicalProcess::check_waiters() {
             // store when it began waiting (see begin_wait), so a write found now lies at or above
             // this window's lower bound. Below it, the block would act in time other processes
             // may already have simulated past (a conservative-synchronisation violation).
-            if (*t < window_end_ - cluster_.coordinator().lookahead()) {
+            if (*t < window_end_ - coord_.lookahead()) {
                 throw SimError(fmt::format("internal: {} resumes from TWAIT at {} ps, below the window's lower bound "
                                            "{} ps (waiting since {} ps)",
-                                           where(blk), *t, window_end_ - cluster_.coordinator().lookahead(),
+                                           where(blk), *t, window_end_ - coord_.lookahead(),
                                            blk.wait_since));
             }
             blk.waiting = false;
             parked_[static_cast<std::size_t>(b)] = 0;
             stall_ps_ += *t - blk.wait_since;
-            blk.now_ref() = *t + cluster_.cost().twait_poll_ps;
+            blk.now_ref() = *t + cost_.twait_poll_ps;
             events_.push(Event{blk.now(), b});
         } else {
             copy_memo(w, blk);
@@ -458,7 +484,7 @@ void LogicalProcess::process_until(SimTime end) {
             }
             blk.waiting = false;
             stall_ps_ += ev.t - blk.wait_since;  // nonzero when begin_wait found the write in this window
-            blk.now_ref() = std::max(blk.now(), ev.t) + cluster_.cost().twait_poll_ps;
+            blk.now_ref() = std::max(blk.now(), ev.t) + cost_.twait_poll_ps;
         }
         resume(blk);
     }
@@ -470,7 +496,7 @@ void LogicalProcess::resume(BlockCtx& blk) {
     const std::int64_t issued_before = instructions_;
     blk.resume_point.resume();
     blk.core().busy_ps[static_cast<std::size_t>(pipe_index(Pipe::S))] +=
-        (instructions_ - issued_before) * cluster_.cost().issue_ps;
+        (instructions_ - issued_before) * cost_.issue_ps;
     if (!blk.task.done()) return;
     try {
         blk.task.rethrow_if_failed();
@@ -484,7 +510,7 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
     SimTime end = blk.now();
     for (SimTime t : blk.core().free_at) end = std::max(end, t);
     blk.finished = true;
-    if (san_on_) san_on_->end_block(blk);
+    if (san_on_) san_on_->end_block(blk.san_part());
     if (record_log_) {
         InstrRecord r;
         r.start = blk.start_time;
@@ -505,12 +531,7 @@ std::string LogicalProcess::stream_label() const {
     return fmt::format("rank {}, stream '{}', kernel '{}'", rank_, stream_name_, launch_->name);
 }
 
-std::string LogicalProcess::slot_label(int slot) const {
-    if (!launch_->core_type.mix()) return fmt::format("block {}", slot);
-    const int part = slot % 3;
-    if (part == 0) return fmt::format("block {} AIC", slot / 3);
-    return fmt::format("block {} AIV sub-block {}", slot / 3, part - 1);
-}
+std::string LogicalProcess::slot_label(int slot) const { return block_slot_label(slot, launch_->core_type.mix()); }
 
 std::string LogicalProcess::part_label(const BlockCtx& blk) const {
     return fmt::format("{} on {} core {}", slot_label(blk.slot()), core_type_name(blk.core_type()), blk.core().index);
@@ -526,11 +547,11 @@ std::vector<std::string> LogicalProcess::describe_waiters() const {
     for (const ParkedWait& w : waiters_) {
         const int b = w.slot;
         const BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
-        const std::int32_t seen = cluster_.chip(blk.wait_signal.rank).signals.value_at(blk.wait_signal.address, kNever);
+        const std::int32_t seen = chip(blk.wait_signal.rank).signals->value_at(blk.wait_signal.address, kNever);
         lines.push_back(fmt::format("rank {}, stream '{}', kernel '{}', {}: TWAIT on {} for value {} {}, "
                                     "seen {} (waiting since {:.3f} us)",
                                     rank_, stream_name_, launch_->name, slot_label(b),
-                                    cluster_.describe_address(blk.wait_signal.rank, blk.wait_signal.address),
+                                    chip(blk.wait_signal.rank).gm->describe(blk.wait_signal.address),
                                     cmp_symbol(blk.wait_cmp), blk.wait_value, seen, to_us(blk.wait_since)));
     }
     for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));

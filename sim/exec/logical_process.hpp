@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "sim/exec/coordinator.hpp"
 #include "sim/exec/cross_core_flags.hpp"
 #include "sim/exec/instr_record.hpp"
+#include "sim/exec/machine_port.hpp"
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/mem/memory_view.hpp"
@@ -31,7 +33,6 @@
 
 namespace tandem {
 
-class Cluster;
 class SignalStore;
 
 using KernelFn = std::function<Task(BlockCtx&)>;
@@ -96,7 +97,8 @@ struct KernelStats {
 
 class LogicalProcess : public Participant {
 public:
-    LogicalProcess(Cluster& cluster, int rank, int stream_id, std::string stream_name);
+    // Throws SimError when `stream_id` is not below kMaxStreamsPerRank (see source_id()).
+    LogicalProcess(MachinePort& machine, int rank, int stream_id, std::string stream_name);
     ~LogicalProcess() override;
 
     // Runs `launch` starting at `start` to completion; returns its statistics. Throws SimAborted
@@ -110,9 +112,15 @@ public:
     int rank() const { return rank_; }
     int stream_id() const { return stream_id_; }
     const std::string& stream_name() const { return stream_name_; }
-    Cluster& cluster() { return cluster_; }
-    const Cluster& cluster() const { return cluster_; }
-    int source_id() const;
+    MachinePort& machine() { return machine_; }
+    const CostModel& cost() const { return cost_; }
+    const Topology& topology() const { return topology_; }
+    int ranks() const { return static_cast<int>(chips_.size()); }
+    // Rank `rank`'s chip (0 <= rank < ranks()).
+    const ChipParts& chip(int rank) const { return chips_[static_cast<std::size_t>(rank)]; }
+    // This stream's id in the coordinator's total order of messages: rank * kMaxStreamsPerRank
+    // + stream id (hosts use ids from kHostSourceBase on, sim/exec/message.hpp).
+    int source_id() const { return rank_ * kMaxStreamsPerRank + stream_id_; }
     // Does the running kernel move and compute data? (functional cluster, launch not timing-only)
     bool data_effects() const { return data_effects_; }
 
@@ -212,7 +220,12 @@ private:
     // Completes this kernel's deferred writes (sim/isa/deferred_drain.hpp).
     void complete_deferred_writes();
 
-    Cluster& cluster_;
+    MachinePort& machine_;
+    // Read on the hot path: kept here, not asked of the machine each time.
+    const CostModel& cost_;
+    const Topology& topology_;
+    Coordinator& coord_;
+    std::span<const ChipParts> chips_;
     int rank_;
     int stream_id_;
     std::string stream_name_;

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/exec/logical_process.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/core/cost_model.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -26,7 +26,7 @@ bool LogicalProcess::take_cross_core_count(BlockCtx& blk, SimTime t) {
         throw SimError(fmt::format("{}: {}", where(blk), e.what()));
     }
     blk.cross_wait_flag = -1;
-    blk.now_ref() = std::max(blk.now(), t) + cluster_.cost().wait_flag_ps;
+    blk.now_ref() = std::max(blk.now(), t) + cost_.wait_flag_ps;
     return true;
 }
 

@@ -17,6 +17,14 @@ namespace tandem {
 
 struct GmAllocation;
 
+// Producer ids (Message::source), unique per producer so that the delivery order is total: a
+// logical process is rank * kMaxStreamsPerRank + its stream id, a rank's host
+// kHostSourceBase + rank. A rank's streams are checked against kMaxStreamsPerRank where they are
+// made (LogicalProcess), and the ranks (Topology::kMaxRanks) keep stream ids below the hosts'.
+inline constexpr int kMaxStreamsPerRank = 16;
+inline constexpr int kHostSourceBase = 1'000'000;
+inline constexpr int host_source_id(int rank) { return kHostSourceBase + rank; }
+
 struct Message {
     // AtomicAdd: like Data, but each element of the payload is added to the one in GM (in
     // `dtype`, the sum rounded to it). MemTraffic: what a producer did to a chip's memory system

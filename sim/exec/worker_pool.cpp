@@ -6,7 +6,9 @@
 
 namespace tandem {
 
-WorkerPool::WorkerPool(unsigned threads) : thread_count_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {}
+WorkerPool::WorkerPool(int threads) : thread_count_(static_cast<std::size_t>(threads)) {
+    if (threads < 1) throw SimError("worker pool: need at least 1 thread, got " + std::to_string(threads));
+}
 
 WorkerPool::~WorkerPool() {
     {

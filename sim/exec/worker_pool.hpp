@@ -1,6 +1,6 @@
 #pragma once
 // A cluster's pool of host threads for work done outside the simulated timeline (completing
-// deferred products at kernel end). One thread per host core, started on first use; every
+// deferred products at kernel end). `threads` threads (the machine's budget), started on first use; every
 // logical process hands its tasks to the same pool, so several streams finishing at once share
 // the cores instead of each starting its own threads. Each worker keeps its scratch buffers
 // from task to task.
@@ -21,8 +21,8 @@ class WorkerPool {
 public:
     using TaskFn = std::function<void(WorkScratch&)>;
 
-    // `threads` = 0: one per host core.
-    explicit WorkerPool(unsigned threads = 0);
+    // Throws SimError unless threads >= 1.
+    explicit WorkerPool(int threads);
     ~WorkerPool();
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
@@ -43,7 +43,7 @@ private:
     void worker_main();
     void start_locked();
 
-    unsigned thread_count_;
+    std::size_t thread_count_;
     std::mutex mu_;
     std::condition_variable work_cv_;
     std::deque<Group*> queue_;  // groups with tasks not yet taken, in arrival order

@@ -14,7 +14,7 @@ namespace {
 // The scalar waits until everything issued on `pipe` has finished.
 void wait_pipe(BlockCtx& blk, Pipe pipe) {
     blk.now_ref() = std::max(blk.now(), blk.core().free_at[static_cast<std::size_t>(pipe_index(pipe))]);
-    if (StreamSanitizer* san = blk.lp().sanitizer()) san->pipe_waited(blk, pipe);
+    if (StreamSanitizer* san = blk.lp().sanitizer()) san->pipe_waited(blk.san_part(), pipe);
 }
 
 Task relay_through_ub(GmTensor dst, GmTensor src, Tile& ub) {

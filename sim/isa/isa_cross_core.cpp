@@ -32,6 +32,8 @@ FlagGroup group_of(BlockCtx& blk, int mode, int flag) {
     const KernelLaunch& launch = lp.launch();
     const bool aic = blk.core_type() == CoreType::AIC;
     FlagGroup g;
+    // The flag in 4 bits, the mode (0..2, checked by the caller) in 2, the direction in 1.
+    static_assert(CrossCoreFlags::kFlagIds <= 16, "a group key holds the flag id in 4 bits");
     auto key = [&](std::uint64_t dir, std::uint64_t id) {
         return (id << 7) | (dir << 6) | (static_cast<std::uint64_t>(mode) << 4) | static_cast<std::uint64_t>(flag);
     };
@@ -110,8 +112,8 @@ void CrossCoreSetFlag(BlockCtx& blk, int mode, Pipe pipe, int flag) {
     const SimTime visible = done + cost.cross_core_flag_ps;
     if (StreamSanitizer* san = lp.sanitizer()) {
         // The set leaves once `pipe` has drained: what it carried is published with it.
-        if (pipe != Pipe::S) san->pipe_waited(blk, pipe);
-        san->cross_flag(flag).join(*san->release(blk, fmt::format("CrossCoreSetFlag({})", flag).c_str()));
+        if (pipe != Pipe::S) san->pipe_waited(blk.san_part(), pipe);
+        san->cross_flag(flag).join(*san->release(blk.san_part(), fmt::format("CrossCoreSetFlag({})", flag).c_str()));
     }
     flags.set(g.key, flag, g.sources, g.targets, blk.slot(), visible);
     lp.cross_core_flag_set(g.targets, flag);
@@ -139,7 +141,7 @@ void CrossCoreWait::await_suspend(std::coroutine_handle<> h) { blk_.lp().park_cr
 
 void CrossCoreWait::await_resume() {
     blk_.current_instr = "CrossCoreWaitFlag";
-    if (StreamSanitizer* san = blk_.lp().sanitizer()) san->acquire(blk_, san->cross_flag(flag_));
+    if (StreamSanitizer* san = blk_.lp().sanitizer()) san->acquire(blk_.san_part(), san->cross_flag(flag_));
     blk_.lp().count_instruction();
     record(blk_, Pipe::S, Opcode::CROSS_CORE_WAIT_FLAG, issue_ - blk_.cost().issue_ps, blk_.now(),
            RecordArgs{0, 0, -1, flag_, 0});

@@ -9,7 +9,8 @@
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
 #include "sim/isa/tile_copy.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/mem/chip_memory.hpp"
+#include "sim/net/topology.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
 
@@ -100,8 +101,7 @@ void MemMove::await_resume() {
     check_hazard(instr, tile_, start_, load);
     blk_.now_ref() = issue_;
     LogicalProcess& lp = blk_.lp();
-    Cluster& cluster = lp.cluster();
-    const CostModel& cost = cluster.cost();
+    const CostModel& cost = lp.cost();
     const bool remote = gm_.rank() != blk_.rank();
     const bool atomic = atomic_ == AtomicType::AtomicAdd;
     const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
@@ -115,7 +115,7 @@ void MemMove::await_resume() {
     } else {
         const int src = load ? gm_.rank() : blk_.rank();
         const int dst = load ? blk_.rank() : gm_.rank();
-        const auto route = cluster.topology().route(src, dst);
+        const auto route = lp.topology().route(src, dst);
         const SimTime begin = start_ + cost.gm_latency_ps;
         std::vector<BandwidthCalendar*> path;
         path.reserve(route.size());
@@ -128,7 +128,7 @@ void MemMove::await_resume() {
         end = moved + hops;
         // The peer's memory serves the read, or takes the write (an atomic add: read and written
         // there), while the bytes cross: a store lands a route's latency after it leaves.
-        ChipMemory& peer = cluster.chip(gm_.rank()).memory;
+        ChipMemory& peer = *lp.chip(gm_.rank()).memory;
         if (load) lp.memory().note_remote(peer, gm_, access, issue_, begin, moved, static_cast<double>(bytes));
         else lp.memory().note_remote(peer, gm_, access, issue_, begin + hops, end, static_cast<double>(bytes));
     }
@@ -146,7 +146,7 @@ void MemMove::await_resume() {
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
     if (StreamSanitizer* san = lp.sanitizer()) {
         using A = StreamSanitizer::Access;
-        san->access(blk_, load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : end),
+        san->access(blk_.san_part(), load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : end),
                     pipe_, atomic ? "TSTORE(AtomicAdd)" : instr);
     }
     if (!blk_.functional()) return;

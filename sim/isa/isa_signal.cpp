@@ -3,7 +3,8 @@
 
 #include "sim/isa/isa.hpp"
 #include "sim/isa/record.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/exec/signal_store.hpp"
+#include "sim/mem/global_memory.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -11,12 +12,12 @@ namespace tandem {
 void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op) {
     blk.current_instr = "TNOTIFY";
     LogicalProcess& lp = blk.lp();
-    Cluster& cluster = lp.cluster();
-    if (sig.rank < 0 || sig.rank >= cluster.ranks()) {
-        throw SimError(fmt::format("TNOTIFY to rank {}: there are ranks 0..{}", sig.rank, cluster.ranks() - 1));
+    if (sig.rank < 0 || sig.rank >= lp.ranks()) {
+        throw SimError(fmt::format("TNOTIFY to rank {}: there are ranks 0..{}", sig.rank, lp.ranks() - 1));
     }
-    cluster.check_signal_address(sig.rank, sig.address);
-    const CostModel& cost = cluster.cost();
+    const GlobalMemory& gm = *lp.chip(sig.rank).gm;
+    gm.check_signal_word(sig.address);
+    const CostModel& cost = lp.cost();
     const SimTime issue = blk.now() + cost.issue_ps;
     const bool remote = sig.rank != blk.rank();
     const SimTime visible = issue + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps);
@@ -29,9 +30,9 @@ void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op) {
     m.op = op;
     m.value = value;
     if (StreamSanitizer* san = lp.sanitizer()) {
-        m.stamp = san->signal_release(blk,
+        m.stamp = san->signal_release(blk.san_part(),
                                       fmt::format("TNOTIFY({} {}) on {}", op == NotifyOp::Set ? "set" : "add", value,
-                                                  cluster.describe_address(sig.rank, sig.address)),
+                                                  gm.describe(sig.address)),
                                       visible);
     }
     lp.send(std::move(m));
@@ -50,7 +51,7 @@ SignalRead::SignalRead(BlockCtx& blk, SignalAddr sig, CmpOp cmp, std::int32_t va
         throw SimError(fmt::format("{} on a signal of rank {}: a block can only wait on its own rank's memory (rank {})",
                                    instr, sig.rank, blk.rank()));
     }
-    blk.lp().cluster().check_signal_address(sig.rank, sig.address);
+    blk.lp().chip(sig.rank).gm->check_signal_word(sig.address);
     issue_ = blk.now() + blk.cost().issue_ps;
 }
 
@@ -61,7 +62,7 @@ bool SignalRead::await_ready() {
     // need not wait for the other blocks' earlier events: a polling loop runs ahead without a
     // trip through the event queue per poll. The value read, and so every result, is the same.
     if (blocking_ ? !lp.may_proceed(blk_, issue_) : issue_ >= lp.window_end()) return false;
-    const std::int32_t seen = lp.cluster().chip(sig_.rank).signals.value_at(sig_.address, issue_);
+    const std::int32_t seen = lp.chip(sig_.rank).signals->value_at(sig_.address, issue_);
     result_ = compare(seen, cmp_, value_);
     read_done_ = true;
     if (!blocking_ || result_) {
@@ -92,7 +93,7 @@ bool SignalRead::await_resume() {
     blk_.current_instr = blocking_ ? "TWAIT" : "TTEST";
     if (!blocking_ && !read_done_) {
         // Resumed at its turn after a park: read now.
-        const std::int32_t seen = lp.cluster().chip(sig_.rank).signals.value_at(sig_.address, issue_);
+        const std::int32_t seen = lp.chip(sig_.rank).signals->value_at(sig_.address, issue_);
         result_ = compare(seen, cmp_, value_);
         blk_.now_ref() = issue_ + blk_.cost().twait_poll_ps;
     }
@@ -100,14 +101,14 @@ bool SignalRead::await_resume() {
     if (StreamSanitizer* san = lp.sanitizer()) {
         // What the read observed: every write of the word visible by then.
         VectorClock seen;
-        const SignalStore& store = lp.cluster().chip(sig_.rank).signals;
+        const SignalStore& store = *lp.chip(sig_.rank).signals;
         store.acquire_clocks(sig_.address, blk_.now(), seen);
         if (result_) {
             san->check_wait(
-                blk_, store.last_write(sig_.address, blk_.now()), sig_.address,
+                blk_.san_part(), store.last_write(sig_.address, blk_.now()), sig_.address,
                 [&] { return fmt::format("{}({} {})", blocking_ ? "TWAIT" : "TTEST", cmp_symbol(cmp_), value_); }, issue_);
         }
-        san->acquire(blk_, seen);
+        san->acquire(blk_.san_part(), seen);
     }
     lp.count_instruction();
     record(blk_, Pipe::S, blocking_ ? Opcode::TWAIT : Opcode::TTEST, issue_ - blk_.cost().issue_ps, blk_.now(),

@@ -70,9 +70,9 @@ void wait_flag(BlockCtx& blk, Pipe src, Pipe dst, int id) {
     if (dst == Pipe::S) {
         released = std::max(issue, set_at) + cost.wait_flag_ps;
         blk.now_ref() = released;
-        if (san) san->pipe_waited(blk, src);
+        if (san) san->pipe_waited(blk.san_part(), src);
     } else {
-        if (san) san->pipe_ordered(blk, src, dst);
+        if (san) san->pipe_ordered(blk.san_part(), src, dst);
         // The destination pipe takes nothing new before the flag is set.
         SimTime& free_at = blk.core().free_at[static_cast<std::size_t>(pipe_index(dst))];
         released = std::max({free_at, issue, set_at}) + cost.wait_flag_ps;
@@ -97,7 +97,7 @@ void pipe_barrier(BlockCtx& blk, Pipe pipe) {
         for (int p = 0; p < kPipeCount; ++p)
             if (core_has_pipe(blk.core_type(), static_cast<Pipe>(p))) free_at[static_cast<std::size_t>(p)] = done;
         blk.now_ref() = done;
-        if (StreamSanitizer* san = blk.lp().sanitizer()) san->pipe_waited(blk, Pipe::ALL);
+        if (StreamSanitizer* san = blk.lp().sanitizer()) san->pipe_waited(blk.san_part(), Pipe::ALL);
     } else {
         SimTime& f = free_at[static_cast<std::size_t>(pipe_index(pipe))];
         done = std::max(f, issue) + cost.pipe_barrier_ps;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/host_threads.hpp"
+#include "sim/isa/deferred_drain.hpp"
 #include "sim/mem/element.hpp"
 #include "sim/mem/fp16_widen.hpp"
 #include "sim/mem/gm_deferred.hpp"
@@ -12,15 +14,28 @@
 
 namespace tandem {
 
+namespace {
+int resolved_host_threads(int asked) {
+    if (asked < 0) throw SimError(fmt::format("host threads: {} asked, need at least 1 (or 0: one per host core)", asked));
+    return asked > 0 ? asked : host_core_count();
+}
+}  // namespace
+
 Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
     : profile_(profile),
       options_(options),
+      host_threads_(resolved_host_threads(options.host_threads)),
       cost_(profile),
       topology_(profile.interconnect.topology, options.ranks),
-      coordinator_(cost_.min_cross_stream_latency(), *this) {
+      coordinator_(cost_.min_cross_stream_latency(), *this, host_threads_),
+      workers_(host_threads_) {
     if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));
     chips_.reserve(static_cast<std::size_t>(options.ranks));
-    for (int r = 0; r < options.ranks; ++r) chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
+    for (int r = 0; r < options.ranks; ++r) {
+        chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
+        Chip& c = *chips_.back();
+        chip_parts_.push_back(ChipParts{&c.gm, &c.memory, &c.signals});
+    }
     set_sanitizing(options.sanitize);
 }
 
@@ -33,16 +48,8 @@ void Cluster::set_sanitizing(bool on) {
     sanitizing_ = on ? sanitizer_.get() : nullptr;
 }
 
-void Cluster::check_signal_address(int rank, std::int64_t address) const {
-    if (address % 4 != 0) {
-        throw SimError(fmt::format("signal address {:#x} on rank {} is not 4-byte aligned", address, rank));
-    }
-    chips_.at(static_cast<std::size_t>(rank))->gm.find(address, 4);
-}
-
-std::string Cluster::describe_address(int rank, std::int64_t address) const {
-    const GmAllocation& a = chips_.at(static_cast<std::size_t>(rank))->gm.find(address, 4);
-    return fmt::format("rank {} '{}'+{:#x}", rank, a.name, address - a.base);
+void Cluster::complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) {
+    tandem::complete_deferred_writes(writes, workers_);
 }
 
 void Cluster::deliver(const Message& m, std::uint64_t order) {
@@ -122,12 +129,12 @@ std::vector<InstrRecord> Cluster::event_log() const {
     return all;
 }
 
-void Cluster::append_link_usage(int link, std::vector<std::pair<SimTime, std::int64_t>>&& steps) {
+void Cluster::append_link_usage(int link, LinkSteps&& steps) {
     std::lock_guard lock(log_mu_);
     link_usage_.emplace_back(link, std::move(steps));
 }
 
-std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> Cluster::link_usage() const {
+std::map<int, LinkSteps> Cluster::link_usage() const {
     std::lock_guard lock(log_mu_);
     // Sum the step functions of every stream that booked a link: as rate changes at each
     // breakpoint, added in time order (integer arithmetic, so the order of streams is irrelevant).
@@ -139,7 +146,7 @@ std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> Cluster::link_usage
             previous = rate;
         }
     }
-    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> out;
+    std::map<int, LinkSteps> out;
     for (const auto& [link, changes] : deltas) {
         std::int64_t level = 0;
         for (const auto& [t, delta] : changes) {

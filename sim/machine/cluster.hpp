@@ -1,7 +1,9 @@
 #pragma once
 // The simulated machine: n chips joined by an interconnect, with the cost model, the
 // coordinator that keeps the stream threads deterministic, and delivery of cross-stream writes.
-// Knows nothing about any kernel.
+// Knows nothing about any kernel. What its running streams may ask of it is the MachinePort
+// (sim/exec/machine_port.hpp) it implements: sim/exec, sim/isa and sim/sanitize never see this
+// class (sim/README.md).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +13,7 @@
 #include "sim/exec/coordinator.hpp"
 #include "sim/exec/worker_pool.hpp"
 #include "sim/exec/instr_record.hpp"
+#include "sim/exec/machine_port.hpp"
 #include "sim/machine/chip.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/profile.hpp"
@@ -24,44 +27,50 @@ struct ClusterOptions {
     int ranks = 2;
     DataMode data_mode = DataMode::Functional;
     bool record_log = false;  // keep every instruction (event log / trace)
-    bool sanitize = false;    // --sanitize: check synchronisation (sim/sanitize/sanitizer.hpp)
+    bool sanitize = false;    // check synchronisation (sim/sanitize/sanitizer.hpp)
+    // Host threads the machine may keep busy at once: its coordinator's pool (the streams'
+    // windows) and its worker pool (deferred products) are each this size. 0: one per host core
+    // (sim/host_threads.hpp). Results are the same whatever it is.
+    int host_threads = 0;
 };
 
-class Cluster : public MessageSink {
+class Cluster final : public MachinePort, public MessageSink {
 public:
     Cluster(const Profile& profile, const ClusterOptions& options);
 
-    const Profile& profile() const { return profile_; }
-    const CostModel& cost() const { return cost_; }
-    const Topology& topology() const { return topology_; }
-    const ClusterOptions& options() const { return options_; }
-    bool functional() const { return options_.data_mode == DataMode::Functional; }
-    int ranks() const { return options_.ranks; }
-    Chip& chip(int rank) { return *chips_.at(static_cast<std::size_t>(rank)); }
-    Coordinator& coordinator() { return coordinator_; }
-    // Host threads for work outside the simulated timeline (deferred products at kernel end).
-    WorkerPool& workers() { return workers_; }
+    // MachinePort
+    const Profile& profile() const override { return profile_; }
+    const CostModel& cost() const override { return cost_; }
+    const Topology& topology() const override { return topology_; }
+    int ranks() const override { return options_.ranks; }
+    // ClusterOptions::host_threads resolved: the size of each of the machine's thread pools.
+    int host_threads() const { return host_threads_; }
+    bool functional() const override { return options_.data_mode == DataMode::Functional; }
+    bool record_log() const override { return options_.record_log; }
+    std::span<const ChipParts> chips() const override { return chip_parts_; }
+    Coordinator& coordinator() override { return coordinator_; }
     // The sanitizer while sanitizing (a --sanitize run, a sanitized API call), else null.
-    Sanitizer* sanitizer() { return sanitizing_; }
+    Sanitizer* sanitizer() override { return sanitizing_; }
+    // On the worker pool (sim/isa/deferred_drain.hpp).
+    void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) override;
+    // Logs handed in by logical processes when their kernels end.
+    void append_log(std::vector<InstrRecord>&& records) override;
+    void append_link_usage(int link, LinkSteps&& steps) override;
+
+    const ClusterOptions& options() const { return options_; }
+    Chip& chip(int rank) { return *chips_.at(static_cast<std::size_t>(rank)); }
     // Turns sanitizing on or off for what is launched next (the API, per call); its state (clocks,
     // flag stamps) is made on the first use and kept while off. Only while no kernel runs.
     void set_sanitizing(bool on);
-
-    // Checks that [address, address+4) is a 4-byte-aligned word inside an allocation of `rank`.
-    void check_signal_address(int rank, std::int64_t address) const;
-    std::string describe_address(int rank, std::int64_t address) const;
 
     // MessageSink (called by the coordinator at barriers, single-threaded).
     void deliver(const Message& m, std::uint64_t order) override;
     void fold_before(SimTime horizon) override;
 
-    // Logs handed in by logical processes when their kernels end.
-    void append_log(std::vector<InstrRecord>&& records);
     // All records so far in a total order independent of host timing.
     std::vector<InstrRecord> event_log() const;
     // Bandwidth booked on each link (bytes per second, step function), summed over streams.
-    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> link_usage() const;
-    void append_link_usage(int link, std::vector<std::pair<SimTime, std::int64_t>>&& steps);
+    std::map<int, LinkSteps> link_usage() const;
     void clear_log();
 
 private:
@@ -70,13 +79,15 @@ private:
 
     Profile profile_;
     ClusterOptions options_;
+    int host_threads_;
     CostModel cost_;
     Topology topology_;
     std::vector<std::unique_ptr<Chip>> chips_;
+    std::vector<ChipParts> chip_parts_;  // chips_ as the port shows them
     Coordinator coordinator_;
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
-    std::vector<std::pair<int, std::vector<std::pair<SimTime, std::int64_t>>>> link_usage_;
+    std::vector<std::pair<int, LinkSteps>> link_usage_;
     std::unique_ptr<Sanitizer> sanitizer_;
     Sanitizer* sanitizing_ = nullptr;  // sanitizer_ while on
     // Last member: destroyed (its threads joined) first.

@@ -74,4 +74,16 @@ const GmAllocation& GlobalMemory::find(std::int64_t address, std::int64_t bytes)
     throw SimError(fmt::format("GM access out of bounds on rank {}: address {:#x} is in no allocation", rank_, address));
 }
 
+void GlobalMemory::check_signal_word(std::int64_t address) const {
+    if (address % 4 != 0) {
+        throw SimError(fmt::format("signal address {:#x} on rank {} is not 4-byte aligned", address, rank_));
+    }
+    find(address, 4);
+}
+
+std::string GlobalMemory::describe(std::int64_t address) const {
+    const GmAllocation& a = find(address, 4);
+    return fmt::format("rank {} '{}'+{:#x}", rank_, a.name, address - a.base);
+}
+
 }  // namespace tandem

@@ -47,6 +47,12 @@ public:
     // inside one allocation.
     const GmAllocation& find(std::int64_t address, std::int64_t bytes) const;
 
+    // Signal words: throws SimError unless [address, address + 4) is a 4-byte-aligned word inside
+    // an allocation of this chip.
+    void check_signal_word(std::int64_t address) const;
+    // "rank 1 'flags'+0x40": the allocation holding the word at `address` (checked like find()).
+    std::string describe(std::int64_t address) const;
+
     // Allocations in the order they were made (released ones included).
     std::size_t allocation_count() const { return allocations_.size(); }
     const GmAllocation& allocation_at(std::size_t index) const { return allocations_.at(index); }

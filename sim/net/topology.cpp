@@ -9,8 +9,6 @@ namespace tandem {
 
 namespace {
 
-constexpr int kMaxRanks = 4096;
-
 // Links in one ring: both directions to each neighbour, except that with two ranks the two
 // neighbours coincide and one link per direction is all there is.
 int ring_links_per_lane(int ranks) {

@@ -14,6 +14,10 @@ namespace tandem {
 
 class Topology {
 public:
+    // The most ranks a cluster may have (message source ids and sanitizer thread keys are sized
+    // for it: sim/exec/message.hpp, sim/sanitize/vector_clock.hpp).
+    static constexpr int kMaxRanks = 4096;
+
     struct Link {
         int src;
         int dst;
@@ -22,7 +26,7 @@ public:
 
     // FullMesh: one link per ordered pair. Ring: each rank linked to both neighbours, one link
     // per direction (n == 2: a single link each way). DoubleRing: two such rings, each with the
-    // full link bandwidth. Throws SimError unless 1 <= ranks <= 4096.
+    // full link bandwidth. Throws SimError unless 1 <= ranks <= kMaxRanks.
     Topology(TopologyKind kind, int ranks);
 
     TopologyKind kind() const { return kind_; }

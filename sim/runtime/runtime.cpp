@@ -123,7 +123,10 @@ void Stream::thread_main() {
             });
             if (stop) return;
             if (cmd.kernel) {
-                if (StreamSanitizer* san = lp_.sanitize_kernel(cmd.host_clock != nullptr)) san->begin_kernel(*cmd.host_clock, cmd.host_call);
+                if (StreamSanitizer* san = lp_.sanitize_kernel(cmd.host_clock != nullptr)) {
+                    san->begin_kernel(*cmd.host_clock, cmd.host_call,
+                                      SanKernel{cmd.kernel->name, cmd.kernel->core_type.mix(), cmd.kernel->timing_only});
+                }
                 lp_.run_kernel(*cmd.kernel, std::max(tail_, cmd.ready_at), bound_id_, [&](const KernelStats& stats) {
                     stats_.push_back(stats);
                     complete_locked(stats.end + cluster.cost().kernel_end_ps);
@@ -228,14 +231,14 @@ void HostContext::zero_device(const GmTensor& dst) {
 void HostContext::write_signals(std::int64_t address, int count, std::int32_t value) {
     Cluster& c = cluster();
     if (count < 1) throw SimError(fmt::format("rank {}: host signal write of {} words", rank_, count));
-    c.check_signal_address(rank_, address);
-    c.check_signal_address(rank_, address + 4LL * (count - 1));
+    c.chip(rank_).gm.check_signal_word(address);
+    c.chip(rank_).gm.check_signal_word(address + 4LL * (count - 1));
     // Quietly: a pending write is nothing any waiting thread's condition reads.
     c.coordinator().update_quietly([&] {
         Message m;
         m.kind = Message::Kind::Signal;
         m.visible_at = now_ + c.cost().host_write_ps;
-        m.source = 1'000'000 + rank_;
+        m.source = host_source_id(rank_);
         m.seq = message_seq_++;
         m.dst_rank = rank_;
         m.address = address;

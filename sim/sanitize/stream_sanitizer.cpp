@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "sim/exec/block_ctx.hpp"
-#include "sim/exec/logical_process.hpp"
-#include "sim/machine/cluster.hpp"
+#include "sim/core/block_slot.hpp"
+#include "sim/mem/global_memory.hpp"
 #include "sim/mem/gm_tensor.hpp"
 
 namespace tandem {
 
-void StreamSanitizer::begin_kernel(const VectorClock& host_clock, std::uint64_t host_call) {
+void StreamSanitizer::begin_kernel(const VectorClock& host_clock, std::uint64_t host_call, SanKernel kernel) {
+    kernel_ = std::move(kernel);
     stream_clock_.join(host_clock);
     call_ = host_call;
     ++launch_;
@@ -19,27 +19,27 @@ void StreamSanitizer::begin_kernel(const VectorClock& host_clock, std::uint64_t 
     for (VectorClock& f : cross_flags_) f = VectorClock();
 }
 
-void StreamSanitizer::start_block(const BlockCtx& blk) {
-    BlockState& s = blocks_[blk.slot()];
+void StreamSanitizer::start_block(const SanPart& blk) {
+    BlockState& s = blocks_[blk.slot];
     s = BlockState();
-    s.key = thread_key(lp_.rank(), static_cast<std::uint64_t>(lp_.stream_id()), blk.slot());
+    s.key = thread_key(stream_.rank, static_cast<std::uint64_t>(stream_.stream_id), blk.slot);
     s.vc = stream_clock_;
     // The slot's thread goes on from its previous kernel (which this one follows on the stream).
-    s.clock = std::max(slot_clock_[blk.slot()], stream_clock_.get(s.key)) + 1;
+    s.clock = std::max(slot_clock_[blk.slot], stream_clock_.get(s.key)) + 1;
 }
 
-StreamSanitizer::BlockState& StreamSanitizer::state(const BlockCtx& blk) { return blocks_[blk.slot()]; }
+StreamSanitizer::BlockState& StreamSanitizer::state(const SanPart& blk) { return blocks_[blk.slot]; }
 
-std::string StreamSanitizer::where(const BlockCtx& blk, const char* instr) const {
-    return fmt::format("rank {}, stream '{}', kernel '{}', {}, {} issued at {:.3f} us", lp_.rank(), lp_.stream_name(),
-                       lp_.launch().name, lp_.slot_label(blk.slot()), instr, to_us(blk.now()));
+std::string StreamSanitizer::where(const SanPart& blk, const char* instr) const {
+    return fmt::format("rank {}, stream '{}', kernel '{}', {}, {} issued at {:.3f} us", stream_.rank, stream_.name,
+                       kernel_.name, block_slot_label(blk.slot, kernel_.mix), instr, to_us(blk.now));
 }
 
-void StreamSanitizer::access(const BlockCtx& blk, Access kind, const GmTensor& gm, SimTime effective, Pipe pipe,
+void StreamSanitizer::access(const SanPart& blk, Access kind, const GmTensor& gm, SimTime effective, Pipe pipe,
                              const char* instr) {
     // A launch run for its timing only (a benchmark view) moves no data: nothing it "writes" can
     // be seen, so its accesses are not checked.
-    if (lp_.launch().timing_only) return;
+    if (kernel_.timing_only) return;
     BlockState& s = state(blk);
     if (!s.snapshot) s.snapshot = std::make_shared<const VectorClock>(s.vc);
     SanAccess a;
@@ -72,22 +72,22 @@ void StreamSanitizer::finish_pending(BlockState& s, Pipe pipe) {
     s.pending.resize(keep);
 }
 
-void StreamSanitizer::pipe_waited(const BlockCtx& blk, Pipe pipe) {
+void StreamSanitizer::pipe_waited(const SanPart& blk, Pipe pipe) {
     BlockState& s = state(blk);
     if (!s.pending.empty()) finish_pending(s, pipe);
 }
 
-void StreamSanitizer::pipe_ordered(const BlockCtx& blk, Pipe src, Pipe dst) {
+void StreamSanitizer::pipe_ordered(const SanPart& blk, Pipe src, Pipe dst) {
     for (auto& p : state(blk).pending)
         if (p.first == src) p.first = dst;
 }
 
-void StreamSanitizer::release_clock(BlockState& s, const BlockCtx& blk, const char* what) {
+void StreamSanitizer::release_clock(BlockState& s, const SanPart& blk, const char* what) {
     s.vc.set(s.key, s.clock);
     releases_.push_back(SanRelease{s.key, s.clock, where(blk, what)});
 }
 
-std::shared_ptr<const VectorClock> StreamSanitizer::release(const BlockCtx& blk, const char* what) {
+std::shared_ptr<const VectorClock> StreamSanitizer::release(const SanPart& blk, const char* what) {
     BlockState& s = state(blk);
     release_clock(s, blk, what);
     auto published = std::make_shared<const VectorClock>(s.vc);
@@ -97,7 +97,7 @@ std::shared_ptr<const VectorClock> StreamSanitizer::release(const BlockCtx& blk,
     return published;
 }
 
-std::shared_ptr<const SanSignalStamp> StreamSanitizer::signal_release(const BlockCtx& blk, const std::string& what,
+std::shared_ptr<const SanSignalStamp> StreamSanitizer::signal_release(const SanPart& blk, const std::string& what,
                                                                       SimTime visible) {
     BlockState& s = state(blk);
     release_clock(s, blk, what.c_str());
@@ -107,13 +107,13 @@ std::shared_ptr<const SanSignalStamp> StreamSanitizer::signal_release(const Bloc
     stamp->thread_clock = s.clock;
     stamp->call = call_;
     stamp->where = fmt::format("call {}, launch {} of rank {}'s stream '{}': {}, visible at {:.3f} us", call_, launch_,
-                               lp_.rank(), lp_.stream_name(), releases_.back().where, to_us(visible));
+                               stream_.rank, stream_.name, releases_.back().where, to_us(visible));
     ++s.clock;
     s.snapshot.reset();
     return stamp;
 }
 
-void StreamSanitizer::check_wait(const BlockCtx& blk, const SanSignalStamp* w, std::int64_t address,
+void StreamSanitizer::check_wait(const SanPart& blk, const SanSignalStamp* w, std::int64_t address,
                                  const std::function<std::string()>& wait, SimTime issued) {
     if (w == nullptr || w->by_host || w->call >= call_) return;
     // Known to the launching host: the write happened before this kernel's launch.
@@ -125,23 +125,23 @@ void StreamSanitizer::check_wait(const BlockCtx& blk, const SanSignalStamp* w, s
         "[{}] a wait was satisfied by a flag value written in an earlier host call (a reused workspace not "
         "reset, or a flag value not versioned per call)\n  flag: {}\n  write: {}\n  wait: call {}, launch {} of rank "
         "{}'s stream '{}': rank {}, stream '{}', kernel '{}', {}, {} issued at {:.3f} us, satisfied at {:.3f} us",
-        v.cls, lp_.cluster().describe_address(lp_.rank(), address), w->where, call_, launch_, lp_.rank(), lp_.stream_name(), lp_.rank(), lp_.stream_name(),
-        lp_.launch().name, lp_.slot_label(blk.slot()), wait(), to_us(issued), to_us(blk.now()));
+        v.cls, stream_.gm->describe(address), w->where, call_, launch_, stream_.rank, stream_.name, stream_.rank,
+        stream_.name, kernel_.name, block_slot_label(blk.slot, kernel_.mix), wait(), to_us(issued), to_us(blk.now));
     san_.add_violation(std::move(v));
 }
 
-void StreamSanitizer::acquire(const BlockCtx& blk, const VectorClock& vc) {
+void StreamSanitizer::acquire(const SanPart& blk, const VectorClock& vc) {
     BlockState& s = state(blk);
     s.vc.join(vc);
     s.snapshot.reset();
 }
 
-void StreamSanitizer::end_block(const BlockCtx& blk) {
+void StreamSanitizer::end_block(const SanPart& blk) {
     BlockState& s = state(blk);
     finish_pending(s, Pipe::ALL);
     s.vc.set(s.key, s.clock);
     kernel_end_.join(s.vc);
-    slot_clock_[blk.slot()] = s.clock;
+    slot_clock_[blk.slot] = s.clock;
 }
 
 void StreamSanitizer::end_kernel() {

@@ -4,16 +4,29 @@
 // absent thread reads 0 (nothing of it is known).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/net/topology.hpp"
+#include "sim/sim_error.hpp"
+
 namespace tandem {
 
-// rank, stream and slot of a block part, or a rank's host (stream kHostStream).
+// rank, stream and slot of a block part, or a rank's host (stream kHostStream), packed as
+// rank << 40 | stream << 24 | slot. Ranks (Topology::kMaxRanks) and streams (below kHostStream,
+// sim/exec/logical_process.cpp) fit by construction; a launch's slots are checked here.
 using ThreadKey = std::uint64_t;
 inline constexpr std::uint64_t kHostStream = 0xFFFF;
+inline constexpr int kThreadSlotBits = 24;
+inline constexpr int kMaxThreadSlots = 1 << kThreadSlotBits;
+static_assert(Topology::kMaxRanks < (1 << 24), "a thread key holds the rank in 24 bits");
 inline ThreadKey thread_key(int rank, std::uint64_t stream, int slot) {
-    return (static_cast<std::uint64_t>(rank) << 40) | (stream << 24) | static_cast<std::uint64_t>(slot);
+    if (slot < 0 || slot >= kMaxThreadSlots) {
+        throw SimError("sanitizer: block part " + std::to_string(slot) + " is beyond the " +
+                       std::to_string(kMaxThreadSlots) + " block parts per kernel it can tell apart");
+    }
+    return (static_cast<std::uint64_t>(rank) << 40) | (stream << kThreadSlotBits) | static_cast<std::uint64_t>(slot);
 }
 
 class VectorClock {

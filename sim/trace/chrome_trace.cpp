@@ -11,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/machine/cluster.hpp"
+#include "sim/core/cost_model.hpp"
+#include "sim/net/topology.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -30,7 +31,15 @@ std::string us(SimTime ps) {
     return fmt::format("{}{}.{:06}", sign, a / 1000000, a % 1000000);
 }
 
+// A core's tracks are kTidsPerCore ids from its type's base: AIC ids stay below kAivTidBase only
+// for cores below kMaxTracedCores, checked where a record's track is made.
+constexpr int kMaxTracedCores = kAivTidBase / kTidsPerCore;
+
 int track_id(CoreType type, int core, int slot) {
+    if (core < 0 || core >= kMaxTracedCores) {
+        throw SimError(fmt::format("trace: {} core {} is outside the {} cores per type a trace has tracks for",
+                                   core_type_name(type), core, kMaxTracedCores));
+    }
     return (type == CoreType::AIC ? 0 : kAivTidBase) + core * kTidsPerCore + slot;
 }
 
@@ -68,8 +77,8 @@ std::string json_string(const std::string& s) { return nlohmann::json(s).dump();
 
 class TraceWriter {
 public:
-    TraceWriter(const std::string& path, const Cluster& cluster, const TraceInput& in, const TraceFilter& filter)
-        : path_(path), cluster_(cluster), in_(in), filter_(filter) {
+    TraceWriter(const std::string& path, const TraceInput& in, const TraceFilter& filter)
+        : path_(path), in_(in), filter_(filter) {
         tmp_ = fmt::format("{}.tmp.{}", path, ::getpid());
         file_ = std::fopen(tmp_.c_str(), "wb");
         if (!file_) throw SimError(fmt::format("cannot write trace '{}': cannot create '{}'", path, tmp_));
@@ -82,8 +91,7 @@ public:
     }
 
     void write() {
-        const CostModel& cost = cluster_.cost();
-        stalled_min_ps_ = cost.issue_ps + cost.twait_poll_ps;
+        stalled_min_ps_ = in_.machine.issue_ps + in_.machine.twait_poll_ps;
         out_ += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":";
         out_ += other_data().dump();
         out_ += ",\n\"traceEvents\":[\n";
@@ -201,7 +209,7 @@ private:
 
     // An arrow from the TNOTIFY whose write made this TWAIT's condition true.
     void flow_to(const InstrRecord& wait, int wait_tid) {
-        const SimTime released = wait.end - cluster_.cost().twait_poll_ps;
+        const SimTime released = wait.end - in_.machine.twait_poll_ps;
         auto it = notifies_.find(std::make_tuple(wait.rank, wait.address, released));
         if (it == notifies_.end()) return;  // released by a host write
         const InstrRecord& n = (*in_.log)[it->second];
@@ -218,11 +226,12 @@ private:
 
     // Bandwidth in use on each link, exactly as the links' calendars booked it.
     void link_counters() {
-        const Topology& topo = cluster_.topology();
         for (const auto& [link, steps] : in_.link_usage) {
-            const int src = topo.link(link).src;
+            const auto named = in_.machine.links.find(link);
+            if (named == in_.machine.links.end()) throw SimError(fmt::format("internal: trace of link {} without its name", link));
+            const int src = named->second.src;
             if (!keep_rank(src)) continue;
-            const std::string name = topo.describe_link(link) + " GB/s";
+            const std::string name = named->second.name + " GB/s";
             for (const auto& [t, bytes_per_s] : steps) {
                 if (!in_window(t, t)) continue;
                 out_ += fmt::format("{{\"name\":{},\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"GB/s\":{:.3f}}}}},\n",
@@ -254,7 +263,6 @@ private:
 
     std::string path_;
     std::string tmp_;
-    const Cluster& cluster_;
     const TraceInput& in_;
     const TraceFilter& filter_;
     std::FILE* file_ = nullptr;
@@ -267,9 +275,17 @@ private:
 
 }  // namespace
 
-void write_chrome_trace(const std::string& path, const Cluster& cluster, const TraceInput& in, const TraceFilter& filter) {
+TraceMachine trace_machine(const CostModel& cost, const Topology& topology, const std::map<int, LinkSteps>& link_usage) {
+    TraceMachine m;
+    m.issue_ps = cost.issue_ps;
+    m.twait_poll_ps = cost.twait_poll_ps;
+    for (const auto& [link, steps] : link_usage) m.links[link] = TraceLink{topology.link(link).src, topology.describe_link(link)};
+    return m;
+}
+
+void write_chrome_trace(const std::string& path, const TraceInput& in, const TraceFilter& filter) {
     if (in.log == nullptr) throw SimError("internal: trace requested without an event log");
-    TraceWriter(path, cluster, in, filter).write();
+    TraceWriter(path, in, filter).write();
 }
 
 std::vector<int> parse_rank_list(const std::string& text) {
@@ -286,7 +302,7 @@ std::vector<int> parse_rank_list(const std::string& text) {
             used = 0;
         }
         if (item.empty() || used != item.size() || rank < 0)
-            throw SimError(fmt::format("--trace-ranks '{}': expected a comma-separated list of ranks like 0,3", text));
+            throw SimError(fmt::format("ranks '{}': expected a comma-separated list of ranks like 0,3", text));
         ranks.push_back(rank);
         if (comma == std::string::npos) break;
         pos = comma + 1;
@@ -307,7 +323,7 @@ std::pair<double, double> parse_window_us(const std::string& text) {
         }
     } catch (const std::exception&) {
     }
-    throw SimError(fmt::format("--trace-window-us '{}': expected START:END in microseconds from the view's start, "
+    throw SimError(fmt::format("window '{}': expected START:END in microseconds from the view's start, "
                                "START >= 0 and END > START, like 0:250",
                                text));
 }

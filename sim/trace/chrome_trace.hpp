@@ -17,11 +17,13 @@
 
 #include "sim/core/pipe.hpp"
 #include "sim/exec/instr_record.hpp"
+#include "sim/exec/machine_port.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
 
-class Cluster;
+struct CostModel;
+class Topology;
 
 // Names a signal word for the trace ("summary[src=3]"); empty when it has no name.
 using SignalNamer = std::function<std::string(int rank, std::int64_t address)>;
@@ -31,6 +33,24 @@ struct TraceFilter {
     std::optional<std::pair<double, double>> window_us; // relative to the view's start
 };
 
+// A link as its counter track names it: its source rank (the process it is drawn in) and name.
+struct TraceLink {
+    int src = 0;
+    std::string name;  // "link 2->3"
+};
+
+// What the trace needs of the machine that ran the log, taken from it while it lives
+// (trace_machine()): the costs that tell a stalled TWAIT and the time its signal was released,
+// and the links the run booked.
+struct TraceMachine {
+    SimTime issue_ps = 0;
+    SimTime twait_poll_ps = 0;
+    std::map<int, TraceLink> links;  // by link id
+};
+
+// The machine's part of a trace: `cost`'s figures and the links in `link_usage`.
+TraceMachine trace_machine(const CostModel& cost, const Topology& topology, const std::map<int, LinkSteps>& link_usage);
+
 struct TraceInput {
     const std::vector<InstrRecord>* log = nullptr;      // the view's records (Cluster::event_log order)
     std::vector<std::string> stream_names;               // by stream id
@@ -39,15 +59,16 @@ struct TraceInput {
     nlohmann::json metadata = nlohmann::json::object();  // run identity, copied into otherData
     std::map<int, std::array<SimTime, kPipeCount>> busy_ps;  // simulator's per-rank busy totals
     // Bandwidth booked on each link (bytes per second, step function): Cluster::link_usage().
-    std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> link_usage;
+    std::map<int, LinkSteps> link_usage;
+    TraceMachine machine;  // must name every link of link_usage
     SignalNamer signal_name;
 };
 
 // Writes the trace of `in` to `path`; throws SimError naming the path on failure.
-void write_chrome_trace(const std::string& path, const Cluster& cluster, const TraceInput& in,
-                        const TraceFilter& filter = {});
+void write_chrome_trace(const std::string& path, const TraceInput& in, const TraceFilter& filter = {});
 
-// Parses "0,3,5" and "A:B" (microseconds) for the trace filter flags; throws SimError.
+// Parse a trace filter: "0,3,5" (ranks) and "A:B" (a window, microseconds from the view's start).
+// Throw SimError naming the text; the caller names where it came from.
 std::vector<int> parse_rank_list(const std::string& text);
 std::pair<double, double> parse_window_us(const std::string& text);
 
