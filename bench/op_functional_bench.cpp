@@ -25,8 +25,9 @@
 // CLOCK_PROCESS_CPUTIME_ID), which other load on a shared machine disturbs far less.
 //
 //   build/tests/op_functional_bench [--op NAME] [--variant NAME] [--reps N] [--shape WxMxKxN]
-// prints one line per op and variant (all ops and variants by default, each op at its shape
-// below, or at --shape) and the load average at the start and end.
+// prints one line per op and variant (all ops and variants by default, each op at the medium
+// shape its description gives, OpDesc::bench_shape, or at --shape) and the load average at the
+// start and end.
 #include <cblas.h>
 
 #include <cstdio>
@@ -52,15 +53,6 @@ using kernels::Split;
 struct Shape {
     int ranks = 0, m = 0, k = 0, n = 0;
 };
-
-// One medium shape per op: the default run (allgather_gemm), the shapes the issues measured,
-// every dimension whole tiles so that every variant accepts it (matmul_reduce_scatter and
-// matmul_all_scatter need N / W whole 256-wide tiles).
-Shape medium_shape_of(const std::string& op) {
-    if (op == "matmul_all_gather" || op == "matmul_all_scatter") return {2, 2048, 2048, 2048};
-    if (op == "gemm") return {1, 2048, 2048, 3072};  // N a multiple of pto_performance's 6 x 256
-    return {2, 2048, 2048, 1024};
-}
 
 struct Gemm {
     int m = 0, k = 0, n = 0;  // C (m x n) = A (m x k) x B^T (n x k)^T
@@ -167,7 +159,10 @@ int main(int argc, char** argv) {
     bool all_passed = true;
     for (const kernels::OpDesc* op : kernels::registered_ops()) {
         if (!only_op.empty() && op->name != only_op) continue;
-        const Shape s = forced.ranks > 0 ? forced : medium_shape_of(op->name);
+        // The op's medium shape (OpDesc::bench_shape, accepted by every variant) unless --shape.
+        const Shape s = forced.ranks > 0 ? forced
+                                         : Shape{op->bench_shape.ranks, op->bench_shape.m, op->bench_shape.k,
+                                                 op->bench_shape.n};
         for (const kernels::VariantDesc& v : op->variants) {
             if (!only_variant.empty() && v.name != only_variant) continue;
             RunConfig cfg;

@@ -25,8 +25,8 @@
 //
 //   scale/ops/...           (--ops, issue 14) every registered op with its default variant
 //                           (--ops-all-variants: every variant) at 64 ranks of Ascend910B1 on a
-//                           medium shape of its own (kOpsShapes: one its constraints accept,
-//                           a few seconds of host time each), timing-only, each in a child
+//                           medium shape of its own (OpDesc::scale_shape: one its constraints
+//                           accept, a few seconds of host time each), timing-only, each in a child
 //                           process: wall, CPU seconds, peak RSS and the simulated compute-only,
 //                           sequential and pipelined times (slowest rank). Check: every run
 //                           completes.
@@ -328,21 +328,6 @@ void print_ops_summary() {
     }
 }
 
-// The op series' medium shape per op (--gm --gk --gn, as the op reads them), chosen so that every
-// variant's constraints hold at 64 ranks with the default 128 x 256 tiles (M a multiple of
-// 64 x 128 where A or C is split by rows, N of 64 x 256 where B or C is split by columns, K of
-// 64 x 256 where A is split along K) and a run takes seconds, not minutes, of host time.
-struct OpShape {
-    const char* op;
-    int m, k, n;
-};
-constexpr OpShape kOpsShapes[] = {
-    {"allgather_gemm", 8192, 4096, 4096},        {"matmul_all_scatter", 4096, 4096, 16384},
-    {"all_gather_matmul", 2048, 16384, 2048},    {"matmul_all_reduce", 2048, 2048, 2048},
-    {"matmul_all_gather", 8192, 4096, 4096},     {"matmul_reduce_scatter", 2048, 2048, 16384},
-    {"gemm", 3072, 3072, 3072},
-};
-
 // The first shipped profile whose interconnect topology is double_ring (A3 parts), if any.
 std::string double_ring_soc() {
     std::vector<std::string> found;
@@ -410,11 +395,11 @@ int main(int argc, char** argv) {
     }
     if (ops) {
         for (const kernels::OpDesc* op : kernels::registered_ops()) {
-            const OpShape* shape = nullptr;
-            for (const OpShape& s : kOpsShapes)
-                if (op->name == s.op) shape = &s;
-            if (shape == nullptr) {
-                std::printf("ops: %s has no medium shape in bench/scale_bench.cpp (kOpsShapes): skipped\n", op->name.c_str());
+            // The op's shape at scale (OpDesc::scale_shape: every variant's constraints hold at 64
+            // ranks with its tiles, and a run takes seconds, not minutes, of host time).
+            const kernels::RunShape& shape = op->scale_shape;
+            if (shape.m <= 0) {
+                std::printf("ops: %s has no scale_shape in its OpDesc: skipped\n", op->name.c_str());
                 continue;
             }
             std::vector<std::string> variants = {""};
@@ -423,7 +408,7 @@ int main(int argc, char** argv) {
                 for (const kernels::VariantDesc& v : op->variants) variants.push_back(v.name);
             }
             for (const std::string& v : variants) {
-                Case c{ops_ranks, shape->m, shape->k, shape->n};
+                Case c{ops_ranks, shape.m, shape.k, shape.n};
                 c.op = op->name;
                 c.variant = v;
                 rows().push_back(Row{"ops", c, {}, 0});

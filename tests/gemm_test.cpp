@@ -1,6 +1,7 @@
 // --op gemm: the published kernel's arithmetic (kernels/gemm/README.md), its instruction stream
-// and overlaps on the simulator's log, verification of both variants on 1 and 2 ranks (ragged
-// shapes, bias, bf16, stream-K for tiled), a fault failing verification, the views of an op
+// and overlaps on the simulator's log, tiled's verification on ragged shapes with bias, bf16 and
+// stream-K over uneven block counts (tests/op_conformance_test.cpp checks what every op must
+// do), the views of an op
 // without communication (equal times, honest contract values, the summary's wording),
 // functional == timing-only, byte-identical repeats, the published sizes, 24 blocks on a 20-core
 // profile, and the refusals.
@@ -17,6 +18,7 @@
 #include "sim/isa/isa.hpp"
 #include "sim/machine/cluster.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -106,12 +108,6 @@ RunConfig config(const std::string& variant, int ranks, int m, int k, int n, boo
     return c;
 }
 
-ProgramOutput run(RunConfig cfg, const Profile& p = test::b1_profile()) {
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return run_program(cfg, p);
-}
-
 // The results' `kernels` entry of the pipelined view (gemm has one launch per view).
 nlohmann::json pipelined_kernel(const ProgramOutput& out) {
     const nlohmann::json j = to_json(out.results);
@@ -127,7 +123,7 @@ bool overlap(const InstrRecord& a, const InstrRecord& b) { return a.start < b.en
 TEST(GemmPerformance, InstructionsFlagsAndOverlapsAsPublished) {
     RunConfig cfg = config("pto_performance", 1, 1024, 512, 3072, true);
     cfg.record_log = true;
-    const ProgramOutput out = run(cfg);
+    const ProgramOutput out = test::run_op(cfg);
     const PerfTiling t(1024, 512, 3072);
     ASSERT_EQ(t.tiles_per_block(), 4);
     ASSERT_EQ(t.panels_per_block(), 8);
@@ -185,20 +181,6 @@ TEST(GemmPerformance, InstructionsFlagsAndOverlapsAsPublished) {
     EXPECT_GT(loads_during_a_store, 0);
 }
 
-TEST(GemmPerformance, VerifiesOnOneAndTwoRanks) {
-    for (int ranks : {1, 2}) {
-        const ProgramOutput out = run(config("pto_performance", ranks, 1024, 512, 3072));
-        EXPECT_EQ(out.results.verification, Verification::Passed) << ranks << " ranks\n" << out.failure_report;
-        EXPECT_EQ(out.verification.size(), static_cast<std::size_t>(ranks));
-    }
-}
-
-TEST(GemmPerformance, TheFaultFailsVerification) {
-    RunConfig cfg = config("pto_performance", 1, 512, 512, 1536);
-    cfg.fault = "skip_last_k_step";
-    EXPECT_EQ(run(cfg).results.verification, Verification::Failed);
-}
-
 struct TiledCase {
     int ranks, m, k, n;
     std::string dtype, out_dtype, bias, schedule;
@@ -215,7 +197,7 @@ TEST_P(GemmTiled, VerifiesAnyShape) {
     cfg.bias = c.bias;
     cfg.schedule = c.schedule;
     cfg.compute_blocks = c.compute_blocks;
-    const ProgramOutput out = run(cfg);
+    const ProgramOutput out = test::run_op(cfg);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
 }
 
@@ -250,12 +232,12 @@ void expect_views_are_the_kernel_alone(const ProgramOutput& out) {
 }
 
 TEST(GemmViews, WithoutCommunicationEveryViewIsTheKernel) {
-    expect_views_are_the_kernel_alone(run(config("pto_performance", 2, 512, 512, 1536, true)));
-    expect_views_are_the_kernel_alone(run(config("tiled", 1, 300, 200, 500, true)));
+    expect_views_are_the_kernel_alone(test::run_op(config("pto_performance", 2, 512, 512, 1536, true)));
+    expect_views_are_the_kernel_alone(test::run_op(config("tiled", 1, 300, 200, 500, true)));
 }
 
 TEST(GemmViews, TheSummarySaysSoAndShowsThePipes) {
-    const ProgramOutput out = run(config("pto_performance", 1, 512, 512, 1536, true));
+    const ProgramOutput out = test::run_op(config("pto_performance", 1, 512, 512, 1536, true));
     const std::string s = format_summary(out.results);
     for (const char* want : {"no communication: sequential and pipelined are the kernel alone", "Kernel (device):",
                              "GemmPerformance", "TFLOPS", "Pipe utilisation (AIC):", "on each of the 24 AIC cores",
@@ -268,9 +250,9 @@ TEST(GemmViews, TheSummarySaysSoAndShowsThePipes) {
 }
 
 TEST(GemmViews, FunctionalAndTimingOnlyAgreeAndRepeat) {
-    const ProgramOutput functional = run(config("pto_performance", 1, 1024, 512, 3072));
-    const ProgramOutput timing = run(config("pto_performance", 1, 1024, 512, 3072, true));
-    const ProgramOutput again = run(config("pto_performance", 1, 1024, 512, 3072, true));
+    const ProgramOutput functional = test::run_op(config("pto_performance", 1, 1024, 512, 3072));
+    const ProgramOutput timing = test::run_op(config("pto_performance", 1, 1024, 512, 3072, true));
+    const ProgramOutput again = test::run_op(config("pto_performance", 1, 1024, 512, 3072, true));
     EXPECT_EQ(functional.results.times.compute_only_us, timing.results.times.compute_only_us);
     EXPECT_EQ(functional.results.times.pipelined_us, timing.results.times.pipelined_us);
     EXPECT_EQ(to_json(functional.results).at("kernels").dump(), to_json(timing.results).at("kernels").dump());
@@ -279,7 +261,7 @@ TEST(GemmViews, FunctionalAndTimingOnlyAgreeAndRepeat) {
 
 TEST(GemmPerformance, ThePublishedSizesRun) {
     for (int size : {1536, 3072}) {
-        const ProgramOutput out = run(config("pto_performance", 1, size, size, size, true));
+        const ProgramOutput out = test::run_op(config("pto_performance", 1, size, size, size, true));
         const nlohmann::json k = pipelined_kernel(out);
         EXPECT_EQ(k.at("kernel"), "GemmPerformance");
         EXPECT_EQ(k.at("blocks"), 24);
@@ -296,8 +278,8 @@ TEST(GemmPerformance, ThePublishedSizesRun) {
 TEST(GemmPerformance, TwentyFourBlocksOnTwentyCoresRunInWaves) {
     const Profile b3 = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B3.toml");
     ASSERT_EQ(b3.chip.aic_cores, 20);
-    const ProgramOutput on_b3 = run(config("pto_performance", 1, 1536, 1536, 1536, true), b3);
-    const ProgramOutput on_b1 = run(config("pto_performance", 1, 1536, 1536, 1536, true));
+    const ProgramOutput on_b3 = test::run_op(config("pto_performance", 1, 1536, 1536, 1536, true), b3);
+    const ProgramOutput on_b1 = test::run_op(config("pto_performance", 1, 1536, 1536, 1536, true));
     const nlohmann::json k3 = pipelined_kernel(on_b3);
     EXPECT_EQ(k3.at("blocks"), 24);
     EXPECT_EQ(k3.at("cores").at("aic"), 20);
@@ -308,19 +290,8 @@ TEST(GemmPerformance, TwentyFourBlocksOnTwentyCoresRunInWaves) {
     EXPECT_LE(k3.at("kernel_us").get<double>(), 2.0 * one_wave + 1.0);
 }
 
-std::string refusal(RunConfig cfg) {
-    const Profile p = test::b1_profile();
-    try {
-        apply_profile_defaults(cfg, p);
-        validate_run_config(cfg, buffer_limits_of(p));
-    } catch (const SimError& e) {
-        return e.what();
-    }
-    return {};
-}
-
 void expect_refused(RunConfig cfg, std::initializer_list<const char*> parts) {
-    const std::string e = refusal(std::move(cfg));
+    const std::string e = test::refusal_of(std::move(cfg));
     ASSERT_FALSE(e.empty());
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     for (const char* part : parts) EXPECT_NE(e.find(part), std::string::npos) << part << " in: " << e;
@@ -346,7 +317,7 @@ TEST(GemmPerformance, RefusesWhatThePublishedKernelCannotRun) {
     bias.bias = "n";
     expect_refused(bias, {"--bias n", "takes no bias"});
     // One rank is a gemm's; a collective still needs two.
-    EXPECT_EQ(refusal(config("pto_performance", 1, 512, 512, 1536)), "");
+    EXPECT_EQ(test::refusal_of(config("pto_performance", 1, 512, 512, 1536)), "");
     RunConfig seed;
     seed.ranks = 1;
     expect_refused(seed, {"-n 1", "allgather_gemm", "not a collective", "nearest valid: 2"});

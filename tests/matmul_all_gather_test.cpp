@@ -1,8 +1,9 @@
-// matmul_all_gather (GEMM + all-gather of C): `fused` verifies on 2, 4 and 8 ranks, with and
-// without bias, fp16 and bf16 in, fp32 and input-dtype out, on shapes whose N and K are not
-// whole tiles (padded); an M that does not split into whole tiles per rank is refused with the
-// rule; each fault fails verification; the view invariants hold; timing-only gives the same
-// times; the sequential baseline runs the ring all-gather on a ring profile.
+// matmul_all_gather (GEMM + all-gather of C), what is its own (tests/op_conformance_test.cpp
+// checks what every op must do): the payload it reports; the sequential baseline runs the ring
+// all-gather on a ring profile; the spread push (the last round of tiles split over the push
+// blocks) verifies and beats the baseline where a row block has few tiles; the pushes are held
+// by the links and their busiest blocks; an M that does not split into whole tiles per rank is
+// refused with the rule.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "host/cli/options.hpp"
 #include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -40,64 +42,8 @@ RunConfig config_of(const Case& c) {
     return cfg;
 }
 
-ProgramOutput run(RunConfig cfg) {
-    const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return run_program(cfg, p);
-}
-
-void expect_view_invariants(const ProgramOutput& out) {
-    const ViewTimes& t = out.results.times;
-    const RunMetrics m = compute_metrics(out.results.id, t);
-    EXPECT_GT(t.compute_only_us, 0.0);
-    EXPECT_LE(t.compute_only_us, t.pipelined_us);
-    EXPECT_DOUBLE_EQ(m.sequential_us, t.seq_comm_us + t.seq_compute_us);
-}
-
-TEST(MatmulAllGather, VerifiesOnTwoFourAndEightRanksWithAndWithoutBias) {
-    // N and K not whole tiles (300 = 256 + 44, 520 = 2 x 256 + 8): the host pads them.
-    for (const Case& c : {Case{"fused", 2, 256, 300, 520}, Case{"fused", 4, 512, 512, 512, "fp16", "fp32", "n"},
-                          Case{"fused", 8, 1024, 260, 300, "fp16", "fp32", "m"}}) {
-        const ProgramOutput out = run(config_of(c));
-        EXPECT_EQ(out.results.verification, Verification::Passed)
-            << "ranks " << c.ranks << " bias " << c.bias << "\n" << out.failure_report;
-        expect_view_invariants(out);
-    }
-}
-
-TEST(MatmulAllGather, VerifiesInBf16AndWithAnInputDtypeOutput) {
-    for (const Case& c : {Case{"fused", 2, 256, 512, 300, "bf16", "fp32", "n"},
-                          Case{"fused", 2, 256, 300, 512, "bf16", "bf16", "m"},
-                          Case{"fused", 4, 512, 256, 512, "fp16", "fp16", "n"}}) {
-        const ProgramOutput out = run(config_of(c));
-        EXPECT_EQ(out.results.verification, Verification::Passed)
-            << c.dtype << " -> " << c.out_dtype << "\n" << out.failure_report;
-    }
-}
-
-TEST(MatmulAllGather, EachFaultFailsVerification) {
-    for (const std::string fault : {"skip_last_k_panel", "skip_peer"}) {
-        RunConfig cfg = config_of(Case{"fused", 4, 512, 512, 512, "fp16", "fp32", "n"});
-        cfg.fault = fault;
-        EXPECT_EQ(run(cfg).results.verification, Verification::Failed) << fault;
-    }
-}
-
-TEST(MatmulAllGather, TimingOnlyGivesTheFunctionalTimes) {
-    const Case c{"fused", 4, 512, 512, 1000, "fp16", "fp16", "m"};
-    const ProgramOutput functional = run(config_of(c));
-    RunConfig cfg = config_of(c);
-    cfg.timing_only = true;
-    const ProgramOutput timing = run(cfg);
-    EXPECT_EQ(functional.results.times.compute_only_us, timing.results.times.compute_only_us);
-    EXPECT_EQ(functional.results.times.seq_comm_us, timing.results.times.seq_comm_us);
-    EXPECT_EQ(functional.results.times.seq_compute_us, timing.results.times.seq_compute_us);
-    EXPECT_EQ(functional.results.times.pipelined_us, timing.results.times.pipelined_us);
-}
-
 TEST(MatmulAllGather, ReportsTheAllGatherPayload) {
-    const ProgramOutput out = run(config_of(Case{"fused", 4, 512, 256, 512}));
+    const ProgramOutput out = test::run_op(config_of(Case{"fused", 4, 512, 256, 512}));
     // (W-1)/W x M x N x 4 bytes (fp32 out) per rank.
     EXPECT_DOUBLE_EQ(out.results.id.comm_payload_bytes, 3.0 / 4.0 * 512 * 512 * 4);
 }
@@ -107,11 +53,9 @@ TEST(MatmulAllGather, VerifiesOnARingProfile) {
     // into every peer (messages cross the ring's hops).
     const Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910_9372.toml");
     RunConfig cfg = config_of(Case{"fused", 4, 512, 256, 512, "fp16", "fp32", "n"});
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    const ProgramOutput out = run_program(cfg, p);
+    const ProgramOutput out = test::run_op(cfg, p);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
-    expect_view_invariants(out);
+    test::expect_view_invariants(out);
 }
 
 TEST(MatmulAllGather, FusedBeatsTheBaselineWhenARowBlockHasFewerTilesThanPushBlocks) {
@@ -122,7 +66,7 @@ TEST(MatmulAllGather, FusedBeatsTheBaselineWhenARowBlockHasFewerTilesThanPushBlo
     cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
     cfg.comm_blocks.reset();
     cfg.timing_only = true;
-    const ProgramOutput out = run(cfg);
+    const ProgramOutput out = test::run_op(cfg);
     const RunMetrics m = compute_metrics(out.results.id, out.results.times);
     EXPECT_LT(out.results.times.pipelined_us, m.sequential_us);
 }
@@ -142,10 +86,10 @@ TEST(MatmulAllGather, VerifiesWhenTheLastRoundOfTilesIsSplitOverThePushBlocks) {
                             Split{Case{"fused", 2, 512, 300, 768}, 4}}) {
         RunConfig cfg = config_of(sc.c);
         cfg.comm_blocks = sc.comm_blocks;
-        const ProgramOutput out = run(cfg);
+        const ProgramOutput out = test::run_op(cfg);
         EXPECT_EQ(out.results.verification, Verification::Passed)
             << sc.c.ranks << " ranks, " << sc.comm_blocks << " push blocks\n" << out.failure_report;
-        expect_view_invariants(out);
+        test::expect_view_invariants(out);
     }
 }
 
@@ -160,7 +104,7 @@ TEST(MatmulAllGather, FusedPushesAreHeldByTheLinksAndTheirBusiestBlocks) {
     cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
     cfg.comm_blocks.reset();
     cfg.timing_only = true;
-    const ProgramOutput out = run(cfg);
+    const ProgramOutput out = test::run_op(cfg);
     const Profile p = test::b1_profile();
     const double tile_bytes = 128.0 * 256 * 4;
     const double first_wave_us = 48 * 7 * tile_bytes / 7 / (p.interconnect.link_gb_s * 1e3);

@@ -3,7 +3,7 @@
 // the reversed AG stripe, the rotated first peer, the signal layout), functional verification on
 // 2, 4 and 8 ranks (unequal block counts, fewer comm than compute blocks, other subtile sizes),
 // what the kernels do as the pipelined view's event log shows it (bytes, units, the pending
-// tail, the AG peers), the faults, the sanitizer, functional == timing-only times, and the
+// tail, the AG peers), the race fault's report, the sanitizer, functional == timing-only times, and the
 // refusals.
 #include <gtest/gtest.h>
 
@@ -20,6 +20,7 @@
 #include "kernels/matmul_all_reduce/ascend_subtile/signal_layout.hpp"
 #include "kernels/matmul_all_reduce/ascend_subtile/subtile_tiling.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -168,19 +169,13 @@ RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
 
 ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
     cfg.fault = fault;
-    const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return run_program(cfg, p);
+    return test::run_op(cfg);
 }
 
+// The views' invariants, and the example's: the pipelined view no slower than the sequential one.
 void expect_view_invariants(const ProgramOutput& out) {
-    const ViewTimes& t = out.results.times;
-    const RunMetrics m = compute_metrics(out.results.id, t);
-    EXPECT_GT(t.compute_only_us, 0.0);
-    EXPECT_LE(t.compute_only_us, t.pipelined_us);
-    EXPECT_LE(t.pipelined_us, m.sequential_us);
-    EXPECT_DOUBLE_EQ(m.sequential_us, t.seq_comm_us + t.seq_compute_us);
+    test::expect_view_invariants(out);
+    EXPECT_LE(out.results.times.pipelined_us, compute_metrics(out.results.id, out.results.times).sequential_us);
 }
 
 struct Shape {
@@ -208,10 +203,7 @@ TEST_P(MatmulAllReduceAscendSubtileFunctional, VerifiesAndKeepsViewInvariants) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulAllReduceAscendSubtileFunctional,
-    ::testing::Values(Shape{2, 512, 512, 512, std::nullopt, std::nullopt, std::nullopt},
-                      // M and N not whole tiles: padded to 384 x 512.
-                      Shape{4, 300, 256, 300, std::nullopt, std::nullopt, std::nullopt},
-                      // 4 tiles on 8 ranks: half the ranks own nothing and only reduce-scatter.
+    ::testing::Values(// 4 tiles on 8 ranks: half the ranks own nothing and only reduce-scatter.
                       Shape{8, 130, 256, 260, std::nullopt, std::nullopt, std::nullopt},
                       // 30 tiles over 7 compute blocks (5, 5, 4, 4, 4, 4, 4) drained by 3 comm
                       // blocks (queues {0, 3, 6}, {1, 4}, {2, 5}).
@@ -419,11 +411,9 @@ TEST(MatmulAllReduceAscendSubtile, SecondStripeWaitsForTheBlocksNextTile) {
     }
 }
 
-TEST(MatmulAllReduceAscendSubtile, EachFaultIsCaught) {
-    for (const std::string fault : {"skip_last_k_tile", "skip_subtile_add"}) {
-        const ProgramOutput out = run(config(2, 512, 512, 512), fault);
-        EXPECT_EQ(out.results.verification, Verification::Failed) << fault;
-    }
+// The race fault is reported on the kernel that has it (tests/op_conformance_test.cpp: every
+// fault is caught).
+TEST(MatmulAllReduceAscendSubtile, TheSanitizerNamesTheKernelOfTheRace) {
     RunConfig cfg = config(2, 512, 512, 512);
     cfg.sanitize = true;
     const ProgramOutput out = run(cfg, "ready_before_store");
@@ -480,42 +470,31 @@ TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
     EXPECT_GT(out.results.times.compute_only_us, older_us * 0.93);
 }
 
-std::string refusal(RunConfig cfg) {
-    const Profile p = test::b1_profile();
-    try {
-        apply_profile_defaults(cfg, p);
-        validate_run_config(cfg, buffer_limits_of(p));
-    } catch (const SimError& e) {
-        return e.what();
-    }
-    return {};
-}
-
 TEST(MatmulAllReduceAscendSubtile, RefusesWhatTheExampleDoesNotDo) {
     RunConfig k = config(2, 512, 320, 512);
-    EXPECT_NE(refusal(k).find("--gk 320"), std::string::npos) << refusal(k);
+    EXPECT_NE(test::refusal_of(k).find("--gk 320"), std::string::npos) << test::refusal_of(k);
     RunConfig subM = config(2, 512, 512, 512);
     subM.knobs["comm_sub_m"] = 48;
-    EXPECT_NE(refusal(subM).find("--comm-sub-m 48"), std::string::npos) << refusal(subM);
-    EXPECT_NE(refusal(subM).find("nearest valid: 64"), std::string::npos) << refusal(subM);
+    EXPECT_NE(test::refusal_of(subM).find("--comm-sub-m 48"), std::string::npos) << test::refusal_of(subM);
+    EXPECT_NE(test::refusal_of(subM).find("nearest valid: 64"), std::string::npos) << test::refusal_of(subM);
     RunConfig wholeTile = config(2, 512, 512, 512);
     wholeTile.knobs["comm_sub_m"] = 128;  // three 64 KiB UB buffers: more than the 184 KiB of UB
-    EXPECT_NE(refusal(wholeTile).find("--comm-sub-m 128"), std::string::npos) << refusal(wholeTile);
-    EXPECT_NE(refusal(wholeTile).find("nearest valid: 64"), std::string::npos) << refusal(wholeTile);
+    EXPECT_NE(test::refusal_of(wholeTile).find("--comm-sub-m 128"), std::string::npos) << test::refusal_of(wholeTile);
+    EXPECT_NE(test::refusal_of(wholeTile).find("nearest valid: 64"), std::string::npos) << test::refusal_of(wholeTile);
     RunConfig too_many = config(2, 512, 512, 512);
     too_many.comm_blocks = 49;
-    EXPECT_NE(refusal(too_many).find("--comm-blocks 49"), std::string::npos) << refusal(too_many);
+    EXPECT_NE(test::refusal_of(too_many).find("--comm-blocks 49"), std::string::npos) << test::refusal_of(too_many);
     RunConfig bias = config(2, 512, 512, 512);
     bias.bias = "n";
-    EXPECT_FALSE(refusal(bias).empty());
+    EXPECT_FALSE(test::refusal_of(bias).empty());
     RunConfig fp32 = config(2, 512, 512, 512);
     fp32.out_dtype = "fp32";
-    EXPECT_FALSE(refusal(fp32).empty());
+    EXPECT_FALSE(test::refusal_of(fp32).empty());
     // Unlike the older version, fewer comm blocks than compute blocks are fine.
     RunConfig fewer = config(2, 512, 512, 512);
     fewer.compute_blocks = 8;
     fewer.comm_blocks = 4;
-    EXPECT_EQ(refusal(fewer), "");
+    EXPECT_EQ(test::refusal_of(fewer), "");
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
-// matmul_reduce_scatter end to end: every variant verifies on 2, 4 and 8 ranks, with and without
-// a bias (m, n), fp16 and bf16 in, fp32 and input-dtype out, on shapes whose M and K do not divide
-// into tiles (padded); N not splitting into whole-tile column blocks is refused with the rule;
-// each variant's fault fails verification; the view invariants hold; functional and timing-only
-// runs give the same times; the baseline reduce-scatter follows the topology (ring profile).
+// matmul_reduce_scatter, what is its own (tests/op_conformance_test.cpp checks what every op must
+// do): the op's registration and payload; one ready flag per source and owned tile; N not
+// splitting into whole-tile column blocks is refused with the rule; on 2 ranks every variant
+// overlaps; the baseline reduce-scatter follows the topology (ring profile).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,6 +13,7 @@
 #include "kernels/matmul_reduce_scatter/op.hpp"
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -51,25 +51,7 @@ RunConfig config(const std::string& variant, const Case& c, bool timing_only = f
 
 ProgramOutput run(RunConfig cfg, const std::string& fault = "", const std::string& soc = "") {
     cfg.fault = fault;
-    const Profile p = soc.empty() ? test::b1_profile()
-                                  : load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/" + soc + ".toml");
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return run_program(cfg, p);
-}
-
-std::string describe(const std::string& v, const Case& c) {
-    return v + " n=" + std::to_string(c.ranks) + " " + std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
-           std::to_string(c.n) + " " + c.dtype + "->" + c.out_dtype + " bias " + c.bias;
-}
-
-void expect_verifies(const std::string& v, const Case& c) {
-    SCOPED_TRACE(describe(v, c));
-    const ProgramOutput out = run(config(v, c));
-    EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
-    const ViewTimes& t = out.results.times;
-    EXPECT_LE(t.compute_only_us, t.pipelined_us);
-    EXPECT_GT(t.seq_comm_us, 0.0);
+    return test::run_op(cfg, soc.empty() ? test::b1_profile() : test::profile_named(soc));
 }
 
 TEST(MatmulReduceScatter, IsRegisteredWithItsVariants) {
@@ -125,37 +107,6 @@ TEST(MatmulReduceScatter, ReadyFlagsAreOnePerSourceAndOwnedTile) {
     }
 }
 
-TEST(MatmulReduceScatter, VerifiesOn2_4And8Ranks) {
-    for (const std::string& v : variants()) {
-        expect_verifies(v, Case{2, 256, 256, 512});
-        expect_verifies(v, Case{4, 256, 256, 512});
-        expect_verifies(v, Case{8, 128, 128, 1024});
-        expect_verifies(v, Case{2, 256, 512, 1024, "fp16", "fp32", "none", 256});  // the default tile
-    }
-}
-
-TEST(MatmulReduceScatter, BiasIsAddedOnce) {
-    for (const std::string& v : variants()) {
-        expect_verifies(v, Case{2, 256, 256, 512, "fp16", "fp32", "n"});
-        expect_verifies(v, Case{4, 256, 256, 512, "fp16", "fp32", "m"});
-    }
-}
-
-TEST(MatmulReduceScatter, Bf16AndLowPrecisionOutputs) {
-    for (const std::string& v : variants()) {
-        expect_verifies(v, Case{2, 256, 256, 512, "bf16", "fp32"});
-        expect_verifies(v, Case{2, 256, 256, 512, "fp16", "fp16", "n"});
-        expect_verifies(v, Case{4, 256, 256, 512, "bf16", "bf16", "m"});
-    }
-}
-
-TEST(MatmulReduceScatter, MAndKThatDoNotDivideIntoTilesArePadded) {
-    for (const std::string& v : variants()) {
-        expect_verifies(v, Case{2, 200, 300, 256, "fp16", "fp32", "n"});
-        expect_verifies(v, Case{4, 130, 100, 512, "bf16", "bf16", "m"});
-    }
-}
-
 TEST(MatmulReduceScatter, NNotWholeTileColumnBlocksIsRefusedWithTheRule) {
     for (const std::string& v : variants()) {
         try {
@@ -165,19 +116,6 @@ TEST(MatmulReduceScatter, NNotWholeTileColumnBlocksIsRefusedWithTheRule) {
             const std::string msg = e.what();
             EXPECT_NE(msg.find("--gn 1000"), std::string::npos) << msg;
             EXPECT_NE(msg.find("nearest valid: 1024"), std::string::npos) << msg;
-        }
-    }
-}
-
-TEST(MatmulReduceScatter, EachVariantsFaultFailsVerification) {
-    const kernels::OpDesc& op = kernels::find_op("matmul_reduce_scatter");
-    for (const std::string& v : variants()) {
-        const kernels::VariantDesc* d = op.find_variant(v);
-        ASSERT_NE(d, nullptr);
-        ASSERT_FALSE(d->faults.empty()) << v;
-        for (const std::string& fault : d->faults) {
-            const ProgramOutput out = run(config(v, Case{4, 256, 256, 512}), fault);
-            EXPECT_EQ(out.results.verification, Verification::Failed) << v << " " << fault;
         }
     }
 }
@@ -194,19 +132,6 @@ TEST(MatmulReduceScatter, ViewInvariants) {
         const nlohmann::json j = to_json(out.results);
         for (const std::string& key : contract_keys()) EXPECT_TRUE(j.contains(key)) << key;
         EXPECT_EQ(j["comm_kind"], "reducescatter");
-    }
-}
-
-TEST(MatmulReduceScatter, FunctionalAndTimingOnlyGiveTheSameTimes) {
-    for (const std::string& v : variants()) {
-        SCOPED_TRACE(v);
-        const Case c{4, 256, 512, 512, "fp16", "fp32", "n"};
-        const ProgramOutput f = run(config(v, c));
-        const ProgramOutput t = run(config(v, c, true));
-        EXPECT_EQ(f.results.times.compute_only_us, t.results.times.compute_only_us);
-        EXPECT_EQ(f.results.times.seq_comm_us, t.results.times.seq_comm_us);
-        EXPECT_EQ(f.results.times.seq_compute_us, t.results.times.seq_compute_us);
-        EXPECT_EQ(f.results.times.pipelined_us, t.results.times.pipelined_us);
     }
 }
 

@@ -19,6 +19,7 @@
 #include "host/cli/options.hpp"
 #include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -43,10 +44,7 @@ RunConfig config(const std::string& variant, const std::string& schedule, int ra
 
 ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
     cfg.fault = fault;
-    const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return run_program(cfg, p);
+    return test::run_op(cfg);
 }
 
 void expect_verifies(RunConfig cfg) {

@@ -195,6 +195,9 @@ SweepJob build_job(const RowFields& row, int line, const fs::path& file, const R
             }
         }
     }
+    // An op outside the registry (RunConfig::op_desc: an API user's op, a test's) is the rows'
+    // op unless a row names another.
+    if (c.op == defaults.op) c.op_desc = defaults.op_desc;
     if (row.count("op") && c.op != defaults.op) {
         if (!row.count("variant")) c.variant.clear();
         if (!row.count("schedule")) c.schedule.clear();
