@@ -96,8 +96,11 @@ void ChipMemory::forget_before(SimTime horizon) {
         // the total. (A stream looks at
         // the records itself, in its windows, in parallel; this is the barrier's only work.)
         std::lock_guard lock(views_mu_);  // a stream may be attaching
-        std::uint64_t settle_end = first_index_;  // published by the horizon: a prefix
-        while (settle_end < end_index() && usage_at(settle_end).published_at <= horizon) ++settle_end;
+        // Published by the horizon: a prefix, which only grows (records arrive in publication
+        // order and horizons only grow). Kept rather than searched: while a stream sleeps through
+        // windows in a kernel (a parked comm block), nothing settles and the records pile up.
+        while (published_end_ < end_index() && usage_at(published_end_).published_at <= horizon) ++published_end_;
+        std::uint64_t settle_end = published_end_;
         for (const MemoryView* view : views_) {
             if (view->running()) settle_end = std::min(settle_end, view->next_record());
         }

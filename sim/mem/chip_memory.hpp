@@ -153,6 +153,7 @@ private:
     L2Residency residency_;
     std::deque<PublishedUsage> recent_;
     std::uint64_t first_index_ = 0;
+    std::uint64_t published_end_ = 0;  // the records before it were published by the last horizon
     UsageBins settled_;
     std::int64_t forgotten_bin_ = 0;  // the total's bins before this one are forgotten
     std::mutex views_mu_;             // views attach and detach from the host's threads
