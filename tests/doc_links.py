@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks that every relative link of the guide resolves.
 
-For README.md, every Markdown file under docs/ and every kernels/**/README.md: each link or image
+For README.md and every Markdown file under docs/, kernels/, sim/ and prof_analysis/: each link or image
 [text](target) whose target is not a URL must name a file or folder of the repository, and a
 '#anchor' (on its own or after a Markdown file) must be a heading of that file (GitHub's rule:
 lowercase, punctuation but '-' and '_' dropped, spaces to '-'). Links inside code are ignored.
@@ -21,12 +21,10 @@ HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 def guide_files(root):
     files = [os.path.join(root, "README.md")]
-    for top in ("docs", "kernels"):
+    for top in ("docs", "kernels", "sim", "prof_analysis"):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             dirnames.sort()
-            for name in sorted(filenames):
-                if name.endswith(".md") and (top == "docs" or name == "README.md"):
-                    files.append(os.path.join(dirpath, name))
+            files += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".md")]
     return files
 
 
