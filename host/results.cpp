@@ -1,5 +1,5 @@
 // Metrics, results JSON and the printed summary of one run. See results.hpp; the formulas are
-// SPEC.md's "Benchmark views and metrics", the keys its "Results JSON contract".
+// docs/RESULTS.md's "Metrics", the keys of its "The results JSON".
 #include "host/results.hpp"
 
 #include <algorithm>
@@ -180,7 +180,7 @@ nlohmann::json to_json(const RunResults& r) {
         {"tflops_compute_only", m.tflops_compute_only},
         {"tflops_sequential", m.tflops_sequential},
         {"tflops_pipelined", m.tflops_per_rank},
-        // OPS.md
+        // the op's identity (docs/RESULTS.md "The results JSON")
         {"op", id.op},
         {"variant", id.variant},
         {"schedule", id.schedule},

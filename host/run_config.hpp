@@ -1,6 +1,6 @@
 #pragma once
 // What one run is asked to do: the seed's run.sh flags plus Tandem's own, for any registered op
-// (OPS.md "Interfaces"; with no --op, the seed's AllGather+GEMM).
+// (README.md "Run an op", docs/ops/README.md; with no --op, the seed's AllGather+GEMM).
 #include <map>
 #include <optional>
 #include <string>

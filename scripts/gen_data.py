@@ -3,7 +3,7 @@
 
     gen_data.py --ranks N --gm M --gk K --gn N [--seed S] [--out DIR]
 
-Files (raw little-endian, row-major, no header; SEED_KERNEL.md "Data layout"):
+Files (raw little-endian, row-major, no header; kernels/allgather_gemm/README.md "Data layout"):
     pe_<r>_a.bin   fp16, (M/N_ranks) x K   rank r's rows [r*M/n, (r+1)*M/n) of A
     pe_<r>_b.bin   fp16, N x K             B stored transposed, the same for every rank
     golden.bin     fp32, M x N             A @ B with the fp16 inputs widened to fp32

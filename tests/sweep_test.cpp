@@ -159,7 +159,7 @@ TEST(Sweep, OutputFilesHaveEveryContractKey) {
     std::string expected_header;
     for (const std::string& key : contract_keys()) expected_header += key + ",";
     expected_header += "sweep_line,op,variant,schedule,dtype,out_dtype,bias,comm_kind,chunk_tiles";
-    EXPECT_EQ(header, expected_header);  // contract keys in SPEC.md order, then ours
+    EXPECT_EQ(header, expected_header);  // contract keys in docs/RESULTS.md order, then ours
     std::vector<std::string> rows;
     for (std::string line; std::getline(csv, line);) rows.push_back(line);
     ASSERT_EQ(rows.size(), 3u);

@@ -1,6 +1,6 @@
 // matmul_all_reduce --variant ascend for the shared host: Ascend's published GEMM+AllReduce
-// example with its buffers, its host resets and its three views (GEMM_AR_KERNEL.md "Host
-// program and views"):
+// example with its buffers, its host resets and its three views (README.md in this folder,
+// "Buffers" and "Host"):
 //   * buffers per rank: the signal matrix in the window (workspace), gemm_output (M x N fp16,
 //     local GM, workspace), one ready queue per compute block (local GM, workspace), and
 //     reduced_output (M x N fp16 in the window): the op's output itself, which the host places
