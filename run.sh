@@ -3,7 +3,7 @@
 # on Tandem's simulated cluster, for every op of the family (--op). Installs missing Debian
 # packages, builds build/tandem (Release) when needed, and runs it with the given flags;
 # `./run.sh test` runs the test suite.
-# Flag parsing and every shape check live in the binary (host/options.cpp), so there is one
+# Flag parsing and every shape check live in the binary (host/cli/options.cpp), so there is one
 # source of truth; this script only handles what must happen before the binary exists.
 set -euo pipefail
 
@@ -21,7 +21,7 @@ Usage:
            [--comm-mode mesh|ring] [--timing-only] [--sanitize] [--json FILE] [--trace FILE]
            [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
   ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
-  mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (README)
+  mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (docs/SWEEPS.md)
   ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        every measured row against the simulator, with leave-one-out errors
@@ -47,7 +47,7 @@ Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
   --timing-only            timing model only: no data, no math, no verification
   --sanitize               check synchronisation (races, flags before data, stale flags, unschedulable
                            spinners, disagreeing ranks, out of bounds); a violation exits 4
-  --json FILE              results JSON (SPEC.md contract)
+  --json FILE              results JSON (docs/RESULTS.md)
   --trace FILE             Chrome Trace Event JSON of the pipelined run
   --out-dir DIR            output_rank<r>.bin (and inputs with --write-inputs); default out
   --write-inputs           also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin to --out-dir
@@ -84,7 +84,7 @@ quietly() {
 }
 
 # Configures build/ as a Release build. Always run: it is quick once configured, and it picks up
-# files added since (CMake decides at configure time whether host/main.cpp exists).
+# files added since (CMake decides at configure time whether host/cli/main.cpp exists).
 configure() {
   quietly cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ||
     die "configuring the build in $BUILD_DIR failed (cmake output above)"
@@ -159,7 +159,7 @@ main() {
   (($# == 0)) && set -- "${DEFAULT_ARGS[@]}"
 
   prepare tandem
-  [[ -x "$BIN" ]] || die "$BIN was not built (is host/main.cpp missing?)"
+  [[ -x "$BIN" ]] || die "$BIN was not built (is host/cli/main.cpp missing?)"
   exec "$BIN" "$@"
 }
 

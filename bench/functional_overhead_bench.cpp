@@ -1,13 +1,13 @@
 // Functional-mode overhead: the simulator's wall time for a functional AllGather+GEMM run divided
 // by the time OpenBLAS alone needs for the same arithmetic (issue 6, item 4; target <= 1.3x).
 //
-// The arithmetic of one functional run (host/program.cpp, host/op_bench.cpp), as the issue
+// The arithmetic of one functional run (host/run/program.cpp, host/run/op_bench.cpp), as the issue
 // defines it ("every rank's GEMM plus the golden"):
 //   * the pipelined view, in which every rank computes the full C = A*B (M x K x N) from fp16
 //     data widened to fp32 (TMATMUL chains, computed as batched sgemms when the kernel ends; see
 //     sim/isa/deferred_drain.hpp); the compute-only and sequential
 //     views are only timed (their C is cleared unread), so they move and compute no data,
-//   * plus the golden: one more M x K x N sgemm (host/op_inputs.cpp golden_output).
+//   * plus the golden: one more M x K x N sgemm (host/run/op_inputs.cpp golden_output).
 //   => G = ranks + 1 GEMMs of 2*M*K*N flops each.
 //
 // Per shape, five measurements (each one iteration, wall clock; with --benchmark_repetitions=N the
@@ -15,7 +15,7 @@
 //   Program    run_program(): input generation, the three views, the golden and
 //              verification -- the functional run as `allgather_gemm` does it (minus process
 //              start, profile load and writing out/output_rank<r>.bin). OpenBLAS is set to one
-//              thread, as host/main.cpp does (the stream threads run in parallel).
+//              thread, as host/cli/main.cpp does (the stream threads run in parallel).
 //   Views      run_views() alone on pre-generated inputs: the three views only (one of
 //              them functional).
 //   Parts      the program's other steps one by one (make_inputs, golden_output at one OpenBLAS
@@ -135,7 +135,7 @@ std::string shape_name(const Shape& s) {
 }
 
 void BM_Program(benchmark::State& state, Shape s) {
-    openblas_set_num_threads(1);  // as host/main.cpp
+    openblas_set_num_threads(1);  // as host/cli/main.cpp
     const RunConfig cfg = config_of(s);
     ShapeResult& res = results()[s];
     for (auto _ : state) {
@@ -174,7 +174,7 @@ void BM_Views(benchmark::State& state, Shape s) {
 }
 
 // The program's steps outside the views, timed one by one with the same functions:
-// make_inputs, golden_output (with OpenBLAS at one thread, as host/main.cpp leaves it) and
+// make_inputs, golden_output (with OpenBLAS at one thread, as host/cli/main.cpp leaves it) and
 // verify_rank for every rank (checked against the golden itself: the same work).
 void BM_Parts(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);

@@ -77,7 +77,7 @@ std::string name_of(const Shape& s, const std::string& v) {
 }
 
 void BM_Program(benchmark::State& state, Shape s, std::string v) {
-    openblas_set_num_threads(1);  // as host/main.cpp
+    openblas_set_num_threads(1);  // as host/cli/main.cpp
     const Profile profile = load_profile_by_soc("Ascend910B1", default_profile_dir());
     RunConfig cfg = config_of(s, v);
     apply_profile_defaults(cfg, profile);

@@ -9,7 +9,7 @@
 //     its GEMM (allgather_gemm, all_gather_matmul: the sharding alone does not say it) has every
 //     rank compute the whole M x K x N. Only the pipelined view computes data (the other two
 //     views are timed only), so that is one such GEMM per rank;
-//   * the golden (host/op_inputs.cpp golden_output): one GEMM per contributing rank share,
+//   * the golden (host/run/op_inputs.cpp golden_output): one GEMM per contributing rank share,
 //     A_r (a_rows x a_cols) x B_r^T (b_rows x a_cols), as it calls them.
 // Padding a variant adds (ascend) is the program's own cost: the baseline uses the logical shape.
 // The baseline is OpenBLAS at as many threads as the host has cores (both cores here), on fp32
@@ -18,7 +18,7 @@
 //
 // The program: run_program() as `build/tandem` runs it (input generation, the three views of
 // which the pipelined one moves and computes data, the golden, verification; not the process
-// start, the profile load or writing out/), OpenBLAS at one thread as host/main.cpp sets it.
+// start, the profile load or writing out/), OpenBLAS at one thread as host/cli/main.cpp sets it.
 //
 // Program and baseline runs alternate, `--reps` times each (default 3), and each figure is the
 // best (lowest) of its runs: wall time, and process CPU time (user + system of every thread,
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    use_single_threaded_blas();  // as host/main.cpp at start-up
+    use_single_threaded_blas();  // as host/cli/main.cpp at start-up
     const Profile profile = load_profile_by_soc("Ascend910B1", default_profile_dir());
     std::printf("functional run vs OpenBLAS (%d threads, warm fp32 buffers) for the same arithmetic, best of %d; "
                 "load average at start: %s\n",
@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
             BlasOperands operands(gemms);
             Figures f;
             for (int rep = 0; rep < reps; ++rep) {
-                // As host/main.cpp. The pool threads of the previous baseline run spin on for
-                // about 0.1 s (host/blas_threads.hpp): they are left to go to sleep, not charged
+                // As host/cli/main.cpp. The pool threads of the previous baseline run spin on for
+                // about 0.1 s (host/run/blas_threads.hpp): they are left to go to sleep, not charged
                 // to the program, and not shut down (the baseline keeps its warm pool).
                 openblas_set_num_threads(1);
                 bench::wait_until_process_idle();

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    openblas_set_num_threads(1);  // as host/main.cpp
+    openblas_set_num_threads(1);  // as host/cli/main.cpp
     const Profile profile = load_profile_by_soc("Ascend910B1", default_profile_dir());
     const RunConfig plain = config_of(profile, s, false);
     const RunConfig sanitized = config_of(profile, s, true);

@@ -31,7 +31,7 @@ class HostContext;
 
 namespace tandem::kernels {
 
-// How a rank's operand relates to the global one (OPS.md "The ops").
+// How a rank's operand relates to the global one (docs/ops/README.md "How the operands are split").
 enum class Split : std::uint8_t {
     Replicated,  // every rank holds all of it
     Rows,        // rank r holds row block r
@@ -255,7 +255,7 @@ struct OpDesc {
     Sharding sharding;
     std::string comm_kind;     // what its collective is ("allgather", "allreduce", ...), or kNoComm
     // The collective's payload: bytes each rank receives, whatever the algorithm (the numerator
-    // of its bandwidth figure, as nccl-tests' algbw; SPEC.md's AllGather bandwidth for the seed).
+    // of its bandwidth figure, as nccl-tests' algbw; docs/RESULTS.md "Metrics": allgather_bytes).
     std::function<double(const OpParams&)> comm_payload_bytes;
     std::vector<VariantDesc> variants;  // the first is the default
     // The fewest ranks it runs on (-n): 2 for a collective; 1 for an op without communication.

@@ -12,7 +12,7 @@ Per rank and overall:
   * a critical-path sentence: how much of the compute stream's time (summed over its blocks)
     was spent waiting, on which source (from the `signal` arg: `summary[src=S]`,
     `flag[src=S][chunk=C]`) and in which phase, and the longest single wait;
-  * with --results: overlap efficiency (SPEC.md: ((seq_comm + seq_compute) - pipelined) /
+  * with --results: overlap efficiency (docs/RESULTS.md: ((seq_comm + seq_compute) - pipelined) /
     min(seq_comm, seq_compute) * 100, floored at 0) and exposed communication
     (pipelined - compute_only), checked against the results JSON's own values.
 The busy totals are compared with otherData.busy_us (the simulator's own counters): a warning
@@ -85,7 +85,7 @@ def load_results(path, trace, warnings):
 
 
 def overlap_metrics(res):
-    """SPEC.md formulas, in the same order of operations as the host program."""
+    """docs/RESULTS.md formulas, in the same order of operations as the host program."""
     seq_comm, seq_compute = float(res["seq_comm_us"]), float(res["seq_compute_us"])
     pipelined, compute_only = float(res["pipelined_us"]), float(res["compute_only_us"])
     sequential = seq_comm + seq_compute
@@ -736,7 +736,7 @@ def format_text(a):
         L.append("overlap: overlap efficiency and exposed communication need --results RESULTS.json "
                  "(the trace holds only the pipelined view)")
     else:
-        L.append(f"overlap (from {res['results_file']}, SPEC.md formulas):")
+        L.append(f"overlap (from {res['results_file']}, docs/RESULTS.md formulas):")
         if res.get("comm_kind") == "none":
             L.append("  the op has no communication (comm_kind none): its views are the kernel alone, nothing overlaps")
         ro = res["results_overlap_eff_pct"]

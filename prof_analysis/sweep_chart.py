@@ -3,7 +3,7 @@
 
     sweep_chart.py RESULTS.json -o chart.png
 
-RESULTS.json is what `--sweep` (a JSON array of SPEC.md result objects) or `--json` (one
+RESULTS.json is what `--sweep` (a JSON array of result objects, docs/RESULTS.md) or `--json` (one
 object) writes. The runs are sorted by ranks, then M, K, N, and labelled `n=<ranks> MxKxN`
 (with the comm mode or tile/block counts appended when they are what tells two runs apart).
 Top panel: tflops_per_rank (pipelined TFLOPS per rank); bottom panel: overlap_eff_pct. Bars

@@ -3,12 +3,12 @@
 
     gen_data.py --ranks N --gm M --gk K --gn N [--seed S] [--out DIR]
 
-Files (raw little-endian, row-major, no header; SEED_KERNEL.md "Data layout"):
+Files (raw little-endian, row-major, no header; kernels/allgather_gemm/README.md "Data layout"):
     pe_<r>_a.bin   fp16, (M/N_ranks) x K   rank r's rows [r*M/n, (r+1)*M/n) of A
     pe_<r>_b.bin   fp16, N x K             B stored transposed, the same for every rank
     golden.bin     fp32, M x N             A @ B with the fp16 inputs widened to fp32
 
-Values are integers 1..4 from a counter-based splitmix64, exactly as host/input_gen.hpp defines
+Values are integers 1..4 from a counter-based splitmix64, exactly as host/run/input_gen.hpp defines
 it: the i-th output of a generator started at state s is mix(s + (i+1) * GAMMA); value =
 1 + (output >> 62). A uses s = seed ^ 0x4141414141414141 with i = row*K + col (global row);
 B^T uses s = seed ^ 0x4242424242424242 with i = n*K + k.
@@ -32,7 +32,7 @@ MIX1 = 0xBF58476D1CE4E5B9
 MIX2 = 0x94D049BB133111EB
 STREAM_A = 0x4141414141414141
 STREAM_B = 0x4242424242424242
-DEFAULT_SEED = 2025  # host/input_gen.hpp kDefaultInputSeed
+DEFAULT_SEED = 2025  # host/run/input_gen.hpp kDefaultInputSeed
 
 
 def splitmix64_at(state, i):

@@ -8,7 +8,7 @@ It reads the ops and variants from `tandem --list-ops`, writes one sweep row per
 shape (timing-only; the flags mean what they mean for each op: --gk is each rank's K for the
 ops whose K is split, see --list-ops), runs `tandem --sweep`, and writes:
 
-  OUT.csv, OUT.json   the sweep's own results (SPEC.md objects, one per row that ran)
+  OUT.csv, OUT.json   the sweep's own results (docs/RESULTS.md objects, one per row that ran)
   OUT.md              per op and shape: each variant's pipelined time, its speedup over the
                       op's sequential baseline (the collective kernel and the GEMM kernel one after
                       the other), the best variant; refused rows with the op's one-line reason

@@ -1,4 +1,4 @@
-// host/blas_threads.hpp: OpenBLAS single-threaded with its idle pool shut down, and a later
+// host/run/blas_threads.hpp: OpenBLAS single-threaded with its idle pool shut down, and a later
 // multithreaded call starting the pool again and computing the same (exact) product.
 #include <gtest/gtest.h>
 

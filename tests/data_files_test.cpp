@@ -1,4 +1,4 @@
-// The seed's data files and inputs (host/data_files.hpp, host/input_gen.hpp): round trips,
+// The seed's data files and inputs (host/io/data_files.hpp, host/run/input_gen.hpp): round trips,
 // size checks, the generator, and byte-identity with scripts/gen_data.py.
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// The command line and the RunConfig checks (host/options.hpp): bad flags and shapes give one
+// The command line and the RunConfig checks (host/cli/options.hpp): bad flags and shapes give one
 // clear line naming the flag, the value and a nearby valid value; good configs parse.
 #include <filesystem>
 #include <sstream>

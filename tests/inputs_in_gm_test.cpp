@@ -1,4 +1,4 @@
-// Functional runs generate their inputs straight into each rank's GM (host/op_bench.hpp
+// Functional runs generate their inputs straight into each rank's GM (host/run/op_bench.hpp
 // run_op_views_in_place): the views handed to the golden hold exactly make_op_inputs' values
 // (padded tensors, split and replicated B, biases, fp16 and bf16), the golden from them equals
 // the golden from the host matrices, and the outputs equal those of a run with host inputs.

@@ -1,4 +1,4 @@
-// Kernel time and pipe utilisation (host/kernel_figures.hpp): per-core busy counts an
+// Kernel time and pipe utilisation (host/run/kernel_figures.hpp): per-core busy counts an
 // instruction's [start, end) on its pipe and never the time it waited for a flag; SCALAR is one
 // issue slot per instruction; a core that runs two blocks (waves) sums both; a second launch on
 // the same stream counts only its own work. Then, for every op and variant, on every rank, every

@@ -43,7 +43,7 @@ RunConfig config_of(const Case& c) {
 TEST(MatmulAllScatter, OverlappingVariantsBeatTheBaselineWhereThereIsWorkToOverlap) {
     // Enough tiles per rank (8 x 4) that the scatter of early tiles hides behind later ones.
     // (specialized is not here: with 1 of 8 clusters scattering it is slower than the baseline
-    // on this shape, where the scatter dominates; README shows that crossover.)
+    // on this shape, where the scatter dominates; docs/ops/matmul_all_scatter.md shows that crossover.)
     for (const char* v : {"fused_sequential", "producer_consumer"}) {
         RunConfig cfg = config_of(Case{v, 4, 1024, 1024, 4096});
         cfg.compute_blocks = 8;

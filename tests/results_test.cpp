@@ -1,4 +1,4 @@
-// Metrics, results JSON and summary (host/results.hpp): SPEC.md's formulas on hand-computed
+// Metrics, results JSON and summary (host/run/results.hpp): docs/RESULTS.md's formulas on hand-computed
 // values, every contract key present, atomic JSON writes.
 #include <filesystem>
 #include <fstream>

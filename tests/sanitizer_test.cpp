@@ -101,7 +101,7 @@ TEST(Sanitizer, FlagRaisedBeforeTheDataIsCaughtNamingTheFlag) {
     const auto v = run_handoff(Handoff::FlagBeforeData);
     ASSERT_EQ(v.size(), 1u) << all_text(v);
     EXPECT_EQ(v[0].cls, kClassFlagBeforeData);
-    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    ::testing::Test::RecordProperty("report", v[0].text);  // docs/SANITIZER.md quotes it
     expect_has(v[0].text, {"[flag before data]", "flag: rank 0, stream 'comm', kernel 'producer', block 0, TNOTIFY(set 1) on rank 1 'ready'+0x0",
                            "write: rank 0, stream 'comm', kernel 'producer', block 0, TSTORE",
                            "read: rank 1, stream 'comm', kernel 'consumer', block 0, TLOAD"});
@@ -219,7 +219,7 @@ TEST(Sanitizer, StaleFlagFromAnEarlierLaunchIsCaught) {
     const auto v = run_reused_flag(Reuse::NoReset);
     ASSERT_FALSE(v.empty());
     EXPECT_EQ(v[0].cls, kClassStaleFlag) << all_text(v);
-    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    ::testing::Test::RecordProperty("report", v[0].text);  // docs/SANITIZER.md quotes it
     expect_has(v[0].text, {"[stale flag]", "flag: rank 1 'ready'+0x0",
                            "write: call 1, launch 1 of rank 0's stream 'comm': rank 0, stream 'comm', kernel 'producer', "
                            "block 0, TNOTIFY(set 1) on rank 1 'ready'+0x0 issued at",
@@ -290,7 +290,7 @@ TEST(Sanitizer, RanksLaunchingDifferentShapesAreCaught) {
     const auto v = run_signed("M=128 K=512 dtype=f16");
     ASSERT_EQ(v.size(), 1u) << all_text(v);
     EXPECT_EQ(v[0].cls, kClassDisagreeingRanks);
-    ::testing::Test::RecordProperty("report", v[0].text);  // README quotes it
+    ::testing::Test::RecordProperty("report", v[0].text);  // docs/SANITIZER.md quotes it
     expect_has(v[0].text, {"[disagreeing ranks]", "launch 2 of stream 'comm'", "rank 0: kernel 'all_gather', M=256 K=512 dtype=f16",
                            "rank 1: kernel 'all_gather', M=128 K=512 dtype=f16"});
 }

@@ -1,4 +1,4 @@
-// --sweep (host/sweep.hpp): CSV and JSON rows to configs, bad rows reported by line and skipped,
+// --sweep (host/batch/sweep.hpp): CSV and JSON rows to configs, bad rows reported by line and skipped,
 // results in input order and equal to running each row alone, the output files, determinism
 // over the pool size, interruption. Small timing-only shapes: the whole file runs in seconds.
 #include <atomic>
@@ -159,7 +159,7 @@ TEST(Sweep, OutputFilesHaveEveryContractKey) {
     std::string expected_header;
     for (const std::string& key : contract_keys()) expected_header += key + ",";
     expected_header += "sweep_line,op,variant,schedule,dtype,out_dtype,bias,comm_kind,chunk_tiles";
-    EXPECT_EQ(header, expected_header);  // contract keys in SPEC.md order, then ours
+    EXPECT_EQ(header, expected_header);  // contract keys in docs/RESULTS.md order, then ours
     std::vector<std::string> rows;
     for (std::string line; std::getline(csv, line);) rows.push_back(line);
     ASSERT_EQ(rows.size(), 3u);

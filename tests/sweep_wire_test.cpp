@@ -1,4 +1,4 @@
-// The messages of a sweep spread over MPI processes (host/sweep_wire.hpp): a row's result sent
+// The messages of a sweep spread over MPI processes (host/batch/sweep_wire.hpp): a row's result sent
 // from another process and decoded on rank 0 gives byte-identical output files; malformed
 // messages are refused. (The transport itself, mpirun, is ctest's mpi_sweep.)
 #include <cstdlib>

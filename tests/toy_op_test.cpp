@@ -8,7 +8,7 @@
 //     verifies with the sanitizer clean on 2, 4 and 8 ranks on shapes that are not whole tiles,
 //     timing-only gives its times, its fault is caught);
 //   * runs through the command line's path (parse_run_config, validation, run_program), a
-//     sweep (host/sweep.hpp) and the API (ctx.ops().add, then run), with the same times.
+//     sweep (host/batch/sweep.hpp) and the API (ctx.ops().add, then run), with the same times.
 // The op is not in the shipped registry (it would show in --list-ops), so the host is handed it
 // in the config (RunConfig::op_desc), as the API hands it a user's op.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// --tune (host/tune.hpp): the best configuration is no slower than the default and is what
+// --tune (host/batch/tune.hpp): the best configuration is no slower than the default and is what
 // running it alone gives; the grid holds only valid configurations (shape and buffers); the
 // ranking is deterministic. A small timing-only shape keeps the file to seconds.
 #include <algorithm>

@@ -1,7 +1,7 @@
 #pragma once
 // Many AllGather+GEMM runs at once (`--sweep FILE`, and the runs of `--tune`): the rows of a CSV
 // or JSON file become RunConfigs, a pool of host threads runs whole configurations, and the
-// results (SPEC.md result objects in input order) are written as PREFIX.csv and PREFIX.json
+// results (docs/RESULTS.md result objects in input order) are written as PREFIX.csv and PREFIX.json
 // after every completed row, so an interrupted sweep keeps what it finished.
 //
 //   ProfileCache profiles;
@@ -93,12 +93,12 @@ struct SweepEntry {
     std::string error;      // when Failed
 };
 
-// The SPEC.md result object of an entry with results (with OPS.md's keys and the variant's
+// The result object (docs/RESULTS.md) of an entry with results (with the op's keys and the variant's
 // knobs as used), plus `sweep_line`.
 nlohmann::json sweep_result_json(const SweepEntry& e);
 
 // The output files' contents: every entry with results, in the order given.
-// CSV columns: the contract keys in SPEC.md order, then sweep_line, then op, variant, schedule,
+// CSV columns: the contract keys in docs/RESULTS.md order, then sweep_line, then op, variant, schedule,
 // dtype, out_dtype, bias, comm_kind, then the knobs any entry reports (chunk_tiles, ...).
 std::string sweep_csv(const std::vector<SweepEntry>& entries);
 nlohmann::json sweep_json(const std::vector<SweepEntry>& entries);

@@ -1,7 +1,7 @@
 #pragma once
 // The processes of a sweep spread over MPI (`mpirun -n P tandem --sweep FILE`), as the sweep sees
 // them: this process's rank, how many there are, and messages between them. This header knows
-// nothing of MPI: the transport is host/sweep_mpi.cpp (built when TANDEM_MPI is on and linked
+// nothing of MPI: the transport is host/batch/sweep_mpi.cpp (built when TANDEM_MPI is on and linked
 // into the programs only, not into the library, the Python module or the tests).
 //
 // Roles: rank 0 reads and plans the file, hands rows out one request at a time (a dynamic work

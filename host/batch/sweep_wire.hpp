@@ -1,5 +1,5 @@
 #pragma once
-// The messages of a sweep spread over processes (host/sweep_peers.hpp), as bytes. A result is
+// The messages of a sweep spread over processes (host/batch/sweep_peers.hpp), as bytes. A result is
 // sent exactly (CBOR: doubles as their bits), so rank 0 writes the same files as a
 // single-process sweep would.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // What one run is asked to do: the seed's run.sh flags plus Tandem's own, for any registered op
-// (OPS.md "Interfaces"; with no --op, the seed's AllGather+GEMM).
+// (README.md "Run an op", docs/ops/README.md; with no --op, the seed's AllGather+GEMM).
 #include <map>
 #include <optional>
 #include <string>
@@ -50,8 +50,8 @@ struct RunConfig {
     bool quiet = false;
     bool sanitize = false;             // --sanitize: check synchronisation, exit kSanitizerExitCode on a violation
     bool record_log = false;           // keep the pipelined view's event log (for --trace and tests)
-    std::string sweep_file;            // --sweep FILE: run every row of FILE (host/sweep.hpp)
-    bool tune = false;                 // --tune: search chunk size, tile and block split (host/tune.hpp)
+    std::string sweep_file;            // --sweep FILE: run every row of FILE (host/batch/sweep.hpp)
+    bool tune = false;                 // --tune: search chunk size, tile and block split (host/batch/tune.hpp)
     std::string sweep_out;             // --sweep-out PREFIX (default: out/sweep, out/tune with --tune)
     std::optional<int> jobs;           // --jobs N: configurations run at once (default: the host's cores)
     // Host threads this run's machine may keep busy (ClusterOptions::host_threads; 0: every host

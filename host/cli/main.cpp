@@ -121,7 +121,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     // The simulated streams already run on host threads; a threaded BLAS under each of them
-    // would only oversubscribe the cores (and its idle pool would spin: host/blas_threads.hpp).
+    // would only oversubscribe the cores (and its idle pool would spin: host/run/blas_threads.hpp).
     tandem::host::use_single_threaded_blas();
     try {
         return run(argc, argv);

@@ -1,6 +1,7 @@
 #pragma once
 // The command line of the AllGather+GEMM host program (the seed's run.sh flags plus Tandem's own,
-// SPEC.md "run.sh") and the checks a RunConfig must pass before anything is simulated.
+// README.md "Run an op", `run.sh --help`) and the checks a RunConfig must pass before anything
+// is simulated.
 //
 // Two steps, because some limits are only known once the hardware profile is loaded:
 //   RunConfig cfg = parse_run_config(argc, argv);      // syntax: flags, numbers, -r npu
@@ -61,7 +62,8 @@ kernels::OpParams op_params_of(const RunConfig& cfg);
 // "fp16", "bf16", "fp32" <-> DType; throws SimError naming `flag` for an unknown name.
 DType parse_dtype(const std::string& flag, const std::string& name);
 
-// Checks every constraint of SPEC.md and SEED_KERNEL.md on a parsed config; throws
+// Checks every constraint on a parsed config (the common shape and tile rules that
+// `run.sh --help` lists, then the variant's own: docs/ops/<op>.md); throws
 // tandem::SimError with a one-line message on the first one that fails.
 // `host_memory_limit_bytes` bounds the host memory of a functional run.
 void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,

@@ -1,6 +1,6 @@
 #pragma once
-// Writing a file so that readers never see it half-written (SPEC.md "nothing is left
-// half-written"): the bytes go to `<path>.tmp.<pid>` first, which is then renamed over `path`.
+// Writing a file so that readers never see it half-written (docs/RESULTS.md "Output files and
+// exit codes"): the bytes go to `<path>.tmp.<pid>` first, which is then renamed over `path`.
 // A rename within one directory is atomic on POSIX file systems.
 #include <cstddef>
 #include <filesystem>

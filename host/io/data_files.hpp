@@ -1,5 +1,5 @@
 #pragma once
-// The seed's data files (SEED_KERNEL.md "Data layout"): raw little-endian, row-major, no header.
+// The seed's data files (kernels/allgather_gemm/README.md "Data layout"): raw little-endian, row-major, no header.
 //   pe_<r>_a.bin      fp16, (M/n) x K   rank r's slice of A
 //   pe_<r>_b.bin      fp16, N x K       B stored transposed ("DN"), the same on every rank
 //   golden.bin        fp32, M x N       the reference C

@@ -1,5 +1,5 @@
 #pragma once
-// The seed's inputs (SEED_KERNEL.md "Data layout": small integers 1..4, fixed seed), generated
+// The seed's inputs (kernels/allgather_gemm/README.md "Data layout": small integers 1..4, fixed seed), generated
 // deterministically and identically by this C++ code and by scripts/gen_data.py, so files
 // written by either are byte-identical.
 //

@@ -10,7 +10,7 @@
 //    wait_flag, pipe_barrier or TWAIT is not busy; SCALAR is one issue slot per instruction the
 //    core issued (sim/exec/logical_process.hpp, CoreBusy). AIC pipes are averaged over the AIC
 //    cores, AIV pipes over the AIV cores (a MIX launch has both).
-// The results JSON's `kernels` array (README "Kernel time and pipe utilisation") is built here.
+// The results JSON's `kernels` array (docs/RESULTS.md "Kernel time and pipe utilisation") is built here.
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
 // Metrics, results JSON and the printed summary of one run. See results.hpp; the formulas are
-// SPEC.md's "Benchmark views and metrics", the keys its "Results JSON contract".
+// docs/RESULTS.md's "Metrics", the keys of its "The results JSON".
 #include "host/run/results.hpp"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 std::string time_text(double us) { return fmt::format("{:.3f} us ({:.3f} ms)", us, us / 1000.0); }
 
-// The pipelined view's launches in the results' `kernels` array (host/kernel_figures.hpp).
+// The pipelined view's launches in the results' `kernels` array (host/run/kernel_figures.hpp).
 std::vector<const nlohmann::json*> pipelined_kernels(const RunResults& r) {
     std::vector<const nlohmann::json*> out;
     if (!r.extras.is_object() || !r.extras.contains("kernels")) return out;
@@ -180,7 +180,7 @@ nlohmann::json to_json(const RunResults& r) {
         {"tflops_compute_only", m.tflops_compute_only},
         {"tflops_sequential", m.tflops_sequential},
         {"tflops_pipelined", m.tflops_per_rank},
-        // OPS.md
+        // the op's identity (docs/RESULTS.md "The results JSON")
         {"op", id.op},
         {"variant", id.variant},
         {"schedule", id.schedule},

@@ -1,7 +1,7 @@
 #pragma once
-// The results of one AllGather+GEMM run: the measured views, the metrics SPEC.md derives from
-// them ("Benchmark views and metrics"), the results JSON ("Results JSON contract") and the
-// printed summary (the seed's format).
+// The results of one run: the measured views, the metrics derived from them (docs/RESULTS.md
+// "Metrics"), the results JSON (docs/RESULTS.md "The results JSON") and the printed summary
+// (the seed's format).
 #include <string>
 #include <vector>
 
@@ -19,7 +19,7 @@ struct ViewTimes {
     double pipelined_us = 0;     // both kernels on two streams at once
 };
 
-// What was run: the contract's identity keys, and OPS.md's.
+// What was run: the contract's identity keys, and the op's (docs/RESULTS.md "The results JSON").
 struct RunIdentity {
     std::string op = "allgather_gemm";
     std::string title = "AllGather GEMM";  // for the summary's first line
@@ -57,7 +57,7 @@ struct RunResults {
     nlohmann::json extras = nlohmann::json::object();  // extra keys for the JSON (must not clash with the contract)
 };
 
-// Everything SPEC.md derives from the views. A quantity whose denominator is zero is 0.
+// Everything derived from the views (docs/RESULTS.md "Metrics"). A quantity whose denominator is zero is 0.
 struct RunMetrics {
     double sequential_us = 0;       // seq_comm + seq_compute
     double speedup = 0;             // sequential / pipelined
@@ -78,11 +78,11 @@ struct RunMetrics {
 
 RunMetrics compute_metrics(const RunIdentity& id, const ViewTimes& t);
 
-// Every contract key of SPEC.md, then the extra metrics, then `r.extras`.
+// Every contract key (docs/RESULTS.md "The results JSON"), then the extra metrics, then `r.extras`.
 // Throws tandem::SimError if an extra key clashes with one of ours.
 nlohmann::json to_json(const RunResults& r);
 
-// The contract's required keys, in the order SPEC.md lists them.
+// The contract's required keys, in the order docs/RESULTS.md lists them.
 const std::vector<std::string>& contract_keys();
 
 // Writes `j` (indented, with a final newline) to `path` through a temp file and a rename.

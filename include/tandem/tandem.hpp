@@ -89,7 +89,7 @@ struct OpConfig {
     std::map<std::string, int> knobs;   // the variant's integer knobs (chunk_tiles, ...)
     bool all_views = false;             // also time compute-only and sequential (timing-only launches)
     std::string fault;                  // tests only: a deliberate bug the variant lists
-    // Check the call's synchronisation (the simulator's --sanitize: README, "Sanitizer"): every
+    // Check the call's synchronisation (the simulator's --sanitize: docs/SANITIZER.md): every
     // GM access of its kernels against the flags, barriers and launches that order them. A
     // violation fails the call with an Error whose message is the count and the first violation in
     // full ("[flag before data] ..."). An async call is checked when barrier() completes it.

@@ -2,7 +2,7 @@
 // shard A_r is loaded into UB once and stored into block `me` of every rank's inbox (the
 // gathered buffer; its own included), then the tile's flag is raised at every rank with release
 // semantics: pipe_barrier(PIPE_ALL) first, so the stores are complete at their targets before
-// any flag is (a flag raised before its data is the failure class OPS.md names). Tiles go in
+// any flag is (a flag raised before its data is the failure class docs/SANITIZER.md names). Tiles go in
 // the consumer's order (row tile by row tile), dealt round-robin over the producer blocks; two
 // UB buffers let a tile's load overlap the previous tile's stores.
 #include <algorithm>

@@ -15,7 +15,7 @@ const OpDesc& allgather_gemm_op() {
         d.doc = "the Ascend seed: A split by rows, B replicated, every rank computes C = A x B (fp32)";
         d.sharding = Sharding{Split::Rows, Split::Replicated, false, Split::Replicated};
         d.comm_kind = "allgather";
-        d.comm_payload_bytes = [](const OpParams& p) {  // (M/n) x K fp16 from each of n-1 peers (SPEC.md)
+        d.comm_payload_bytes = [](const OpParams& p) {  // (M/n) x K fp16 from each of n-1 peers (docs/RESULTS.md)
             return p.ranks > 0 ? double(p.m) / p.ranks * p.k * 2 * (p.ranks - 1) : 0.0;
         };
         // M whole base-m row groups per rank; N and K whole tiles (the seed pads nothing).

@@ -1,6 +1,7 @@
 #pragma once
 // A barrier of one kernel's blocks across every rank, in the kernel (Ascend's GEMM+AllReduce
-// example between its reduce-scatter and its all-gather, GEMM_AR_KERNEL.md "Device barrier"):
+// example between its reduce-scatter and its all-gather, kernels/matmul_all_reduce/ascend/README.md
+// "Comm kernel"):
 //   1. every block drains its pipes (pipe_barrier(PIPE_ALL)): its stores have landed;
 //   2. the rank's own blocks arrive: blocks other than 0 atomically add 1 to a local arrival
 //      counter, and block 0 waits until it reaches blocks - 1 (without this step block 0 would

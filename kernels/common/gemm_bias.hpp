@@ -1,5 +1,5 @@
 #pragma once
-// The slice of a bias vector one output tile adds (OPS.md: a vector of M or of N, broadcast,
+// The slice of a bias vector one output tile adds (docs/ops/README.md: a vector of M or of N, broadcast,
 // added once), as the GEMM tile pipeline's load_bias takes it: 1 x base_n (one value per column,
 // Ascend's bias table) or base_m x 1 (one per row). The host places the bias as one 1 x len ND
 // row, padded to whole tiles.

@@ -1,6 +1,7 @@
 #pragma once
 // The K loop of one base_m x base_n output tile on the cube, with the buffer use both published
-// Ascend kernels share (SEED_KERNEL.md "K loop", GEMM_AR_KERNEL.md "Tiling"): A panels
+// Ascend kernels share (kernels/allgather_gemm/README.md "Compute kernel",
+// kernels/matmul_all_reduce/ascend/README.md "Tiling"): A panels
 // (base_m x panel_k) and B panels (panel_k x base_n) double-buffered in L1, one load per panel;
 // each panel consumed in four K steps of panel_k / 4 (A step in L0A, B step in L0B, both
 // double-buffered); one fp32 accumulator in L0C, stored through FIX after the last K step

@@ -1,7 +1,7 @@
 #pragma once
 // Single-producer single-consumer ready queues in GM: how a compute block tells one comm block
-// which output tiles are finished (Ascend's GEMM+AllReduce example, GEMM_AR_KERNEL.md "Ready
-// queue"). One queue per producer block, 64-byte aligned: an int32 `count`, then int32
+// which output tiles are finished (Ascend's GEMM+AllReduce example,
+// kernels/matmul_all_reduce/ascend/README.md "Ready queues"). One queue per producer block, 64-byte aligned: an int32 `count`, then int32
 // `data[capacity]`.
 //   producer:  data[slot] = value; count = slot + 1     (one producer: plain stores, no atomics;
 //                                                         the two stores reach GM in order)

@@ -1,4 +1,5 @@
-// matmul_all_gather described for the shared host (OPS.md): A split by rows (rank r holds A_r,
+// matmul_all_gather described for the shared host (docs/ops/matmul_all_gather.md): A split by
+// rows (rank r holds A_r,
 // rows [r*M/W, (r+1)*M/W)), B replicated; rank r computes C's row block r = A_r x B (+ bias)
 // and every rank ends up with all of C (M x N). Its one variant, `fused`, is fused.cpp
 // (README.md in this folder).

@@ -1,4 +1,5 @@
-// matmul_all_scatter described for the shared host (OPS.md; Iris's "GEMM + All scatter"):
+// matmul_all_scatter described for the shared host (docs/ops/matmul_all_scatter.md; Iris's
+// "GEMM + All scatter"):
 // A replicated, B split by columns, every rank gets all of C. Rank r computes its column block
 // C[:, r*N/W ..) and sends it to every rank. Variants, as Iris names them (one file each,
 // README.md in this folder):

@@ -1,7 +1,7 @@
 #pragma once
 // What every matmul_reduce_scatter variant shares.
 //
-// The output split (OPS.md): rank o gets C's column block o (M x N/W). Every column block is
+// The output split (docs/ops/README.md): rank o gets C's column block o (M x N/W). Every column block is
 // whole GEMM tiles (validate_common), so GEMM tile t of the full M x N grid has one owner,
 // owner(t) = tile column / (N/W / base_n), and lands at a fixed tile of the owner's output.
 //

@@ -1,6 +1,6 @@
 """Inputs and the numpy reference of any registered op, from its sharding (ctx.ops.info(op)):
 the global A (M x K_total) and B (K_total x N) are cut into each rank's share exactly as the
-simulator's host does (host/op_inputs.cpp), so an op added later works here unchanged."""
+simulator's host does (host/run/op_inputs.cpp), so an op added later works here unchanged."""
 import numpy as np
 
 NP_DTYPE = {"fp16": np.float16, "bf16": np.float32, "fp32": np.float32}

@@ -1,4 +1,4 @@
-"""sanitize=True: a call checked by the simulator's sanitizer (README, "Sanitizer"). A clean call
+"""sanitize=True: a call checked by the simulator's sanitizer (docs/SANITIZER.md). A clean call
 passes and computes what a plain one does; a synchronisation bug (allgather_gemm's test-only fault
 flag_before_data: each chunk's flag raised before its data is sent) raises tandem.Error with the
 count and the first violation, naming its class; an async call is checked at barrier()."""

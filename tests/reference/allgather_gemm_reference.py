@@ -8,7 +8,7 @@ allgather_gemm_reference.json).
 
 What is compared, per configuration:
   * every key of the recorded results JSON keeps its value; a new key must be one of the keys
-    OPS.md adds (or the variant's knobs as used);
+    the op adds (docs/RESULTS.md; or the variant's knobs as used);
   * the trace's events (a SHA-256 of them, canonical JSON) are the same; its otherData holds the
     results object and the profile's path, so it is compared as the results are;
   * the output files (SHA-256 of each) are the same.
@@ -33,8 +33,8 @@ CONFIGS = {
     "timing_only_8ranks": ["-n", "8", "--gm", "4096", "--gk", "1024", "--gn", "512", "--timing-only"],
 }
 
-# The keys OPS.md adds to every result, the seed's knob reported as used, and each launch's
-# device time and pipe use (README "Kernel time and pipe utilisation").
+# The keys every op adds to a result (docs/RESULTS.md), the seed's knob reported as used, and each
+# launch's device time and pipe use (docs/RESULTS.md "Kernel time and pipe utilisation").
 NEW_KEYS = {"op", "variant", "schedule", "dtype", "out_dtype", "bias", "comm_kind", "comm_bytes_per_rank",
             "comm_gib_s", "chunk_tiles", "kernels"}
 # otherData keys that name the checkout, not the run.
@@ -79,13 +79,13 @@ def compare(name, ref, now):
             problems.append(f"results '{key}': {value} -> {now['results'][key]}")
     for key in sorted(set(now["results"]) - set(ref["results"])):
         if key not in NEW_KEYS:
-            problems.append(f"results key '{key}' is new and not one of OPS.md's")
+            problems.append(f"results key '{key}' is new and not one of the keys docs/RESULTS.md lists")
     for key, value in ref["trace_other_data"].items():
         if now["trace_other_data"].get(key) != value:
             problems.append(f"trace otherData '{key}' changed")
     for key in set(now["trace_other_data"]) - set(ref["trace_other_data"]):
         if key not in NEW_KEYS:
-            problems.append(f"trace otherData key '{key}' is new and not one of OPS.md's")
+            problems.append(f"trace otherData key '{key}' is new and not one of the keys docs/RESULTS.md lists")
     if now["trace_events_sha256"] != ref["trace_events_sha256"]:
         problems.append("the trace's events differ")
     if now["outputs_sha256"] != ref["outputs_sha256"]:

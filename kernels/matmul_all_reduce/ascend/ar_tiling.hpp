@@ -1,5 +1,5 @@
 #pragma once
-// The work split of Ascend's GEMM+AllReduce example (GEMM_AR_KERNEL.md), as pure arithmetic on
+// The work split of Ascend's GEMM+AllReduce example (README.md in this folder), as pure arithmetic on
 // the padded tile grid, shared by its compute kernel, its comm kernel and the tests:
 //   * compute: block b takes the contiguous linear tiles [b * tpb, min((b+1) * tpb, tiles)),
 //     tpb = ceil(tiles / blocks) (not balanced: 258 tiles over 24 blocks is 11 for blocks

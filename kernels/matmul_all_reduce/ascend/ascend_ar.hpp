@@ -1,6 +1,6 @@
 #pragma once
 // Ascend's published GEMM+AllReduce example (pto-isa kernels/manual/a2a3/gemm_ar, version of
-// 2026-04-21; GEMM_AR_KERNEL.md), written against Tandem's tile ISA: a compute kernel on the
+// 2026-04-21; README.md in this folder), written against Tandem's tile ISA: a compute kernel on the
 // AIC cores (GemmComputeKernel) and a comm kernel on the AIV cores (GemmCommAllKernel), on two
 // streams, handing finished tiles over through per-block ready queues.
 #include <vector>

@@ -1,6 +1,6 @@
 // matmul_all_reduce --variant ascend for the shared host: Ascend's published GEMM+AllReduce
-// example with its buffers, its host resets and its three views (GEMM_AR_KERNEL.md "Host
-// program and views"; replica.hpp: what it shares with ascend_subtile). Its signal words are
+// example with its buffers, its host resets and its three views (README.md in this folder, "Buffers"
+// and "Host"; replica.hpp: what it shares with ascend_subtile). Its signal words are
 // the device barrier's signal matrix; the sequential view's comm time includes waiting for
 // slower ranks at the device barrier.
 #include "kernels/matmul_all_reduce/ascend/variant.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // matmul_all_reduce --variant ascend: a replica of Ascend's published GEMM+AllReduce example
-// (GEMM_AR_KERNEL.md), as a variant description the op lists.
+// (kernels/matmul_all_reduce/ascend/README.md), as a variant description the op lists.
 #include "kernels/op_desc.hpp"
 
 namespace tandem::kernels {
