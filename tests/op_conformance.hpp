@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "kernels/op_desc.hpp"
+#include "sim/sanitize/sanitizer.hpp"
 #include "tests/op_run.hpp"
 
 namespace tandem::test {
@@ -138,7 +139,7 @@ inline host::ProgramOutput expect_verifies_clean(const kernels::OpDesc& op, host
     host::ProgramOutput out = run_validated(c, p);
     EXPECT_EQ(out.results.verification, host::Verification::Passed) << out.failure_report;
     EXPECT_EQ(out.bench.sanitizer_total, 0u)
-        << host::format_sanitizer_report(out.bench.sanitizer_violations, out.bench.sanitizer_total);
+        << format_sanitizer_report(out.bench.sanitizer_violations, out.bench.sanitizer_total);
     expect_view_invariants(op, out);
     return out;
 }

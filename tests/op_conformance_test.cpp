@@ -5,6 +5,7 @@
 // OpDesc gives. A new op needs nothing here: registering it adds its cases.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct VariantCase {
     const kernels::OpDesc* op;
     const kernels::VariantDesc* variant;
 };
+
+// How gtest (and so ctest's test names) prints a case: "op / variant", not its bytes.
+void PrintTo(const VariantCase& c, std::ostream* os) { *os << c.op->name << " / " << c.variant->name; }
 
 std::vector<VariantCase> registered_variants() {
     std::vector<VariantCase> cases;

@@ -18,7 +18,9 @@ PartialsLayout::PartialsLayout(const OpParams& p, bool ring)
         // Room for W slots of ceil(tiles / W) tiles (>= tiles), and as many flags per array.
         const std::int64_t slot_tiles = std::int64_t{ranks} * ceil_div(tiles, ranks);
         const std::int64_t items = slot_tiles * sub.tiles();
-        ring_offset = bytes;
+        // Aligned to the GM access granule: the slots' rows are written by different blocks, and
+        // two writers must never share a granule (the sanitizer checks it).
+        ring_offset = round_up(bytes, kRegionAlignBytes);
         rs_flags_offset = round_up(ring_offset + slot_tiles * (partial_bytes / tiles), kRegionAlignBytes);
         ag_flags_offset = rs_flags_offset + 4 * items;
         bytes = ag_flags_offset + 4 * items;
