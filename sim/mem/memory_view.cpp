@@ -79,9 +79,14 @@ void MemoryView::catch_up(SimTime t) {
 
 MemTraffic& MemoryView::traffic_for(int rank) { return traffic_[rank]; }
 
+bool MemoryView::touched_this_window(std::int64_t region) const {
+    return std::find(own_touched_.rbegin(), own_touched_.rend(), region) != own_touched_.rend();
+}
+
 void MemoryView::touch(MemTraffic& traffic, std::int64_t region, bool own) {
     if (own) {
-        if (!own_touched_.insert(region).second) return;
+        if (touched_this_window(region)) return;
+        own_touched_.push_back(region);
     } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back() == region) {
         return;
     }
@@ -94,14 +99,19 @@ double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, dou
     const std::int64_t first = g.address();
     const std::int64_t last = first + extent - 1;
     const std::int64_t rb = chip.region_bytes();
-    MemTraffic& traffic = traffic_for(own ? rank_ : g.rank());
+    MemTraffic* traffic = nullptr;  // looked up at the first region to record
     double resident = 0;
     for (std::int64_t r = chip.region_of(first); r <= chip.region_of(last); ++r) {
         const std::int64_t lo = std::max(first, r * rb);
         const std::int64_t hi = std::min(last + 1, (r + 1) * rb);
-        const bool hit = chip.residency().resident_at(r, t) || (own && own_touched_.contains(r));
-        if (hit) resident += bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
-        touch(traffic, r, own);
+        // A region this stream touched in this window is resident (and needs no second touch).
+        if (own && touched_this_window(r)) {
+            resident += bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
+            continue;
+        }
+        if (chip.residency().resident_at(r, t)) resident += bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
+        if (traffic == nullptr) traffic = &traffic_for(own ? rank_ : g.rank());
+        touch(*traffic, r, own);
     }
     return resident;
 }

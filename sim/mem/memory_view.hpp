@@ -12,7 +12,6 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/mem/chip_memory.hpp"
@@ -77,6 +76,7 @@ private:
     // count at once). Touches the regions.
     double resident_bytes(const ChipMemory& chip, const GmTensor& g, double bytes, SimTime t, bool own);
     void touch(MemTraffic& traffic, std::int64_t region, bool own);
+    bool touched_this_window(std::int64_t region) const;
     MemTraffic& traffic_for(int rank);
     // Adds usage to what is published for `rank`'s chip, spread over fixed bins of time: the
     // other streams then add a few steps per window instead of every transfer's own.
@@ -97,7 +97,9 @@ private:
     UsageBins own_bins_;
     bool own_published_ = false;
     std::map<int, UsageBins> peer_bins_;
-    std::unordered_set<std::int64_t> own_touched_;  // own chip's regions touched this window
+    // Own chip's regions touched this window: a few (a window is under a microsecond), so a
+    // short list, searched from the most recent.
+    std::vector<std::int64_t> own_touched_;
     double hbm_read_bytes_ = 0;
     double l2_hit_bytes_ = 0;
 };

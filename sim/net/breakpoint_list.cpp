@@ -205,12 +205,15 @@ std::uint32_t BreakpointList::rate_index(std::int64_t rate) {
         if (index_.empty())
             for (std::size_t i = 0; i < rates_.size(); ++i) index_.emplace(rates_[i], static_cast<std::uint32_t>(i));
     }
+    RecentRate& recent = recent_[static_cast<std::size_t>((static_cast<std::uint64_t>(rate) * 0x9E3779B97F4A7C15ULL) >> 58)];
+    if (recent.rate == rate) return recent.index;
     const auto [it, added] = index_.try_emplace(rate, static_cast<std::uint32_t>(rates_.size()));
     if (added) {
         if (rates_.size() >= std::numeric_limits<std::uint32_t>::max())
             throw SimError("a bandwidth calendar has more than 2^32 distinct booked rates");
         rates_.push_back(rate);
     }
+    recent = RecentRate{rate, it->second};
     return it->second;
 }
 

@@ -8,6 +8,7 @@
 // hundreds of ranks the compute stream's calendar holds over 10^5 breakpoints (the cores'
 // pipes run far ahead of their scalar units, and a stream whose block waits on a signal may
 // still book before all of them).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -103,6 +104,14 @@ private:
     // by a short scan while they are few, by index_ beyond that.
     std::vector<std::int64_t> rates_;
     std::unordered_map<std::int64_t, std::uint32_t> index_;
+    // In front of index_: the index of a recently encoded rate, by a hash of the rate (a busy
+    // calendar's segments reuse a few rates over and over; a hash-map lookup each costs more).
+    static constexpr std::size_t kRecentRates = 64;
+    struct RecentRate {
+        std::int64_t rate = -1;  // rates are never negative: an empty slot
+        std::uint32_t index = 0;
+    };
+    std::array<RecentRate, kRecentRates> recent_{};
 };
 
 }  // namespace tandem
