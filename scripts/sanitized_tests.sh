@@ -3,7 +3,8 @@
 # directory (build-<sanitizer>, or $TANDEM_SANITIZE_BUILD_DIR; about 600 MiB) and runs it.
 # Usage: scripts/sanitized_tests.sh address|thread
 # Configured without MPI (TANDEM_MPI=OFF): the suite's binary does not link it anyway (MPI is in
-# the programs only, tested by ctest's mpi_sweep in the Release build).
+# the programs only, tested by ctest's mpi_sweep in the Release build). A one-off build, so built
+# the fastest way (CMakeLists.txt): the heavy headers precompiled, the sim and the API in batches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer="${1:?usage: scripts/sanitized_tests.sh address|thread}"
@@ -14,7 +15,8 @@ esac
 scripts/install_deps.sh
 dir="${TANDEM_SANITIZE_BUILD_DIR:-build-${sanitizer}}"
 log="$(mktemp)"
-if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DTANDEM_SANITIZE="${sanitizer}" -DTANDEM_MPI=OFF &&
+if ! { cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DTANDEM_SANITIZE="${sanitizer}" -DTANDEM_MPI=OFF \
+       -DTANDEM_PCH=ON -DTANDEM_UNITY_BUILD=ON &&
        cmake --build "${dir}" -j"$(nproc)" --target tandem_tests; } >"${log}" 2>&1; then
   cat "${log}"; rm -f "${log}"; exit 1
 fi
