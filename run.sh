@@ -3,69 +3,43 @@
 # on Tandem's simulated cluster, for every op of the family (--op). Installs missing Debian
 # packages, builds build/tandem (Release) when needed, and runs it with the given flags;
 # `./run.sh test` runs the test suite.
-# Flag parsing and every shape check live in the binary (host/cli/options.cpp), so there is one
-# source of truth; this script only handles what must happen before the binary exists.
+# Flag parsing, every check and the flags' help live in the binary (its flags are the parameter
+# schema's, host/params/param_schema.cpp; host/cli/options.cpp builds them), so there is one
+# source of truth: `./run.sh --help` prints the binary's help after the few commands this script
+# adds; this script only handles what must happen before the binary exists.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD_DIR="${TANDEM_BUILD_DIR:-$ROOT/build}"  # override to build elsewhere
 BIN="$BUILD_DIR/tandem"
-DEFAULT_ARGS=(-r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024)
 
-usage() {
+# What run.sh adds to the binary; the flags themselves are the binary's --help (usage_flags).
+usage_commands() {
   cat <<'EOF'
 Usage:
-  ./run.sh [--op OP] [--variant V] [--schedule S] [--dtype fp16|bf16] [--out-dtype D] [--bias none|m|n]
-           [-r sim|npu] [-v SOC] [-n RANKS] [--gm M] [--gk K] [--gn N]
-           [--base-m 128] [--base-n 256] [--compute-blocks B] [--comm-blocks B]
-           [--comm-mode mesh|ring] [--timing-only] [--sanitize] [--json FILE] [--trace FILE]
-           [--out-dir DIR] [--write-inputs] [--input-dir DIR] [--profile FILE] [--quiet]
-  ./run.sh --sweep FILE [--sweep-out PREFIX] [--jobs N] [other flags: the rows' defaults]
+  ./run.sh [FLAGS]                  build/tandem with FLAGS (none: the seed's AllGather+GEMM, 2 ranks,
+                                    2048 x 2048 x 1024, functional)
+  ./run.sh --sweep FILE [FLAGS]     every row of FILE; FLAGS are the rows' defaults
   mpirun -n P [--hostfile H] ./run.sh --sweep FILE ...   the rows spread over P processes (docs/SWEEPS.md)
-  ./run.sh -n R --gm M --gk K --gn N --tune [--sweep-out PREFIX] [--jobs N]
+  ./run.sh -n R --gm M --gk K --gn N --tune
+  ./run.sh --list-ops               the ops, their variants, knobs and constraints
   ./run.sh test [CTEST_ARGS...]     configure, build everything, run the test suite (ctest)
   ./run.sh fidelity [-v SOC]        every measured row against the simulator, with leave-one-out errors
-  ./run.sh --list-ops               the ops, their variants, knobs and constraints
-  ./run.sh -h | --help              this help
-
-Fused GEMM + collective ops on a simulated Ascend NPU cluster; with no --op, AllGather+GEMM (the
-pto-isa seed). With no flags it runs
-  -r sim -v Ascend910B1 -n 2 --gm 2048 --gk 2048 --gn 1024
-Defaults: -r sim, -v Ascend910B1, -n 2, --gm 2048 --gk 2048 --gn 1024, --base-m 128,
---base-n 256, --compute-blocks/--comm-blocks = the profile's AIC/AIV core counts (24/48 on
-Ascend910B1), --comm-mode mesh, functional (data + verification), --out-dir out.
-
-  -r, --run-mode sim|npu   sim simulates; npu is refused: no Ascend NPU is present here
-  -v, --soc-version SOC    profile sim/profiles/<SOC>.toml (Ascend910B1 .. Ascend910B4)
-  --profile FILE           a hardware profile TOML file instead of -v's
-  -n, --n-ranks N          ranks: 2..32, up to 384 with --timing-only
-  --gm/--gk/--gn           GEMM shape: M % (n*base-m) == 0, K % base-n == 0, N % base-n == 0
-  --base-m, --base-n       tile: multiples of 16, base-n % 4 == 0, must fit L0C/L0A/L0B/L1/UB
-  --compute-blocks B       AIC blocks of the compute kernel, 1..4096 (beyond the cores: waves)
-  --comm-blocks B          AIV blocks of the comm kernel, 1..4096 (beyond the cores: waves)
-  --comm-mode mesh|ring    mesh: direct sends (published kernel); ring: forwarding ring
-  --timing-only            timing model only: no data, no math, no verification
-  --sanitize               check synchronisation (races, flags before data, stale flags, unschedulable
-                           spinners, disagreeing ranks, out of bounds); a violation exits 4
-  --json FILE              results JSON (docs/RESULTS.md)
-  --trace FILE             Chrome Trace Event JSON of the pipelined run
-  --out-dir DIR            output_rank<r>.bin (and inputs with --write-inputs); default out
-  --write-inputs           also write pe_<r>_a.bin, pe_<r>_b.bin, golden.bin to --out-dir
-  --input-dir DIR          read the seed's input files from DIR instead of generating them
-  --quiet                  print only errors and the summary
-  --sweep FILE             run every row of a CSV (header row) or JSON array: ranks, m, k, n and
-                           optional base_m, base_n, compute_blocks, comm_blocks, comm_mode,
-                           profile, chunk_tiles, timing_only (default true); bad rows are
-                           reported by line and skipped; Ctrl-C keeps the finished rows
-  --tune                   search chunk size, base tile and block split for the shape given
-                           (timing-only); prints the best configuration next to the default
-  --sweep-out PREFIX       PREFIX.csv and PREFIX.json of --sweep/--tune (default out/sweep,
-                           out/tune with --tune)
-  --jobs N                 configurations run at once by --sweep/--tune (default: the cores)
-
-Each flag is described in detail by: build/tandem --help (build/allgather_gemm is the same program)
+  ./run.sh -h | --help              this help, then the binary's (every flag, its default and rules;
+                                    docs/PARAMETERS.md)
 Seed-format inputs can also be made by: /usr/bin/python3 scripts/gen_data.py --help
+
+FLAGS (build/tandem --help; build/allgather_gemm is the same program):
 EOF
+}
+
+# The binary's own help: built first when it is not there yet (a fresh clone).
+usage_flags() {
+  if [[ ! -x "$BIN" ]]; then
+    echo "(building $BIN for its help: the first run of ./run.sh builds it anyway)" >&2
+    prepare tandem
+  fi
+  "$BIN" --help
 }
 
 die() {
@@ -153,10 +127,9 @@ main() {
       --tget-binary "$BUILD_DIR/tests/tget_bandwidth_bench" "$@"
   fi
   for arg in "$@"; do
-    case "$arg" in -h | --help) usage; exit 0 ;; esac
+    case "$arg" in -h | --help) usage_commands; usage_flags; exit 0 ;; esac
   done
   refuse_npu "$@"
-  (($# == 0)) && set -- "${DEFAULT_ARGS[@]}"
 
   prepare tandem
   [[ -x "$BIN" ]] || die "$BIN was not built (is host/cli/main.cpp missing?)"

@@ -7,7 +7,9 @@
 
 #include "api/context_state.hpp"
 #include "host/run/op_inputs.hpp"
-#include "host/cli/options.hpp"
+#include "host/params/param_schema.hpp"
+#include "host/params/param_words.hpp"
+#include "kernels/param_error.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
@@ -80,8 +82,13 @@ Profile load_context_profile(const ContextOptions& o) {
 ContextState::ContextState(const ContextOptions& o) : profile(load_context_profile(o)), options(o) {
     const int max_ranks = o.functional ? host::kMaxFunctionalRanks : host::kMaxTimingOnlyRanks;
     if (o.ranks < host::kMinRanks || o.ranks > max_ranks) {
-        throw SimError(fmt::format("Context: ranks {}: a {} context has {}..{} ranks", o.ranks,
-                                   o.functional ? "functional" : "timing-only", host::kMinRanks, max_ranks));
+        const kernels::ParamError refused({{kernels::kParamRanks, o.ranks}},
+                                          fmt::format("a {} context has {}..{} ranks",
+                                                      o.functional ? "functional" : "timing-only", host::kMinRanks,
+                                                      max_ranks),
+                                          {{kernels::kParamRanks, std::clamp(o.ranks, host::kMinRanks, max_ranks)}});
+        const host::Dialect words = o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
+        throw SimError("Context: " + host::message_in(refused, words));
     }
     ClusterOptions co;
     co.ranks = o.ranks;

@@ -1,8 +1,8 @@
 // One call of an op through the API, and the barrier that completes async calls.
 //
 // A call: the shape comes from the tensors (M, K, N through the op's sharding), the rest from
-// OpConfig; the whole is checked by the same code as the command line (validate_run_config), so
-// a call gets the same one-line messages. The workspace holds the op's OpInstance (its windows
+// OpConfig; the whole is resolved by the ops facade (host/ops/op_facade.hpp), as the command line
+// is, so a call gets the same one-line messages, naming the parameters in the caller's words. The workspace holds the op's OpInstance (its windows
 // and flags) and padded staging tensors the kernels read and write: the caller's tensors are
 // copied in (B transposed into the N x K layout both Ascend kernels keep) and the output copied
 // out, untimed, as the seeds' hosts copy inputs in and outputs out between iterations.
@@ -22,7 +22,12 @@
 
 #include "api/context_state.hpp"
 #include "host/run/op_bench.hpp"
-#include "host/cli/options.hpp"
+#include "api/config_fields.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/ops/shard_shapes.hpp"
+#include "host/params/param_values.hpp"
+#include "host/params/param_words.hpp"
+#include "kernels/param_error.hpp"
 #include "kernels/launch_signature.hpp"
 #include "kernels/registry.hpp"
 #include "sim/mem/gm_deferred.hpp"
@@ -43,30 +48,45 @@ void check_shape(const std::string& op, const char* what, const TensorState& t, 
     }
 }
 
-// The command-line configuration the call stands for (validated by the same code).
-host::RunConfig run_config_of(const ContextState& ctx, const std::string& op_name, const TensorState& out,
-                              const TensorState& a, const TensorState& b, const TensorState* bias, const OpConfig& c) {
-    const kernels::OpDesc& op = ctx.find_op(op_name);
-    host::RunConfig cfg;
-    cfg.op = op_name;
-    cfg.op_desc = &op;  // a user's op is in no registry: the host resolves it from here
-    cfg.variant = c.variant;
-    cfg.schedule = c.schedule;
-    const kernels::VariantDesc& variant = host::variant_of(cfg);
-    const kernels::Sharding& s = op.sharding_of(variant);
+// A refusal of the facade in the caller's words (host/params/param_words.hpp).
+host::Dialect dialect_of(const ContextOptions& o) {
+    return o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
+}
+
+// The request the call stands for: M, K, N, dtypes and bias read off the tensors through the op's
+// sharding, the rest from OpConfig through the parameter schema (api/config_fields.hpp).
+host::RunRequest request_of(const ContextState& ctx, const std::string& op_name, const TensorState& out,
+                            const TensorState& a, const TensorState& b, const TensorState* bias, const OpConfig& c) {
+    const host::Dialect words = dialect_of(ctx.options);
+    host::RunRequest r;
+    r.op = op_name;
+    r.op_desc = &ctx.find_op(op_name);  // a user's op is in no registry: the facade resolves it from here
+    for (const ConfigField& f : config_fields()) {
+        const host::ParamDesc& p = host::param_desc(f.param);
+        if (p.scope != host::ParamScope::Run) continue;
+        const std::optional<std::string> given = f.given(c);
+        if (!given) continue;
+        try {
+            host::set_param(r, f.param, *given);
+        } catch (const SimError& e) {
+            throw SimError(fmt::format("{}: {}: {}", op_name, host::param_name_in(p.name, words), e.what()));
+        }
+    }
+    r.knobs = c.knobs;
+    const kernels::Sharding& s = r.op_desc->sharding_of(host::variant_of(r));
     const int w = ctx.options.ranks;
     if (a.dtype != b.dtype) {
         throw SimError(fmt::format("{}: A is {} and B is {}: A, B and bias share one dtype", op_name, dtype_name(a.dtype),
                                    dtype_name(b.dtype)));
     }
-    cfg.dtype = dtype_name(a.dtype);
-    cfg.out_dtype = dtype_name(out.dtype);
+    r.dtype = to_sim(a.dtype);
+    r.out_dtype = to_sim(out.dtype);
     // M, K, N from A (per rank) and the output, through the op's sharding.
-    cfg.m = out.rows;
-    cfg.n = s.out == Split::Cols ? out.cols * w : out.cols;
+    r.m = out.rows;
+    r.n = s.out == Split::Cols ? out.cols * w : out.cols;
     const int k_total = s.a == Split::Cols ? a.cols * w : a.cols;
-    cfg.k = s.k_per_rank ? (k_total % w == 0 ? k_total / w : k_total) : k_total;
-    cfg.ranks = w;
+    r.k = s.k_per_rank ? (k_total % w == 0 ? k_total / w : k_total) : k_total;
+    r.ranks = w;
     if (bias != nullptr) {
         if (bias->dtype != a.dtype) {
             throw SimError(fmt::format("{}: bias is {} and A is {}: A, B and bias share one dtype", op_name,
@@ -74,44 +94,49 @@ host::RunConfig run_config_of(const ContextState& ctx, const std::string& op_nam
         }
         // A row vector adds per column (1 x N), a column vector per row (M x 1); 1 x M is also read
         // as per row when it cannot be per column (M != N), as Iris's per-column default allows.
-        const bool per_column = bias->rows == 1 && bias->cols == cfg.n;
-        const bool per_row = (bias->cols == 1 && bias->rows == cfg.m) || (bias->rows == 1 && bias->cols == cfg.m);
+        const bool per_column = bias->rows == 1 && bias->cols == r.n;
+        const bool per_row = (bias->cols == 1 && bias->rows == r.m) || (bias->rows == 1 && bias->cols == r.m);
         if (!per_column && !per_row) {
             throw SimError(fmt::format("{}: bias is {} per rank; it must be 1 x N ({}) or M x 1 ({})", op_name,
-                                       shape_of(*bias), cfg.n, cfg.m));
+                                       shape_of(*bias), r.n, r.m));
         }
-        cfg.bias = per_column ? "n" : "m";  // the (M x 1 or 1 x M) buffer holds M contiguous values either way
+        // The (M x 1 or 1 x M) buffer holds M contiguous values either way.
+        r.bias = per_column ? kernels::BiasKind::N : kernels::BiasKind::M;
     }
-    if (c.base_m > 0) cfg.base_m = c.base_m;
-    if (c.base_n > 0) cfg.base_n = c.base_n;
-    if (c.compute_blocks > 0) cfg.compute_blocks = c.compute_blocks;
-    if (c.comm_blocks > 0) cfg.comm_blocks = c.comm_blocks;
-    if (c.comm_mode == "ring") cfg.comm_mode = host::CommMode::Ring;
-    else if (!c.comm_mode.empty() && c.comm_mode != "mesh")
-        throw SimError(fmt::format("{}: comm_mode '{}': mesh or ring", op_name, c.comm_mode));
-    cfg.knobs = c.knobs;
-    cfg.fault = c.fault;
-    cfg.timing_only = !ctx.options.functional;
-    cfg.out_dir.clear();
-    cfg.soc = ctx.profile.name;
-    host::apply_profile_defaults(cfg, ctx.profile);
-    host::validate_run_config(cfg, host::buffer_limits_of(ctx.profile));
+    r.timing_only = !ctx.options.functional;
+    r.soc = ctx.profile.name;
+    return r;
+}
 
-    // The tensors against the shapes the sharding gives (validation passed: M, K, N are sound).
-    const host::ShardShapes sh = host::shard_shapes(s, host::op_params_of(cfg));
-    const std::string split = fmt::format("M={} K={} N={} over {} ranks", cfg.m, cfg.k, cfg.n, w);
+// The call resolved by the ops facade (the command line's checks and messages, in the caller's
+// words), its tensors checked against the shapes the sharding gives.
+host::ResolvedRun resolve_call(const ContextState& ctx, const std::string& op_name, const TensorState& out,
+                               const TensorState& a, const TensorState& b, const TensorState* bias, const OpConfig& c) {
+    host::ResolvedRun run;
+    try {
+        run = host::resolve_run(request_of(ctx, op_name, out, a, b, bias, c), ctx.profile);
+    } catch (const kernels::ParamError& e) {
+        throw SimError(fmt::format("{}: {}", op_name, host::message_in(e, dialect_of(ctx.options))));
+    }
+    // The tensors against the shapes the sharding gives (resolving passed: M, K, N are sound).
+    const host::ShardShapes sh = host::shard_shapes(run.sharding(), run.params);
+    const host::RunRequest& r = run.request;
+    const std::string split = fmt::format("M={} K={} N={} over {} ranks", r.m, r.k, r.n, r.ranks);
     check_shape(op_name, "A", a, sh.a_rows, sh.a_cols, split);
     check_shape(op_name, "B", b, sh.b_cols, sh.b_rows, split + "; B is K x N");
     check_shape(op_name, "the output", out, sh.out_rows, sh.out_cols, split);
-    return cfg;
+    return run;
 }
 
-std::string signature_of(const host::RunConfig& c) {
+// What a workspace was made for: a call with another signature needs another workspace.
+std::string signature_of(const host::ResolvedRun& run) {
+    const host::RunRequest& c = run.request;
     std::string knobs;
     for (const auto& [k, v] : c.knobs) knobs += fmt::format(" {}={}", k, v);
-    return fmt::format("{} ({}, {}) M={} K={} N={} {}->{} bias={} base {}x{} blocks {}/{} {}{}", c.op, c.variant, c.schedule, c.m,
-                       c.k, c.n, c.dtype, c.out_dtype, c.bias, c.base_m, c.base_n, c.compute_blocks.value_or(0),
-                       c.comm_blocks.value_or(0), host::comm_mode_name(c.comm_mode), knobs);
+    return fmt::format("{} ({}, {}) M={} K={} N={} {}->{} bias={} base {}x{} blocks {}/{} {}{}", c.op, c.variant, c.schedule,
+                       c.m, c.k, c.n, tandem::dtype_name(c.dtype), tandem::dtype_name(run.params.out_dtype),
+                       kernels::bias_name(c.bias), c.base_m, c.base_n, c.compute_blocks.value_or(0),
+                       c.comm_blocks.value_or(0), c.comm_mode, knobs);
 }
 
 // dst(r, c) = src(r, c) for r < rows, c < cols where exactly one of the two is DN (so element
@@ -176,8 +201,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             throw SimError(fmt::format("{}: the output is still being written by a pending async {} call; call barrier() first",
                                        op_name, w->op));
     }
-    const host::RunConfig cfg = run_config_of(*this, op_name, out, a, b, bias, config);
-    const std::string signature = signature_of(cfg);
+    const host::ResolvedRun run = resolve_call(*this, op_name, out, a, b, bias, config);
+    const std::string signature = signature_of(run);
     set_sanitizing(op_name, config.sanitize);
 
     // The workspace: the given one if it fits, else a new one.
@@ -199,13 +224,11 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         ws = std::make_shared<WorkspaceState>();
         ws->ctx = self;
         ws->op = op_name;
-        ws->variant = cfg.variant;
+        ws->variant = run.request.variant;
         ws->signature = signature;
-        ws->params = host::op_params_of(cfg);
-        ws->params.topology = profile.interconnect.topology;
-        const kernels::VariantDesc& variant = host::variant_of(cfg);
-        const kernels::Sharding& sharding = host::op_of(cfg).sharding_of(variant);
-        ws->shapes = host::shard_shapes(sharding, ws->params);
+        ws->params = run.params;
+        const kernels::VariantDesc& variant = *run.variant;
+        ws->shapes = host::shard_shapes(run.sharding(), ws->params);
         ws->instance = variant.make(ws->params);
         ws->gm.resize(static_cast<std::size_t>(options.ranks));
         std::vector<std::size_t> first(static_cast<std::size_t>(options.ranks));
@@ -230,9 +253,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     ws->calls += 1;
     ws->results = OpResults{};
     ws->results.op = op_name;
-    ws->results.variant = cfg.variant;
-    const kernels::VariantDesc& variant = host::variant_of(cfg);
-    if (variant.effective_knobs) ws->results.knobs = variant.effective_knobs(ws->params);
+    ws->results.variant = run.request.variant;
+    ws->results.knobs = run.effective_knobs();
     const int ranks = options.ranks;
     const bool functional = options.functional;
     std::vector<host::ViewRun> compute_only(static_cast<std::size_t>(ranks));

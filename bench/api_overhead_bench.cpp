@@ -1,6 +1,6 @@
 // What calling through the API costs over the command line for the same simulation (issue 16:
 // target <= 5%). The same AllGather+GEMM, functional, all three views, on the same profile:
-//   Views  host::run_views() on pre-generated inputs: what `tandem` / run.sh simulates (minus
+//   Views  host::run_op_views() on pre-generated inputs: what `tandem` / run.sh simulates (minus
 //          process start, input generation, golden and verification, which the API leaves to
 //          the caller: this is the comparison least favourable to the API);
 //   Api    Context::ops().run(..., config.all_views = true) on tensors already in the context:
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "host/run/op_bench.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "tandem/tandem.hpp"
 
@@ -58,14 +58,14 @@ int main(int argc, char** argv) {
         else if (a == "--k") k = v;
         else if (a == "--n") n = v;
     }
-    tandem::host::RunConfig cfg;
+    tandem::host::RunRequest cfg;
     cfg.ranks = ranks;
     cfg.m = m;
     cfg.k = k;
     cfg.n = n;
     const tandem::Profile profile = tandem::load_profile_by_soc(cfg.soc, tandem::default_profile_dir());
-    tandem::host::apply_profile_defaults(cfg, profile);
-    const tandem::host::OpInputs inputs = tandem::host::make_inputs(cfg);
+    const tandem::host::ResolvedRun run = tandem::host::resolve_run(cfg, profile);  // the ops facade
+    const tandem::host::OpInputs inputs = tandem::host::make_inputs(run);
     tandem::ContextOptions options;
     options.soc = cfg.soc;
     options.ranks = ranks;
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     Cost views, api, reuse;
     tandem::Workspace ws;
     for (int i = 0; i < reps; ++i) {
-        time_into(views, [&] { views_us = tandem::host::run_views(profile, cfg, &inputs).slowest.pipelined_us; });
+        time_into(views, [&] { views_us = tandem::host::run_op_views(profile, run, &inputs).slowest.pipelined_us; });
         time_into(api, [&] { api_us = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc).results().pipelined_us; });
         time_into(reuse, [&] {
             ws = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, oc, ws);
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     }
     std::printf("allgather_gemm %dx%dx%dx%d functional, three views, best of %d (pipelined %.3f / %.3f / %.3f us):\n", ranks, m,
                 k, n, reps, views_us, api_us, reuse_us);
-    print_row("run_views (run.sh's simulation)", views, views);
+    print_row("run_op_views (run.sh's simulation)", views, views);
     print_row("API call, new workspace", api, views);
     print_row("API call, reused workspace", reuse, views);
     return views_us == api_us && api_us == reuse_us ? 0 : 1;  // the same simulation, or the comparison is void

@@ -16,7 +16,7 @@
 //              verification -- the functional run as `allgather_gemm` does it (minus process
 //              start, profile load and writing out/output_rank<r>.bin). OpenBLAS is set to one
 //              thread, as host/cli/main.cpp does (the stream threads run in parallel).
-//   Views      run_views() alone on pre-generated inputs: the three views only (one of
+//   Views      run_op_views() alone on pre-generated inputs: the three views only (one of
 //              them functional).
 //   Parts      the program's other steps one by one (make_inputs, golden_output at one OpenBLAS
 //              thread, verify_rank per rank), to show where Program - Views goes.
@@ -63,6 +63,7 @@
 #include "host/run/op_bench.hpp"
 #include "host/run/program.hpp"
 #include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/cli/command_line.hpp"
 #include "host/run/verify.hpp"
 #include "sim/mem/fp16_widen.hpp"
@@ -118,16 +119,12 @@ const Profile& profile() {
 }
 
 // The run's config exactly as the command line `allgather_gemm -n R --gm M --gk K --gn N` makes it.
-RunConfig config_of(const Shape& s) {
+ResolvedRun config_of(const Shape& s) {
     const std::array<std::string, 9> args = {"allgather_gemm", "-n", std::to_string(s[0]), "--gm", std::to_string(s[1]),
                                              "--gk", std::to_string(s[2]), "--gn", std::to_string(s[3])};
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
-    RunConfig cfg = parse_run_config(static_cast<int>(argv.size()), argv.data());
-    cfg.quiet = true;
-    apply_profile_defaults(cfg, profile());
-    validate_run_config(cfg, buffer_limits_of(profile()));
-    return cfg;
+    return resolve_run(parse_command_line(static_cast<int>(argv.size()), argv.data()).run, profile());
 }
 
 std::string shape_name(const Shape& s) {
@@ -136,7 +133,7 @@ std::string shape_name(const Shape& s) {
 
 void BM_Program(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);  // as host/cli/main.cpp
-    const RunConfig cfg = config_of(s);
+    const ResolvedRun cfg = config_of(s);
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         const double t0 = now_s(), c0 = cpu_now();
@@ -158,12 +155,12 @@ void BM_Program(benchmark::State& state, Shape s) {
 
 void BM_Views(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);
-    const RunConfig cfg = config_of(s);
+    const ResolvedRun cfg = config_of(s);
     const OpInputs inputs = make_inputs(cfg);
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         const double t0 = now_s(), c0 = cpu_now();
-        const BenchOutcome out = run_views(profile(), cfg, &inputs);
+        const BenchOutcome out = run_op_views(profile(), cfg, &inputs);
         const double wall = now_s() - t0;
         keep_min(res.views_cpu_s, cpu_now() - c0);
         state.SetIterationTime(wall);
@@ -178,18 +175,18 @@ void BM_Views(benchmark::State& state, Shape s) {
 // verify_rank for every rank (checked against the golden itself: the same work).
 void BM_Parts(benchmark::State& state, Shape s) {
     openblas_set_num_threads(1);
-    const RunConfig cfg = config_of(s);
+    const ResolvedRun cfg = config_of(s);
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         double t0 = now_s();
         const OpInputs in = make_inputs(cfg);
         const double inputs_s = now_s() - t0;
         t0 = now_s();
-        const std::vector<float> golden = golden_output(op_of(cfg).sharding, op_params_of(cfg), in);
+        const std::vector<float> golden = golden_output(cfg.sharding(), cfg.params, in);
         const double golden_s = now_s() - t0;
         t0 = now_s();
         bool passed = true;
-        for (int r = 0; r < cfg.ranks; ++r) passed = verify_rank(r, golden.data(), golden).passed && passed;
+        for (int r = 0; r < cfg.params.ranks; ++r) passed = verify_rank(r, golden.data(), golden).passed && passed;
         const double verify_s = now_s() - t0;
         state.SetIterationTime(inputs_s + golden_s + verify_s);
         keep_min(res.inputs_s, inputs_s);
@@ -208,7 +205,7 @@ struct BlasOperands {
 };
 
 BlasOperands widened_operands(const Shape& s) {
-    const RunConfig cfg = config_of(s);
+    const ResolvedRun cfg = config_of(s);
     const OpInputs in = make_inputs(cfg);
     BlasOperands op;
     for (const HostMatrix& slice : in.a) {

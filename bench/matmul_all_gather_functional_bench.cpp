@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "host/cli/command_line.hpp"
 #include "sim/profile.hpp"
@@ -37,15 +37,14 @@ std::map<std::string, std::pair<double, double>>& results() {  // name -> (progr
     return r;
 }
 
-RunConfig config_of(const Shape& s, const std::string& variant) {
-    RunConfig cfg;
+RunRequest config_of(const Shape& s, const std::string& variant) {
+    RunRequest cfg;
     cfg.op = "matmul_all_gather";
     cfg.variant = variant;
     cfg.ranks = s.ranks;
     cfg.m = s.m;
     cfg.k = s.k;
     cfg.n = s.n;
-    cfg.quiet = true;
     return cfg;
 }
 
@@ -57,9 +56,7 @@ std::string name_of(const Shape& s, const std::string& v) {
 void BM_Program(benchmark::State& state, Shape s, std::string v) {
     openblas_set_num_threads(1);  // as host/cli/main.cpp
     const Profile profile = load_profile_by_soc("Ascend910B1", default_profile_dir());
-    RunConfig cfg = config_of(s, v);
-    apply_profile_defaults(cfg, profile);
-    validate_run_config(cfg, buffer_limits_of(profile));
+    const ResolvedRun cfg = resolve_run(config_of(s, v), profile);  // the ops facade
     double best = 1e30;
     for (auto _ : state) {
         const double t0 = bench::wall_now();

@@ -38,7 +38,7 @@
 #include "bench/host_measure.hpp"
 #include "host/run/blas_threads.hpp"
 #include "host/run/op_inputs.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "host/cli/command_line.hpp"
 #include "kernels/registry.hpp"
@@ -60,13 +60,12 @@ struct Gemm {
 };
 
 // The sgemm calls of one functional run (see the header comment).
-std::vector<Gemm> arithmetic_of(const RunConfig& cfg) {
-    const kernels::OpDesc& op = op_of(cfg);
-    const kernels::Sharding& s = op.sharding_of(variant_of(cfg));
-    const kernels::OpParams p = op_params_of(cfg);
+std::vector<Gemm> arithmetic_of(const ResolvedRun& run) {
+    const kernels::Sharding& s = run.sharding();
+    const kernels::OpParams& p = run.params;
     const ShardShapes sh = shard_shapes(s, p);
     const int w = p.ranks;
-    const bool gathers_a = op.name == "allgather_gemm" || op.name == "all_gather_matmul";
+    const bool gathers_a = run.op->name == "allgather_gemm" || run.op->name == "all_gather_matmul";
     std::vector<Gemm> g;
     if (gathers_a) {
         g.push_back(Gemm{p.m, p.k, p.n, w});
@@ -165,16 +164,14 @@ int main(int argc, char** argv) {
                                                  op->bench_shape.n};
         for (const kernels::VariantDesc& v : op->variants) {
             if (!only_variant.empty() && v.name != only_variant) continue;
-            RunConfig cfg;
-            cfg.op = op->name;
-            cfg.variant = v.name;
-            cfg.ranks = s.ranks;
-            cfg.m = s.m;
-            cfg.k = s.k;
-            cfg.n = s.n;
-            cfg.quiet = true;
-            apply_profile_defaults(cfg, profile);
-            validate_run_config(cfg, buffer_limits_of(profile));
+            RunRequest request;
+            request.op = op->name;
+            request.variant = v.name;
+            request.ranks = s.ranks;
+            request.m = s.m;
+            request.k = s.k;
+            request.n = s.n;
+            const ResolvedRun cfg = resolve_run(request, profile);  // the ops facade
             const std::vector<Gemm> gemms = arithmetic_of(cfg);
             BlasOperands operands(gemms);
             Figures f;

@@ -6,7 +6,7 @@
 //   Program   run_program() with and without --sanitize: input generation, the three views, the
 //             golden and verification, as `tandem --op allgather_gemm ... [--sanitize]` does it
 //             (minus process start and output files). The figure.
-//   Views     run_views() alone on pre-generated inputs, with and without --sanitize: the
+//   Views     run_op_views() alone on pre-generated inputs, with and without --sanitize: the
 //             simulation only, where all of the sanitizer's work is (a stricter ratio).
 // Times are process CPU time (every thread), the best of the repetitions: the machine is shared,
 // and CPU time is what another load disturbs least. Wall times are printed too.
@@ -27,6 +27,7 @@
 #include "bench/host_measure.hpp"
 #include "host/run/op_bench.hpp"
 #include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "host/cli/command_line.hpp"
 #include "sim/profile.hpp"
@@ -41,17 +42,14 @@ struct Shape {
     int ranks = 4, m = 2048, k = 1024, n = 1024;
 };
 
-RunConfig config_of(const Profile& profile, const Shape& s, bool sanitize) {
+ResolvedRun config_of(const Profile& profile, const Shape& s, bool sanitize) {
     const std::vector<std::string> args = {"tandem", "--op", "allgather_gemm", "-n", std::to_string(s.ranks), "--gm",
                                            std::to_string(s.m), "--gk", std::to_string(s.k), "--gn", std::to_string(s.n)};
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
-    RunConfig cfg = parse_run_config(static_cast<int>(argv.size()), argv.data());
-    cfg.quiet = true;
+    RunRequest cfg = parse_command_line(static_cast<int>(argv.size()), argv.data()).run;
     cfg.sanitize = sanitize;
-    apply_profile_defaults(cfg, profile);
-    validate_run_config(cfg, buffer_limits_of(profile));
-    return cfg;
+    return resolve_run(cfg, profile);  // the ops facade
 }
 
 struct Best {
@@ -98,8 +96,8 @@ int main(int argc, char** argv) {
     }
     openblas_set_num_threads(1);  // as host/cli/main.cpp
     const Profile profile = load_profile_by_soc("Ascend910B1", default_profile_dir());
-    const RunConfig plain = config_of(profile, s, false);
-    const RunConfig sanitized = config_of(profile, s, true);
+    const ResolvedRun plain = config_of(profile, s, false);
+    const ResolvedRun sanitized = config_of(profile, s, true);
     const OpInputs inputs = make_inputs(plain);
     using tandem::bench::cpu_now;
     using tandem::bench::wall_now;
@@ -108,7 +106,7 @@ int main(int argc, char** argv) {
     bool ok = true;
     for (int r = 0; r < reps; ++r) {
         for (int san = 0; san < 2; ++san) {
-            const RunConfig& cfg = san ? sanitized : plain;
+            const ResolvedRun& cfg = san ? sanitized : plain;
             double c0 = cpu_now(), w0 = wall_now();
             const ProgramOutput out = run_program(cfg, profile);
             program[san].keep(cpu_now() - c0, wall_now() - w0);
@@ -122,7 +120,7 @@ int main(int argc, char** argv) {
             }
             c0 = cpu_now();
             w0 = wall_now();
-            const BenchOutcome v = run_views(profile, cfg, &inputs);
+            const BenchOutcome v = run_op_views(profile, cfg, &inputs);
             views[san].keep(cpu_now() - c0, wall_now() - w0);
             if (v.sanitizer_total > 0) ok = false;
         }

@@ -1,7 +1,7 @@
 // Timing-only at scale (issue 6, items 3 and 4): the simulator's own speed and memory.
 //
 //   scale/calibration/...   the five calibration rows plus 8 ranks x 16384x4096x4096, each run as
-//                           `allgather_gemm --timing-only` runs it (run_views: cluster
+//                           `allgather_gemm --timing-only` runs it (run_op_views: cluster
 //                           set-up, the three views, tear-down), one after another in this
 //                           process. Target: all six in < 2 s wall on the 2-core machine, and
 //                           >= 10 M simulated instructions per second per host core.
@@ -59,6 +59,7 @@
 #include "bench/host_measure.hpp"
 #include "host/run/op_bench.hpp"
 #include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/cli/command_line.hpp"
 #include "kernels/registry.hpp"
 #include "sim/profile.hpp"
@@ -115,14 +116,12 @@ Measured run_case(const Case& c) {
     }
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
-    RunConfig cfg = parse_run_config(static_cast<int>(argv.size()), argv.data());
-    cfg.quiet = true;
-    const Profile profile = load_profile_by_soc(cfg.soc, default_profile_dir());
-    apply_profile_defaults(cfg, profile);
-    validate_run_config(cfg, buffer_limits_of(profile));
+    const RunRequest request = parse_command_line(static_cast<int>(argv.size()), argv.data()).run;
+    const Profile profile = load_profile_by_soc(request.soc, default_profile_dir());
+    const ResolvedRun cfg = resolve_run(request, profile);  // the ops facade
     Measured m;
     const double w0 = wall_now(), c0 = cpu_now();
-    const BenchOutcome out = run_views(profile, cfg, nullptr);
+    const BenchOutcome out = run_op_views(profile, cfg, nullptr);
     m.wall_s = wall_now() - w0;
     m.cpu_s = cpu_now() - c0;
     m.instructions = out.instructions;

@@ -100,7 +100,7 @@ struct OpParams {
 // Its flag is --<name with '-' for '_'>; its sweep column and JSON key are <name>.
 struct KnobDesc {
     std::string name;
-    std::vector<std::string> aliases;  // other flags meaning the same (Iris's names, e.g. --gemm_sms)
+    std::vector<std::string> aliases;  // other flags meaning the same (Iris's names, e.g. --total_sms)
     std::string doc;                   // for --help and --list-ops
     std::vector<int> tune_values;      // what --tune tries besides the default (empty: not tuned)
 };

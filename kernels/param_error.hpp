@@ -38,6 +38,7 @@ inline constexpr ParamRef kParamCommMode{"comm_mode", "comm mode"};
 inline constexpr ParamRef kParamFault{"fault", "fault"};
 inline constexpr ParamRef kParamTimingOnly{"timing_only", "timing-only"};
 inline constexpr ParamRef kParamOp{"op", "op"};
+inline constexpr ParamRef kParamSoc{"soc", "SoC"};
 
 // Every ParamRef above, in that order.
 const std::vector<ParamRef>& common_param_refs();
@@ -70,11 +71,18 @@ private:
     std::vector<ParamValue> nearest_;
 };
 
-// How a dialect writes parameters: one parameter and its value ("--gk 1000", "k=1000"), and the
-// separator between several. ParamError::what() uses the neutral one ("K = 1000", ", ").
+// A detail that tells the user to set another parameter mentions it so ("add " +
+// mention(kParamTimingOnly)) and each dialect writes it its way: "add --timing-only".
+std::string mention(const ParamRef& p);
+std::string mention_knob(const std::string& name);
+
+// How a dialect writes parameters: one parameter and its value ("--gk 1000", "k=1000"), the
+// separator between several, and a mention in a detail ("--timing-only", "functional=False").
+// ParamError::what() uses the neutral one ("K = 1000", ", ", "timing-only").
 struct ParamSpelling {
     std::string (*one)(const ParamValue& p);
     const char* separator;
+    std::string (*mentioned)(const std::string& name);
 };
 
 // "<subject>: <detail>; nearest valid: <nearest>". A suggestion for exactly the refused

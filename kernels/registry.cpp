@@ -13,7 +13,7 @@
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
-#include "sim/sim_error.hpp"
+#include "kernels/param_error.hpp"
 
 namespace tandem::kernels {
 
@@ -47,7 +47,7 @@ const OpDesc& OpRegistry::find(const std::string& name) const {
         if (op->name == name) return *op;
         names.push_back(op->name);
     }
-    throw SimError(fmt::format("--op {}: no such op (ops: {}; --list-ops describes them)", name, fmt::join(names, ", ")));
+    throw ParamError({{kParamOp, name}}, fmt::format("no such op (ops: {})", fmt::join(names, ", ")));
 }
 
 std::vector<KnobDesc> OpRegistry::knobs() const {

@@ -17,7 +17,7 @@ public:
 
     // In the order --list-ops shows them.
     const std::vector<const OpDesc*>& ops() const { return ops_; }
-    // The op called `name`; throws SimError listing the ops when there is none.
+    // The op called `name`; throws ParamError (naming `op`) listing the ops when there is none.
     const OpDesc& find(const std::string& name) const;
     // Every knob any variant of any op declares, once per name, in registration order (the
     // command line offers one flag per knob, the sweep one column).

@@ -1,5 +1,7 @@
 // The Python module `tandem` (pybind11): the C++ API of include/tandem/tandem.hpp with numpy
-// arrays in and out and Iris's keyword arguments.
+// arrays in and out and Iris's keyword arguments. The keywords are the parameter schema's
+// (tandem::api::parameters(): one name, one meaning, as on the command line), and errors name
+// parameters by them ("k=1000: ...").
 //
 // Tensors per rank are ONE numpy array with a leading rank axis: shape (ranks, rows, cols).
 // fp16 tensors take and give numpy float16; fp32 tensors float32; bf16 tensors (numpy has no
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 
 #include "tandem/tandem.hpp"
 
@@ -66,27 +69,38 @@ void copy_from_numpy(Tensor& t, const py::array& array) {
     for (int r = 0; r < t.ranks(); ++r) t.from_host(r, std::span<const float>(values.data(r), per));
 }
 
+// The Python keyword of schema parameter `name` (tandem::api::parameters(): the keywords are
+// the schema's, not written here).
+const char* keyword(const std::string& name) {
+    static const std::vector<ParameterInfo> params = parameters();
+    for (const ParameterInfo& p : params) {
+        if (p.name == name) return p.python_keyword.c_str();
+    }
+    throw std::logic_error("the parameter schema has no Python keyword for '" + name + "'");
+}
+
+// config={...}: each key sets its OpConfig field through the schema (set_config), or a knob.
 OpConfig config_of(const py::object& config) {
     OpConfig c;
     if (config.is_none()) return c;
-    if (!py::isinstance<py::dict>(config)) throw Error("config: a dict of variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, all_views, sanitize and the variant's knobs");
+    if (!py::isinstance<py::dict>(config)) {
+        std::string keys;
+        for (const ParameterInfo& p : parameters()) {
+            if (p.python_place == "config") keys += (keys.empty() ? "" : ", ") + p.python_keyword;
+        }
+        throw Error("config: a dict of " + keys + " and the variant's knobs");
+    }
     for (const auto& [key_obj, value] : config.cast<py::dict>()) {
         const std::string key = py::str(key_obj);
+        const std::string type = config_key_type(key);
         try {
-        if (key == "variant") c.variant = value.cast<std::string>();
-        else if (key == "schedule") c.schedule = value.cast<std::string>();
-        else if (key == "comm_mode") c.comm_mode = value.cast<std::string>();
-        else if (key == "fault") c.fault = value.cast<std::string>();
-        else if (key == "all_views") c.all_views = value.cast<bool>();
-        else if (key == "sanitize") c.sanitize = value.cast<bool>();
-        else if (key == "base_m" || key == "block_size_m") c.base_m = value.cast<int>();
-        else if (key == "base_n" || key == "block_size_n") c.base_n = value.cast<int>();
-        else if (key == "compute_blocks" || key == "gemm_sms") c.compute_blocks = value.cast<int>();
-        else if (key == "comm_blocks" || key == "comm_sms") c.comm_blocks = value.cast<int>();
-        else if (py::isinstance<py::int_>(value)) c.knobs[key] = value.cast<int>();
-        else throw Error("config['" + key + "']: not a known key, and a variant knob takes an integer");
+            if (type == "int" && py::isinstance<py::bool_>(value)) throw py::cast_error();  // True is no count
+            if (type == "int") set_config(c, key, value.cast<int>());
+            else if (type == "flag") set_config(c, key, value.cast<bool>());
+            else set_config(c, key, value.cast<std::string>());
         } catch (const py::cast_error&) {
-            throw Error("config['" + key + "'] = " + py::repr(value).cast<std::string>() + ": wrong type for this key");
+            throw Error("config['" + key + "'] = " + py::repr(value).cast<std::string>() + ": wrong type for this key (" +
+                        type + (type == "int" ? ", as a variant's knob" : "") + ")");
         }
     }
     return c;
@@ -126,6 +140,22 @@ Workspace call_op(Ops& ops, const std::string& op, Tensor& out, const Tensor& a,
 
 PYBIND11_MODULE(tandem, m) {
     m.doc() = "Tandem: a simulated Ascend-style NPU cluster running fused communication + compute ops (Iris-style API)";
+    m.def("parameters", [] {
+        py::list out;
+        for (const ParameterInfo& p : parameters()) {
+            py::dict d;
+            d["name"] = p.name;
+            d["type"] = p.type;
+            d["help"] = p.help;
+            d["api_field"] = p.api_field;
+            d["python_keyword"] = p.python_keyword;
+            d["python_aliases"] = p.python_aliases;
+            d["python_place"] = p.python_place;
+            d["python_call_keyword"] = p.python_call_keyword;
+            out.append(d);
+        }
+        return out;
+    }, "The parameters the module takes (Tandem's parameter schema): keyword, aliases, where, type, help");
     py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
 
     py::class_<Tensor>(m, "Tensor", "One buffer per rank in the context's symmetric memory")
@@ -168,9 +198,9 @@ PYBIND11_MODULE(tandem, m) {
              }, py::arg("op"), py::arg("variant") = py::none(),
              "How the op splits A, B and the output over the ranks, its variants, and what `variant` (default: the "
              "op's first) accepts: bias, dtypes, output dtypes")
-        .def("run", &call_op, py::arg("op"), py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(),
-             py::arg("async_op") = false, py::arg("config") = py::none(), py::arg("workspace") = py::none(),
-             py::arg("sanitize") = false)
+        .def("run", &call_op, py::arg(keyword("op")), py::arg("output_tensor"), py::arg("A"), py::arg("B"),
+             py::arg("bias") = py::none(), py::arg(keyword("async_op")) = false, py::arg("config") = py::none(),
+             py::arg("workspace") = py::none(), py::arg(keyword("sanitize")) = false)
         .def("__dir__", [](Ops& ops) { return ops.names(); })
         .def("__getattr__", [](py::object self, const std::string& name) -> py::object {
             Ops& ops = self.cast<Ops&>();
@@ -185,23 +215,27 @@ PYBIND11_MODULE(tandem, m) {
                              const py::object& config, const py::object& workspace, bool sanitize) {
                     return call_op(self.cast<Ops&>(), name, out, a, b, bias, async_op, config, workspace, sanitize);
                 },
-                py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(), py::arg("async_op") = false,
-                py::arg("config") = py::none(), py::arg("workspace") = py::none(), py::arg("sanitize") = false);
+                py::arg("output_tensor"), py::arg("A"), py::arg("B"), py::arg("bias") = py::none(),
+                py::arg(keyword("async_op")) = false, py::arg("config") = py::none(), py::arg("workspace") = py::none(),
+                py::arg(keyword("sanitize")) = false);
         });
 
     py::class_<Context>(m, "Context", "A simulated cluster: profile, ranks, functional or timing-only")
-        .def(py::init([](int num_ranks, const std::string& soc, const std::string& profile, bool functional,
+        .def(py::init([](int ranks, const std::string& soc, const std::string& profile_file, bool functional,
                          int host_threads) {
                  ContextOptions o;
-                 o.ranks = num_ranks;
+                 o.ranks = ranks;
                  o.soc = soc;
-                 o.profile_file = profile;
+                 o.profile_file = profile_file;
                  o.functional = functional;
                  o.host_threads = host_threads;
+                 o.words = ParamWords::Python;  // errors name parameters by their keywords
                  return std::make_unique<Context>(o);
              }),
-             py::arg("num_ranks") = 2, py::arg("soc") = "Ascend910B1", py::arg("profile") = "", py::arg("functional") = true,
-             py::arg("host_threads") = 0)
+             py::arg(keyword("ranks")) = ContextOptions{}.ranks, py::arg(keyword("soc")) = ContextOptions{}.soc,
+             py::arg(keyword("profile_file")) = ContextOptions{}.profile_file,
+             py::arg(keyword("timing_only")) = ContextOptions{}.functional,
+             py::arg(keyword("host_threads")) = ContextOptions{}.host_threads)
         .def_property_readonly("num_ranks", &Context::ranks)
         .def_property_readonly("functional", &Context::functional)
         .def_property_readonly("profile", &Context::profile_name)

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "kernels/common/collectives/all_gather_cols.hpp"
 #include "sim/mem/fp16.hpp"
@@ -152,7 +152,7 @@ TEST(AllGatherCols, AllGatherMatmulUsesTheRingFormOnTheRingProfile) {
     for (const char* variant : {"pull", "push", "staged"}) {
         for (int ranks : {2, 4, 8}) {
             SCOPED_TRACE(testing::Message() << variant << ", " << ranks << " ranks");
-            host::RunConfig cfg;
+            host::RunRequest cfg;
             cfg.op = "all_gather_matmul";
             cfg.variant = variant;
             cfg.ranks = ranks;
@@ -163,11 +163,8 @@ TEST(AllGatherCols, AllGatherMatmulUsesTheRingFormOnTheRingProfile) {
             cfg.k = ranks * 64 * 2;
             cfg.compute_blocks = 4;
             cfg.comm_blocks = 4;
-            cfg.bias = "n";
-            cfg.quiet = true;
-            host::apply_profile_defaults(cfg, ring_profile());
-            host::validate_run_config(cfg, host::buffer_limits_of(ring_profile()));
-            const host::ProgramOutput out = host::run_program(cfg, ring_profile());
+            cfg.bias = kernels::BiasKind::N;
+            const host::ProgramOutput out = host::run_program(host::resolve_run(cfg, ring_profile()), ring_profile());
             EXPECT_EQ(out.results.verification, host::Verification::Passed) << out.failure_report;
             const host::ViewTimes& t = out.results.times;
             EXPECT_GT(t.seq_comm_us, 0.0);

@@ -9,7 +9,6 @@
 #include "sim/core/cost_model.hpp"
 
 #include "host/run/program.hpp"
-#include "host/cli/options.hpp"
 #include "kernels/allgather_gemm/ready_queue.hpp"
 #include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
@@ -17,8 +16,8 @@
 namespace tandem::host {
 namespace {
 
-RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
-    RunConfig c;
+RunRequest config(int ranks, int m, int k, int n, bool timing_only = false) {
+    RunRequest c;
     c.ranks = ranks;
     c.m = m;
     c.k = k;
@@ -27,9 +26,9 @@ RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
     return c;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "", const RunOutputs& outputs = {}) {
     cfg.fault = fault;
-    return test::run_op(cfg);
+    return test::run_op(cfg, test::b1_profile(), outputs);
 }
 
 // The views' invariants, and the seed's: the pipelined view no slower than the sequential one,
@@ -53,7 +52,7 @@ class AllGatherGemmFunctional : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(AllGatherGemmFunctional, VerifiesAndKeepsViewInvariants) {
     const Shape s = GetParam();
-    RunConfig cfg = config(s.ranks, s.m, s.k, s.n);
+    RunRequest cfg = config(s.ranks, s.m, s.k, s.n);
     cfg.comm_blocks = s.comm_blocks;
     const ProgramOutput out = run(cfg);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
@@ -104,9 +103,10 @@ TEST(AllGatherGemm, FirstComputeStallComesAfterTheLocalPhase) {
     // Phase 1 (local rows) must never wait: the cube of a block with local rows runs without a
     // gap until its last local output tile is stored, and the block waits on a remote source
     // (a TWAIT that really blocks) only after that.
-    RunConfig cfg = config(2, 4096, 4096, 1024, true);
-    cfg.record_log = true;
-    const ProgramOutput out = run(cfg);
+    const RunRequest cfg = config(2, 4096, 4096, 1024, true);
+    RunOutputs logged;
+    logged.record_log = true;
+    const ProgramOutput out = run(cfg, "", logged);
     const auto& log = out.bench.pipelined_log;
     ASSERT_FALSE(log.empty());
     const CostModel cost(test::b1_profile());

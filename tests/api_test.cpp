@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "sim/profile.hpp"
@@ -99,14 +99,13 @@ TEST(ApiTest, TimesAreTheCommandLinesViews) {
     cfg.all_views = true;
     const Workspace ws = ctx.ops().run("allgather_gemm", c, a, b, nullptr, false, cfg);
 
-    tandem::host::RunConfig rc;
+    tandem::host::RunRequest rc;
     rc.op = "allgather_gemm";
     rc.ranks = 2;
     rc.m = rc.k = rc.n = 512;
     rc.timing_only = true;
     const tandem::Profile profile = tandem::load_profile_by_soc(rc.soc, tandem::default_profile_dir());
-    tandem::host::apply_profile_defaults(rc, profile);
-    const tandem::host::ProgramOutput cli = tandem::host::run_program(rc, profile);
+    const tandem::host::ProgramOutput cli = tandem::host::run_program(tandem::host::resolve_run(rc, profile), profile);
     EXPECT_DOUBLE_EQ(ws.results().pipelined_us, cli.results.times.pipelined_us);
     EXPECT_DOUBLE_EQ(*ws.results().compute_only_us, cli.results.times.compute_only_us);
     EXPECT_DOUBLE_EQ(*ws.results().seq_comm_us, cli.results.times.seq_comm_us);

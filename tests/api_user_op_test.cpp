@@ -1,5 +1,5 @@
 // A user's op through the API (ctx.ops().add, docs/WRITE_A_KERNEL.md): examples/custom_kernel's
-// gemm_all_to_all, which is in no registry. The host resolves it from the call (RunConfig::op_desc),
+// gemm_all_to_all, which is in no registry. The host resolves it from the call (RunRequest::op_desc),
 // so the command line's whole program (inputs, golden, views, verification) runs it as a shipped
 // op; through the API it computes the golden, gives the command line's times, reuses its
 // workspace, and its faults fail; a name of a shipped op is refused with a clear message.
@@ -9,9 +9,10 @@
 
 #include "examples/custom_kernel/gemm_all_to_all.hpp"
 #include "host/run/op_inputs.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_runner.hpp"
+#include "host/params/param_values.hpp"
 #include "sim/profile.hpp"
 #include "sim/sanitize/sanitizer.hpp"
 #include "tandem/tandem.hpp"
@@ -37,25 +38,21 @@ const tandem::Profile& b1() {
     return p;
 }
 
-// The command line's configuration for the user op: M and N whole tiles per rank, K padded.
-host::RunConfig config_of(int ranks, const std::string& dtype = "fp16", const std::string& out_dtype = "fp32",
-                          const std::string& bias = "none", const std::string& fault = "") {
-    host::RunConfig c;
+// The command line's configuration for the user op, resolved: M and N whole tiles per rank, K padded.
+host::ResolvedRun config_of(int ranks, const std::string& dtype = "fp16", const std::string& out_dtype = "fp32",
+                            const std::string& bias = "none", const std::string& fault = "") {
+    host::RunRequest c;
     c.op = gemm_all_to_all::kOpName;
     c.op_desc = user_op().get();
     c.ranks = ranks;
     c.m = ranks * 128;
     c.k = 200;  // not a multiple of base-n: padded
     c.n = ranks * 256;
-    c.dtype = dtype;
-    c.out_dtype = out_dtype;
-    c.bias = bias;
+    c.dtype = host::parse_dtype_text(dtype);
+    c.out_dtype = host::parse_dtype_text(out_dtype);
+    c.bias = host::parse_bias_text(bias);
     c.fault = fault;
-    c.quiet = true;
-    c.out_dir.clear();
-    host::apply_profile_defaults(c, b1());
-    host::validate_run_config(c, host::buffer_limits_of(b1()));
-    return c;
+    return host::resolve_run(c, b1());
 }
 
 ContextOptions on_ranks(int ranks, bool functional = true) {
@@ -103,7 +100,7 @@ TEST(ApiUserOp, EachFaultFailsVerification) {
 }
 
 TEST(ApiUserOp, TheRegistryDoesNotKnowIt) {
-    host::RunConfig c;
+    host::RunRequest c;
     c.op = gemm_all_to_all::kOpName;  // no op_desc: looked up in the registry
     EXPECT_THROW(host::op_of(c), tandem::SimError);
     c.op_desc = user_op().get();
@@ -114,7 +111,8 @@ TEST(ApiUserOp, TheRegistryDoesNotKnowIt) {
 struct ApiProblem {
     host::OpInputs inputs;
     Tensor a, b, c;
-    ApiProblem(Context& ctx, const host::RunConfig& cfg) : inputs(host::make_inputs(cfg)) {
+    ApiProblem(Context& ctx, const host::ResolvedRun& run) : inputs(host::make_inputs(run)) {
+        const host::RunRequest& cfg = run.request;
         const int w = cfg.ranks;
         a = ctx.zeros(cfg.m / w, cfg.k, DataType::F16);
         b = ctx.zeros(cfg.k, cfg.n, DataType::F16);
@@ -131,11 +129,11 @@ struct ApiProblem {
         }
     }
     // Whether every rank's output equals its share of the golden.
-    bool matches(const host::RunConfig& cfg) const {
+    bool matches(const host::ResolvedRun& run) const {
         const auto& op = *user_op();
-        const tandem::kernels::OpParams p = host::op_params_of(cfg);
+        const tandem::kernels::OpParams& p = run.params;
         const std::vector<float> golden = host::golden_output(op.sharding, p, inputs);
-        for (int r = 0; r < cfg.ranks; ++r) {
+        for (int r = 0; r < p.ranks; ++r) {
             if (c.to_host(r) != host::expected_for_rank(op.sharding, p, golden, r)) return false;
         }
         return true;
@@ -143,7 +141,7 @@ struct ApiProblem {
 };
 
 TEST(ApiUserOp, RunsThroughTheApiAsAShippedOp) {
-    const host::RunConfig cfg = config_of(4);
+    const host::ResolvedRun cfg = config_of(4);
     Context ctx(on_ranks(4));
     ctx.ops().add(user_op());
     EXPECT_EQ(ctx.ops().names().back(), gemm_all_to_all::kOpName);
@@ -157,15 +155,15 @@ TEST(ApiUserOp, RunsThroughTheApiAsAShippedOp) {
     Workspace ws = ctx.ops().run(gemm_all_to_all::kOpName, prob.c, prob.a, prob.b, nullptr, false, oc);
     EXPECT_TRUE(prob.matches(cfg));
     // The command line's figures for the same simulation.
-    host::RunConfig timing = cfg;
+    host::RunRequest timing = cfg.request;
     timing.timing_only = true;
-    const host::ProgramOutput cli = host::run_program(timing, b1());
+    const host::ProgramOutput cli = host::run_program(host::resolve_run(timing, b1()), b1());
     EXPECT_DOUBLE_EQ(ws.results().pipelined_us, cli.results.times.pipelined_us);
     EXPECT_DOUBLE_EQ(*ws.results().compute_only_us, cli.results.times.compute_only_us);
     EXPECT_DOUBLE_EQ(*ws.results().seq_comm_us, cli.results.times.seq_comm_us);
 
     // The workspace again, on other data: flags and counters reset by the call, right answer.
-    std::vector<float> twos(static_cast<std::size_t>(cfg.m / 4) * cfg.k, 2.0f);
+    std::vector<float> twos(static_cast<std::size_t>(cfg.params.m / 4) * cfg.params.k, 2.0f);
     for (int r = 0; r < 4; ++r) prob.a.from_host(r, twos);
     for (auto& ar : prob.inputs.a) ar.bits.assign(ar.bits.size(), 0x4000);  // fp16 2.0
     ws = ctx.ops().run(gemm_all_to_all::kOpName, prob.c, prob.a, prob.b, nullptr, false, {}, ws);
@@ -218,10 +216,13 @@ TEST(ApiUserOp, NameClashesAndIncompleteDescriptionsAreClearErrors) {
     Tensor a = other.zeros(128, 200, DataType::F16), b = other.zeros(200, 512, DataType::F16);
     Tensor c = other.zeros(256, 256, DataType::F32);
     EXPECT_NE(message_of([&] { other.ops().run(gemm_all_to_all::kOpName, c, a, b); }).find("no such op"), std::string::npos);
-    // A shape the op refuses: the command line's one-line message, naming the flag.
+    // A shape the op refuses: the command line's one-line message, in the C++ API's words (N read
+    // off the tensors, not a flag).
     Tensor c_bad = ctx.zeros(256, 255, DataType::F32);
     Tensor b_bad = ctx.zeros(200, 510, DataType::F16), a2 = ctx.zeros(128, 200, DataType::F16);
-    EXPECT_NE(message_of([&] { ctx.ops().run(gemm_all_to_all::kOpName, c_bad, a2, b_bad); }).find("--gn 510"), std::string::npos);
+    const std::string refused = message_of([&] { ctx.ops().run(gemm_all_to_all::kOpName, c_bad, a2, b_bad); });
+    EXPECT_NE(refused.find("N = 510: N must be a multiple of n*base-n"), std::string::npos) << refused;
+    EXPECT_EQ(refused.find("--gn"), std::string::npos) << refused;
 }
 
 }  // namespace
@@ -242,13 +243,13 @@ namespace {
 // op's kernels (the flags really order every read after its write), and changes no time.
 TEST(ApiUserOp, RunsCleanUnderTheSyncSanitizer) {
     for (int ranks : {2, 4}) {
-        host::RunConfig c = config_of(ranks, "fp16", "fp32", "n");
-        c.sanitize = true;
+        host::ResolvedRun c = config_of(ranks, "fp16", "fp32", "n");
+        c.request.sanitize = true;
         const host::ProgramOutput out = host::run_program(c, b1());
         EXPECT_EQ(out.bench.sanitizer_total, 0u)
             << tandem::format_sanitizer_report(out.bench.sanitizer_violations, out.bench.sanitizer_total);
         EXPECT_TRUE(verified(out));
-        c.sanitize = false;
+        c.request.sanitize = false;
         EXPECT_EQ(host::run_program(c, b1()).results.times.pipelined_us, out.results.times.pipelined_us);
     }
 }
@@ -259,8 +260,8 @@ namespace {
 // run's timing delivered: --sanitize names it (the push kernel's read of the tile is not ordered
 // after the cube's write), in a single run and in a sweep's row.
 TEST(ApiUserOp, FlagBeforeStoreIsCaughtByTheSanitizer) {
-    host::RunConfig c = config_of(2, "fp16", "fp32", "none", "flag_before_store");
-    c.sanitize = true;
+    host::ResolvedRun c = config_of(2, "fp16", "fp32", "none", "flag_before_store");
+    c.request.sanitize = true;
     const host::ProgramOutput out = host::run_program(c, b1());
     ASSERT_GT(out.bench.sanitizer_total, 0u);
     const std::string report = tandem::format_sanitizer_report(out.bench.sanitizer_violations, out.bench.sanitizer_total);
@@ -275,8 +276,8 @@ TEST(SweepSanitize, ARowThatBreaksARuleFailsWithTheFirstViolation) {
         host::SweepJob j;
         j.line = static_cast<int>(jobs.size()) + 2;
         j.origin = "test row " + std::to_string(j.line);
-        j.cfg = config_of(2, "fp16", "fp32", "none", fault);
-        j.cfg.sanitize = true;
+        j.run = config_of(2, "fp16", "fp32", "none", fault);
+        j.run.request.sanitize = true;
         j.profile = profile;
         jobs.push_back(j);
     }

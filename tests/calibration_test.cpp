@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "host/run/op_bench.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -49,14 +49,13 @@ std::vector<Row> calibration_rows() {
 std::vector<double> predict(const Profile& p, const std::vector<Row>& rows) {
     std::vector<double> out;
     for (const Row& r : rows) {
-        RunConfig cfg;
+        RunRequest cfg;
         cfg.ranks = r.ranks;
         cfg.m = r.m;
         cfg.k = r.k;
         cfg.n = r.n;
         cfg.timing_only = true;
-        apply_profile_defaults(cfg, p);
-        const BenchOutcome o = run_views(p, cfg, nullptr);
+        const BenchOutcome o = run_op_views(p, resolve_run(cfg, p), nullptr);
         out.push_back(o.per_rank.at(0).pipelined_us);
     }
     return out;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host/cli/options.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "kernels/gemm/perf_tiling.hpp"
 #include "sim/isa/isa.hpp"
@@ -95,8 +96,8 @@ TEST(GemmPerformance, AFlagSetTwiceBeforeItsWaitCountsTwice) {
     EXPECT_GE(extracts[1].start, loads[1].end);  // the second wait waited for the second set
 }
 
-RunConfig config(const std::string& variant, int ranks, int m, int k, int n, bool timing_only = false) {
-    RunConfig c;
+RunRequest config(const std::string& variant, int ranks, int m, int k, int n, bool timing_only = false) {
+    RunRequest c;
     c.op = "gemm";
     c.variant = variant;
     c.ranks = ranks;
@@ -104,7 +105,6 @@ RunConfig config(const std::string& variant, int ranks, int m, int k, int n, boo
     c.k = k;
     c.n = n;
     c.timing_only = timing_only;
-    c.quiet = true;
     return c;
 }
 
@@ -121,9 +121,10 @@ bool overlap(const InstrRecord& a, const InstrRecord& b) { return a.start < b.en
 
 // M=1024 K=512 N=3072: every block has 2 x 2 tiles of 8 K steps (2 L1 panels each).
 TEST(GemmPerformance, InstructionsFlagsAndOverlapsAsPublished) {
-    RunConfig cfg = config("pto_performance", 1, 1024, 512, 3072, true);
-    cfg.record_log = true;
-    const ProgramOutput out = test::run_op(cfg);
+    const RunRequest cfg = config("pto_performance", 1, 1024, 512, 3072, true);
+    RunOutputs logged;
+    logged.record_log = true;
+    const ProgramOutput out = test::run_op(cfg, test::b1_profile(), logged);
     const PerfTiling t(1024, 512, 3072);
     ASSERT_EQ(t.tiles_per_block(), 4);
     ASSERT_EQ(t.panels_per_block(), 8);
@@ -191,10 +192,10 @@ class GemmTiled : public ::testing::TestWithParam<TiledCase> {};
 
 TEST_P(GemmTiled, VerifiesAnyShape) {
     const TiledCase c = GetParam();
-    RunConfig cfg = config("tiled", c.ranks, c.m, c.k, c.n);
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
+    RunRequest cfg = config("tiled", c.ranks, c.m, c.k, c.n);
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
     cfg.schedule = c.schedule;
     cfg.compute_blocks = c.compute_blocks;
     const ProgramOutput out = test::run_op(cfg);
@@ -290,7 +291,7 @@ TEST(GemmPerformance, TwentyFourBlocksOnTwentyCoresRunInWaves) {
     EXPECT_LE(k3.at("kernel_us").get<double>(), 2.0 * one_wave + 1.0);
 }
 
-void expect_refused(RunConfig cfg, std::initializer_list<const char*> parts) {
+void expect_refused(RunRequest cfg, std::initializer_list<const char*> parts) {
     const std::string e = test::refusal_of(std::move(cfg));
     ASSERT_FALSE(e.empty());
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
@@ -301,24 +302,24 @@ TEST(GemmPerformance, RefusesWhatThePublishedKernelCannotRun) {
     expect_refused(config("pto_performance", 1, 1000, 512, 1536), {"--gm 1000", "no tail handling", "nearest valid: 1024"});
     expect_refused(config("pto_performance", 1, 512, 512, 1000), {"--gn 1000", "nearest valid: 1536"});
     expect_refused(config("pto_performance", 1, 512, 320, 1536), {"--gk 320", "stepKa", "nearest valid: 256"});
-    RunConfig tile = config("pto_performance", 1, 512, 512, 1536);
+    RunRequest tile = config("pto_performance", 1, 512, 512, 1536);
     tile.base_m = 64;
     expect_refused(tile, {"--base-m 64", "128 x 256 x 64", "nearest valid: 128", "--variant tiled"});
-    RunConfig blocks = config("pto_performance", 1, 512, 512, 1536);
+    RunRequest blocks = config("pto_performance", 1, 512, 512, 1536);
     blocks.compute_blocks = 20;
     expect_refused(blocks, {"--compute-blocks 20", "4 x 6 grid", "nearest valid: 24"});
-    RunConfig comm = config("pto_performance", 1, 512, 512, 1536);
+    RunRequest comm = config("pto_performance", 1, 512, 512, 1536);
     comm.comm_blocks = 4;
     expect_refused(comm, {"--comm-blocks 4", "no communication kernel"});
-    RunConfig bf16 = config("pto_performance", 1, 512, 512, 1536);
-    bf16.dtype = "bf16";
+    RunRequest bf16 = config("pto_performance", 1, 512, 512, 1536);
+    bf16.dtype = DType::BF16;
     expect_refused(bf16, {"--dtype bf16"});
-    RunConfig bias = config("pto_performance", 1, 512, 512, 1536);
-    bias.bias = "n";
+    RunRequest bias = config("pto_performance", 1, 512, 512, 1536);
+    bias.bias = kernels::BiasKind::N;
     expect_refused(bias, {"--bias n", "takes no bias"});
     // One rank is a gemm's; a collective still needs two.
     EXPECT_EQ(test::refusal_of(config("pto_performance", 1, 512, 512, 1536)), "");
-    RunConfig seed;
+    RunRequest seed;
     seed.ranks = 1;
     expect_refused(seed, {"-n 1", "allgather_gemm", "not a collective", "nearest valid: 2"});
 }

@@ -1,5 +1,6 @@
-// The command line and the RunConfig checks (host/cli/options.hpp): bad flags and shapes give one
-// clear line naming the flag, the value and a nearby valid value; good configs parse.
+// The command line (host/cli/options.hpp) and the ops facade's checks (host/ops/op_facade.hpp)
+// as the command line says them: bad flags and shapes give one clear line naming the flag, the
+// value and a nearby valid value; good configs parse.
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "sim/profile.hpp"
 #include "sim/sim_error.hpp"
 
@@ -18,25 +20,26 @@
 namespace tandem::host {
 namespace {
 
-RunConfig parse(std::vector<std::string> args) {
-    args.insert(args.begin(), "allgather_gemm");
+CommandLine parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "tandem");
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
-    return parse_run_config(static_cast<int>(argv.size()), argv.data());
+    return parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
-const KernelBufferLimits& b1_limits() {
-    static const KernelBufferLimits limits =
-        buffer_limits_of(load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml"));
-    return limits;
+const Profile& b1() {
+    static const Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml");
+    return p;
 }
 
-// Parses and validates; returns the SimError message, or "" when the config is accepted.
+// Parses, resolves and checks as the program does; returns the error as the command line says
+// it, or "" when the config is accepted.
 std::string validation_error(const std::vector<std::string>& args) {
     try {
-        validate_run_config(parse(args), b1_limits());
+        const CommandLine cl = parse(args);
+        check_program_options(cl, resolve_run(cl.run, b1()));
     } catch (const SimError& e) {
-        return e.what();
+        return cli_message(e);
     }
     return "";
 }
@@ -71,7 +74,9 @@ void expect_one_line(const std::string& text) {
 // --- good configs ---
 
 TEST(HostOptions, DefaultsAreTheSeedsSmallCase) {
-    const RunConfig c = parse({});
+    const CommandLine cl = parse({});
+    const RunRequest& c = cl.run;
+    EXPECT_EQ(c.op, "allgather_gemm");
     EXPECT_EQ(c.soc, "Ascend910B1");
     EXPECT_EQ(c.ranks, 2);
     EXPECT_EQ(c.m, 2048);
@@ -81,18 +86,22 @@ TEST(HostOptions, DefaultsAreTheSeedsSmallCase) {
     EXPECT_EQ(c.base_n, 256);
     EXPECT_FALSE(c.compute_blocks);
     EXPECT_FALSE(c.comm_blocks);
-    EXPECT_EQ(c.comm_mode, CommMode::Mesh);
+    EXPECT_EQ(c.comm_mode, "");  // the variant's first
+    EXPECT_EQ(resolve_run(c, b1()).request.comm_mode, "mesh");
     EXPECT_FALSE(c.timing_only);
-    EXPECT_EQ(c.out_dir, "out");
-    EXPECT_NO_THROW(validate_run_config(c, b1_limits()));
+    EXPECT_EQ(cl.outputs.out_dir, "out");
+    EXPECT_EQ(validation_error({}), "");
 }
 
 TEST(HostOptions, EveryFlagParses) {
     const std::string dir = std::filesystem::temp_directory_path().string();
-    const RunConfig c = parse({"-r", "sim", "-v", "Ascend910B3", "-n", "4", "--gm", "4096", "--gk", "2048", "--gn",
-                               "1536", "--base-m", "64", "--base-n", "128", "--compute-blocks", "32", "--comm-blocks",
-                               "24", "--comm-mode", "ring", "--json", "r.json", "--trace", "t.json", "--out-dir", "o",
-                               "--write-inputs", "--input-dir", dir, "--quiet"});
+    const std::vector<std::string> args = {"-r", "sim", "-v", "Ascend910B3", "-n", "4", "--gm", "4096", "--gk", "2048",
+                                           "--gn", "1536", "--base-m", "64", "--base-n", "128", "--compute-blocks",
+                                           "32", "--comm-blocks", "24", "--comm-mode", "ring", "--json", "r.json",
+                                           "--trace", "t.json", "--out-dir", "o", "--write-inputs", "--input-dir",
+                                           dir, "--quiet"};
+    const CommandLine cl = parse(args);
+    const RunRequest& c = cl.run;
     EXPECT_EQ(c.soc, "Ascend910B3");
     EXPECT_EQ(c.ranks, 4);
     EXPECT_EQ(c.m, 4096);
@@ -102,18 +111,19 @@ TEST(HostOptions, EveryFlagParses) {
     EXPECT_EQ(c.base_n, 128);
     EXPECT_EQ(c.compute_blocks, 32);
     EXPECT_EQ(c.comm_blocks, 24);
-    EXPECT_EQ(c.comm_mode, CommMode::Ring);
-    EXPECT_EQ(c.json_file, "r.json");
-    EXPECT_EQ(c.trace_file, "t.json");
-    EXPECT_EQ(c.out_dir, "o");
-    EXPECT_TRUE(c.write_inputs);
-    EXPECT_EQ(c.input_dir, dir);
-    EXPECT_TRUE(c.quiet);
-    EXPECT_NO_THROW(validate_run_config(c, b1_limits()));
+    EXPECT_EQ(c.comm_mode, "ring");
+    EXPECT_EQ(cl.json_file, "r.json");
+    EXPECT_EQ(cl.outputs.trace_file, "t.json");
+    EXPECT_EQ(cl.outputs.out_dir, "o");
+    EXPECT_TRUE(cl.outputs.write_inputs);
+    EXPECT_EQ(cl.outputs.input_dir, dir);
+    EXPECT_TRUE(cl.quiet);
+    const Profile b3 = load_profile_by_soc("Ascend910B3", default_profile_dir());
+    EXPECT_NO_THROW(check_program_options(cl, resolve_run(c, b3)));
 }
 
 TEST(HostOptions, LongFormsAndLeadingZerosAreDecimal) {
-    const RunConfig c = parse({"--run-mode=sim", "--n-ranks=8", "--gm=08192", "--soc-version", "Ascend910B2"});
+    const RunRequest c = parse({"--run-mode=sim", "--n-ranks=8", "--gm=08192", "--soc-version", "Ascend910B2"}).run;
     EXPECT_EQ(c.ranks, 8);
     EXPECT_EQ(c.m, 8192);  // not octal
 }
@@ -124,13 +134,11 @@ TEST(HostOptions, LargeTimingOnlyRunIsAccepted) {
 }
 
 TEST(HostOptions, ProfileDefaultsFillBlockCounts) {
-    RunConfig c = parse({});
-    Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml");
-    apply_profile_defaults(c, p);
+    const Profile& p = b1();
+    const RunRequest c = with_defaults(parse({}).run, p);
     EXPECT_EQ(c.compute_blocks, p.chip.aic_cores);
     EXPECT_EQ(c.comm_blocks, p.chip.aiv_cores);
-    RunConfig d = parse({"--compute-blocks", "7"});
-    apply_profile_defaults(d, p);
+    const RunRequest d = with_defaults(parse({"--compute-blocks", "7"}).run, p);
     EXPECT_EQ(d.compute_blocks, 7);  // an explicit count is kept
 }
 

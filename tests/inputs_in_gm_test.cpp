@@ -10,7 +10,8 @@
 
 #include "host/run/op_bench.hpp"
 #include "host/run/op_inputs.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "test_support.hpp"
@@ -24,21 +25,18 @@ struct Case {
     std::string dtype, out_dtype, bias;
 };
 
-RunConfig config_of(const Case& c, const Profile& p) {
-    RunConfig cfg;
+ResolvedRun config_of(const Case& c, const Profile& p) {
+    RunRequest cfg;
     cfg.op = c.op;
     cfg.variant = c.variant;
     cfg.ranks = c.ranks;
     cfg.m = c.m;
     cfg.k = c.k;
     cfg.n = c.n;
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
-    cfg.quiet = true;
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    return cfg;
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
+    return resolve_run(cfg, p);
 }
 
 void expect_same_matrix(const HostMatrix& in_gm, const HostMatrix& host, const std::string& what) {
@@ -56,15 +54,13 @@ class InputsInGm : public ::testing::TestWithParam<Case> {};
 
 TEST_P(InputsInGm, HoldMakeOpInputsValuesAndGiveTheSameGoldenAndOutputs) {
     const Profile p = test::b1_profile();
-    const RunConfig cfg = config_of(GetParam(), p);
-    const kernels::OpDesc& op = op_of(cfg);
-    const kernels::VariantDesc& variant = variant_of(cfg);
-    const kernels::OpParams params = op_params_of(cfg);
-    const kernels::Sharding& sharding = op.sharding_of(variant);
+    const ResolvedRun cfg = config_of(GetParam(), p);
+    const kernels::OpParams& params = cfg.params;
+    const kernels::Sharding& sharding = cfg.sharding();
     const OpInputs host = make_inputs(cfg);
 
     bool checked = false;
-    const BenchOutcome in_place = run_op_views_in_place(p, cfg, op, variant, params, [&](const OpInputs& in_gm) {
+    const BenchOutcome in_place = run_op_views_in_place(p, cfg, [&](const OpInputs& in_gm) {
         ASSERT_EQ(in_gm.dtype, host.dtype);
         ASSERT_EQ(in_gm.a.size(), host.a.size());
         ASSERT_EQ(in_gm.b_t.size(), host.b_t.size());
@@ -75,7 +71,7 @@ TEST_P(InputsInGm, HoldMakeOpInputsValuesAndGiveTheSameGoldenAndOutputs) {
         checked = true;
     });
     EXPECT_TRUE(checked);
-    const BenchOutcome copied = run_op_views(p, cfg, op, variant, params, &host);
+    const BenchOutcome copied = run_op_views(p, cfg, &host);
     ASSERT_EQ(in_place.out.size(), copied.out.size());
     for (std::size_t r = 0; r < copied.out.size(); ++r) {
         const std::span<const float> x = in_place.out[r].floats(), y = copied.out[r].floats();
@@ -100,9 +96,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(InputsInGm, WhatRunsBesideTheViewsThrowingFailsTheCall) {
     const Profile p = test::b1_profile();
-    const RunConfig cfg = config_of(Case{"allgather_gemm", "streaming", 2, 256, 256, 256, "fp16", "fp32", "none"}, p);
-    EXPECT_THROW(run_op_views_in_place(p, cfg, op_of(cfg), variant_of(cfg), op_params_of(cfg),
-                                       [](const OpInputs&) { throw std::runtime_error("golden failed"); }),
+    const ResolvedRun cfg = config_of(Case{"allgather_gemm", "streaming", 2, 256, 256, 256, "fp16", "fp32", "none"}, p);
+    EXPECT_THROW(run_op_views_in_place(p, cfg, [](const OpInputs&) { throw std::runtime_error("golden failed"); }),
                  std::runtime_error);
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "host/run/kernel_figures.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "kernels/registry.hpp"
 #include "sim/isa/isa.hpp"
@@ -105,8 +105,8 @@ TEST(KernelFigures, ACoreRunningTwoBlocksSumsThem) {
 
 // A small shape every op and variant takes on 2 ranks (M, N, K whole tiles per rank; N a
 // multiple of gemm pto_performance's 1536).
-RunConfig small_config(const std::string& op, const std::string& variant) {
-    RunConfig c;
+RunRequest small_config(const std::string& op, const std::string& variant) {
+    RunRequest c;
     c.op = op;
     c.variant = variant;
     c.ranks = 2;
@@ -114,7 +114,6 @@ RunConfig small_config(const std::string& op, const std::string& variant) {
     c.k = 512;
     c.n = 1536;
     c.timing_only = true;
-    c.quiet = true;
     return c;
 }
 
@@ -123,10 +122,8 @@ TEST(KernelFigures, EveryOpReportsPipeRatiosWithBusyWithinKernelTime) {
     for (const kernels::OpDesc* op : kernels::registered_ops()) {
         for (const kernels::VariantDesc& v : op->variants) {
             const std::string what = op->name + " " + v.name;
-            RunConfig cfg = small_config(op->name, v.name);
-            apply_profile_defaults(cfg, p);
-            validate_run_config(cfg, buffer_limits_of(p));
-            const ProgramOutput out = run_program(cfg, p);
+            RunRequest cfg = small_config(op->name, v.name);
+            const ProgramOutput out = run_program(resolve_run(cfg, p), p);
             const nlohmann::json kernels = to_json(out.results).at("kernels");
             ASSERT_FALSE(kernels.empty()) << what;
             for (const nlohmann::json& k : kernels) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "host/cli/options.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/op_run.hpp"
@@ -25,17 +26,17 @@ struct Case {
     std::string bias = "none";
 };
 
-RunConfig config_of(const Case& c) {
-    RunConfig cfg;
+RunRequest config_of(const Case& c) {
+    RunRequest cfg;
     cfg.op = "matmul_all_gather";
     cfg.variant = c.variant;
     cfg.ranks = c.ranks;
     cfg.m = c.m;
     cfg.k = c.k;
     cfg.n = c.n;
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
     // Small blocks keep the tests fast.
     cfg.compute_blocks = 4;
     cfg.comm_blocks = 4;
@@ -52,7 +53,7 @@ TEST(MatmulAllGather, VerifiesOnARingProfile) {
     // A3 (ring): the sequential baseline is the ring all-gather; the fused push stores straight
     // into every peer (messages cross the ring's hops).
     const Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910_9372.toml");
-    RunConfig cfg = config_of(Case{"fused", 4, 512, 256, 512, "fp16", "fp32", "n"});
+    RunRequest cfg = config_of(Case{"fused", 4, 512, 256, 512, "fp16", "fp32", "n"});
     const ProgramOutput out = test::run_op(cfg, p);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
     test::expect_view_invariants(out);
@@ -62,7 +63,7 @@ TEST(MatmulAllGather, FusedBeatsTheBaselineWhenARowBlockHasFewerTilesThanPushBlo
     // 8 ranks, M/W = 128: one row of 16 tiles per rank for 48 push blocks. The blocks split each
     // tile's peers (the spread push's last round); one block per tile sending to all 7 peers was
     // slower than the GEMM + all-gather baseline here (305 vs 231 us).
-    RunConfig cfg = config_of(Case{"fused", 8, 1024, 1024, 4096});
+    RunRequest cfg = config_of(Case{"fused", 8, 1024, 1024, 4096});
     cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
     cfg.comm_blocks.reset();
     cfg.timing_only = true;
@@ -84,7 +85,7 @@ TEST(MatmulAllGather, VerifiesWhenTheLastRoundOfTilesIsSplitOverThePushBlocks) {
     for (const Split& sc : {Split{Case{"fused", 4, 1024, 512, 768, "fp16", "fp32", "m"}, 4},
                             Split{Case{"fused", 8, 1024, 256, 1100, "bf16", "bf16", "n"}, 3},
                             Split{Case{"fused", 2, 512, 300, 768}, 4}}) {
-        RunConfig cfg = config_of(sc.c);
+        RunRequest cfg = config_of(sc.c);
         cfg.comm_blocks = sc.comm_blocks;
         const ProgramOutput out = test::run_op(cfg);
         EXPECT_EQ(out.results.verification, Verification::Passed)
@@ -100,7 +101,7 @@ TEST(MatmulAllGather, FusedPushesAreHeldByTheLinksAndTheirBusiestBlocks) {
     // second tile push it to 7 peers one after another at a block's store rate. The HCCL-style
     // baseline spreads every rank's bytes evenly over its blocks and runs at the links' rate
     // throughout, so with the calibrated links and block rate (sim/MODEL.md) it is the faster.
-    RunConfig cfg = config_of(Case{"fused", 8, 4096, 1024, 4096});
+    RunRequest cfg = config_of(Case{"fused", 8, 4096, 1024, 4096});
     cfg.compute_blocks.reset();  // the profile's defaults: 24 AIC, 48 AIV
     cfg.comm_blocks.reset();
     cfg.timing_only = true;
@@ -116,18 +117,11 @@ TEST(MatmulAllGather, FusedPushesAreHeldByTheLinksAndTheirBusiestBlocks) {
 }
 
 TEST(MatmulAllGather, RefusesAnMThatDoesNotSplitIntoWholeTilesPerRank) {
-    const Profile p = test::b1_profile();
-    RunConfig cfg = config_of(Case{"fused", 4, 1000, 256, 256});
-    apply_profile_defaults(cfg, p);
-    try {
-        validate_run_config(cfg, buffer_limits_of(p));
-        FAIL() << "M = 1000 on 4 ranks accepted";
-    } catch (const SimError& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find("--gm 1000"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("n*base-m"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("1024"), std::string::npos) << msg;
-    }
+    const std::string msg = test::refusal_of(config_of(Case{"fused", 4, 1000, 256, 256}));
+    ASSERT_FALSE(msg.empty()) << "M = 1000 on 4 ranks accepted";
+    EXPECT_NE(msg.find("--gm 1000"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("n*base-m"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1024"), std::string::npos) << msg;
 }
 
 }  // namespace

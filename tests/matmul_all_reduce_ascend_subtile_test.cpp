@@ -154,8 +154,8 @@ TEST(MatmulAllReduceAscendSubtileTiling, SignalMatrixLayout) {
     EXPECT_EQ(s.name_of(4 * (527 + 16 * 2)), "");  // the rest of a summary line is unused
 }
 
-RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
-    RunConfig c;
+RunRequest config(int ranks, int m, int k, int n, bool timing_only = false) {
+    RunRequest c;
     c.op = "matmul_all_reduce";
     c.variant = "ascend_subtile";
     c.ranks = ranks;
@@ -163,11 +163,10 @@ RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
     c.k = k;
     c.n = n;
     c.timing_only = timing_only;
-    c.quiet = true;
     return c;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "") {
     cfg.fault = fault;
     return test::run_op(cfg);
 }
@@ -185,8 +184,8 @@ struct Shape {
     std::optional<int> sub_m;
 };
 
-RunConfig config_of(const Shape& s, bool timing_only = false) {
-    RunConfig cfg = config(s.ranks, s.m, s.k, s.n, timing_only);
+RunRequest config_of(const Shape& s, bool timing_only = false) {
+    RunRequest cfg = config(s.ranks, s.m, s.k, s.n, timing_only);
     cfg.compute_blocks = s.compute_blocks;
     cfg.comm_blocks = s.comm_blocks;
     if (s.sub_m) cfg.knobs["comm_sub_m"] = *s.sub_m;
@@ -217,7 +216,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // One stripe per tile: 64-row tiles (base-m 64) sent whole.
 TEST(MatmulAllReduceAscendSubtile, OneStripePerTileVerifies) {
-    RunConfig cfg = config(4, 512, 256, 512);
+    RunRequest cfg = config(4, 512, 256, 512);
     cfg.base_m = 64;
     cfg.compute_blocks = 3;
     cfg.comm_blocks = 3;
@@ -227,8 +226,7 @@ TEST(MatmulAllReduceAscendSubtile, OneStripePerTileVerifies) {
 }
 
 TEST(MatmulAllReduceAscendSubtile, DefaultBlocksAreOneAivPerAicAndSubtilesHalfATile) {
-    RunConfig cfg = config(2, 256, 256, 256, true);
-    apply_profile_defaults(cfg, test::b1_profile());
+    const RunRequest cfg = with_defaults(config(2, 256, 256, 256, true), test::b1_profile());
     EXPECT_EQ(cfg.compute_blocks, 24);
     EXPECT_EQ(cfg.comm_blocks, 24);
     const ProgramOutput out = run(config(2, 256, 256, 256, true));
@@ -239,7 +237,7 @@ TEST(MatmulAllReduceAscendSubtile, DefaultBlocksAreOneAivPerAicAndSubtilesHalfAT
 struct LogView {
     ProgramOutput out;
     SubtileArTiling tiling;
-    RunConfig cfg;
+    RunRequest cfg;
 
     bool comm(const InstrRecord& r) const { return r.core_type == CoreType::AIV; }
     std::string name(const InstrRecord& r) const { return out.bench.signal_name(r.peer, r.address); }
@@ -257,14 +255,14 @@ struct LogView {
 };
 
 LogView logged_run(const Shape& s) {
-    RunConfig cfg = config_of(s, true);
-    cfg.record_log = true;
     const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
+    const ResolvedRun run = resolve_run(config_of(s, true), p);
+    const RunRequest& cfg = run.request;
     const AscendArShape shape{cfg.ranks, (s.m + 127) / 128 * 128, s.k, (s.n + 255) / 256 * 256, 128, 256,
                               *cfg.compute_blocks, *cfg.comm_blocks};
-    return LogView{run_program(cfg, p), SubtileArTiling(shape, s.sub_m.value_or(64)), cfg};
+    RunOutputs logged;
+    logged.record_log = true;
+    return LogView{run_program(run, p, logged), SubtileArTiling(shape, s.sub_m.value_or(64)), cfg};
 }
 
 // Per rank: every subtile of every tile is loaded once and atomically added once (32 KiB), two
@@ -414,7 +412,7 @@ TEST(MatmulAllReduceAscendSubtile, SecondStripeWaitsForTheBlocksNextTile) {
 // The race fault is reported on the kernel that has it (tests/op_conformance_test.cpp: every
 // fault is caught).
 TEST(MatmulAllReduceAscendSubtile, TheSanitizerNamesTheKernelOfTheRace) {
-    RunConfig cfg = config(2, 512, 512, 512);
+    RunRequest cfg = config(2, 512, 512, 512);
     cfg.sanitize = true;
     const ProgramOutput out = run(cfg, "ready_before_store");
     ASSERT_GT(out.bench.sanitizer_total, 0u);
@@ -424,7 +422,7 @@ TEST(MatmulAllReduceAscendSubtile, TheSanitizerNamesTheKernelOfTheRace) {
 
 TEST(MatmulAllReduceAscendSubtile, SanitizerFindsNothingWithUnequalAndFewerCommBlocks) {
     for (const Shape& s : {Shape{4, 1280, 256, 768, 7, 3, std::nullopt}, Shape{8, 1024, 256, 1024, 5, 4, 32}}) {
-        RunConfig cfg = config_of(s);
+        RunRequest cfg = config_of(s);
         cfg.sanitize = true;
         const ProgramOutput out = run(cfg);
         EXPECT_EQ(out.bench.sanitizer_total, 0u)
@@ -454,8 +452,8 @@ TEST(MatmulAllReduceAscendSubtile, FunctionalAndTimingOnlyAgreeAndRepeat) {
 TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
     const ProgramOutput out = run(config(8, 5416, 6144, 1408, true));
     expect_view_invariants(out);
-    EXPECT_EQ(out.results.id.compute_blocks, 24);
-    EXPECT_EQ(out.results.id.comm_blocks, 24);
+    EXPECT_EQ(out.results.id.run.compute_blocks, 24);
+    EXPECT_EQ(out.results.id.run.comm_blocks, 24);
     const std::int64_t subBytes = 64 * 256 * 2;
     for (int r = 0; r < 8; ++r) {
         const int ownedTiles = r < 2 ? 33 : 32;
@@ -463,7 +461,7 @@ TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
         const std::int64_t ag = std::int64_t{ownedTiles} * 2 * 7 * subBytes;
         EXPECT_EQ(out.bench.per_rank[static_cast<std::size_t>(r)].remote_store_bytes, rs + ag) << "rank " << r;
     }
-    RunConfig older = config(8, 5416, 6144, 1408, true);
+    RunRequest older = config(8, 5416, 6144, 1408, true);
     older.variant = "ascend";
     const double older_us = run(older).results.times.compute_only_us;
     EXPECT_LE(out.results.times.compute_only_us, older_us);
@@ -471,27 +469,27 @@ TEST(MatmulAllReduceAscendSubtile, DefaultShapeTimingOnly) {
 }
 
 TEST(MatmulAllReduceAscendSubtile, RefusesWhatTheExampleDoesNotDo) {
-    RunConfig k = config(2, 512, 320, 512);
+    RunRequest k = config(2, 512, 320, 512);
     EXPECT_NE(test::refusal_of(k).find("--gk 320"), std::string::npos) << test::refusal_of(k);
-    RunConfig subM = config(2, 512, 512, 512);
+    RunRequest subM = config(2, 512, 512, 512);
     subM.knobs["comm_sub_m"] = 48;
     EXPECT_NE(test::refusal_of(subM).find("--comm-sub-m 48"), std::string::npos) << test::refusal_of(subM);
     EXPECT_NE(test::refusal_of(subM).find("nearest valid: 64"), std::string::npos) << test::refusal_of(subM);
-    RunConfig wholeTile = config(2, 512, 512, 512);
+    RunRequest wholeTile = config(2, 512, 512, 512);
     wholeTile.knobs["comm_sub_m"] = 128;  // three 64 KiB UB buffers: more than the 184 KiB of UB
     EXPECT_NE(test::refusal_of(wholeTile).find("--comm-sub-m 128"), std::string::npos) << test::refusal_of(wholeTile);
     EXPECT_NE(test::refusal_of(wholeTile).find("nearest valid: 64"), std::string::npos) << test::refusal_of(wholeTile);
-    RunConfig too_many = config(2, 512, 512, 512);
+    RunRequest too_many = config(2, 512, 512, 512);
     too_many.comm_blocks = 49;
     EXPECT_NE(test::refusal_of(too_many).find("--comm-blocks 49"), std::string::npos) << test::refusal_of(too_many);
-    RunConfig bias = config(2, 512, 512, 512);
-    bias.bias = "n";
+    RunRequest bias = config(2, 512, 512, 512);
+    bias.bias = kernels::BiasKind::N;
     EXPECT_FALSE(test::refusal_of(bias).empty());
-    RunConfig fp32 = config(2, 512, 512, 512);
-    fp32.out_dtype = "fp32";
+    RunRequest fp32 = config(2, 512, 512, 512);
+    fp32.out_dtype = DType::F32;
     EXPECT_FALSE(test::refusal_of(fp32).empty());
     // Unlike the older version, fewer comm blocks than compute blocks are fine.
-    RunConfig fewer = config(2, 512, 512, 512);
+    RunRequest fewer = config(2, 512, 512, 512);
     fewer.compute_blocks = 8;
     fewer.comm_blocks = 4;
     EXPECT_EQ(test::refusal_of(fewer), "");

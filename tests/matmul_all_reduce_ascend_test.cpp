@@ -92,8 +92,8 @@ TEST(MatmulAllReduceAscendTiling, AllGatherRowsAreSplitEvenlyAndCoverEveryDestin
     }
 }
 
-RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
-    RunConfig c;
+RunRequest config(int ranks, int m, int k, int n, bool timing_only = false) {
+    RunRequest c;
     c.op = "matmul_all_reduce";
     c.variant = "ascend";
     c.ranks = ranks;
@@ -101,11 +101,10 @@ RunConfig config(int ranks, int m, int k, int n, bool timing_only = false) {
     c.k = k;
     c.n = n;
     c.timing_only = timing_only;
-    c.quiet = true;
     return c;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "") {
     cfg.fault = fault;
     return test::run_op(cfg);
 }
@@ -126,7 +125,7 @@ class MatmulAllReduceAscendFunctional : public ::testing::TestWithParam<Shape> {
 
 TEST_P(MatmulAllReduceAscendFunctional, VerifiesAndKeepsViewInvariants) {
     const Shape s = GetParam();
-    RunConfig cfg = config(s.ranks, s.m, s.k, s.n);
+    RunRequest cfg = config(s.ranks, s.m, s.k, s.n);
     cfg.compute_blocks = s.compute_blocks;
     cfg.comm_blocks = s.comm_blocks;
     const ProgramOutput out = run(cfg);
@@ -142,8 +141,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{4, 512, 256, 768, 3, 5}));
 
 TEST(MatmulAllReduceAscend, DefaultBlocksAreOneAivPerAic) {
-    RunConfig cfg = config(2, 256, 256, 256, true);
-    apply_profile_defaults(cfg, test::b1_profile());
+    const RunRequest cfg = with_defaults(config(2, 256, 256, 256, true), test::b1_profile());
     EXPECT_EQ(cfg.compute_blocks, 24);
     EXPECT_EQ(cfg.comm_blocks, 24);
 }
@@ -170,20 +168,20 @@ TEST(MatmulAllReduceAscend, PipelinedHidesPartOfTheCommOnALargerShape) {
 }
 
 TEST(MatmulAllReduceAscend, RefusesWhatTheExampleDoesNotDo) {
-    RunConfig k = config(2, 512, 320, 512);
+    RunRequest k = config(2, 512, 320, 512);
     EXPECT_NE(test::refusal_of(k).find("--gk 320"), std::string::npos) << test::refusal_of(k);
-    RunConfig blocks = config(2, 512, 512, 512);
+    RunRequest blocks = config(2, 512, 512, 512);
     blocks.compute_blocks = 8;
     blocks.comm_blocks = 4;
     EXPECT_NE(test::refusal_of(blocks).find("--comm-blocks 4"), std::string::npos) << test::refusal_of(blocks);
-    RunConfig too_many = config(2, 512, 512, 512);
+    RunRequest too_many = config(2, 512, 512, 512);
     too_many.comm_blocks = 49;
     EXPECT_NE(test::refusal_of(too_many).find("--comm-blocks 49"), std::string::npos) << test::refusal_of(too_many);
-    RunConfig bias = config(2, 512, 512, 512);
-    bias.bias = "n";
+    RunRequest bias = config(2, 512, 512, 512);
+    bias.bias = kernels::BiasKind::N;
     EXPECT_FALSE(test::refusal_of(bias).empty());
-    RunConfig fp32 = config(2, 512, 512, 512);
-    fp32.out_dtype = "fp32";
+    RunRequest fp32 = config(2, 512, 512, 512);
+    fp32.out_dtype = DType::F32;
     EXPECT_FALSE(test::refusal_of(fp32).empty());
     EXPECT_EQ(test::refusal_of(config(2, 512, 512, 512)), "");
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/cli/options.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
 #include "kernels/registry.hpp"
@@ -29,23 +30,22 @@ struct Case {
     std::string bias = "none";
 };
 
-RunConfig config(const std::string& variant, const Case& c, bool timing_only = false) {
-    RunConfig cfg;
+RunRequest config(const std::string& variant, const Case& c, bool timing_only = false) {
+    RunRequest cfg;
     cfg.op = "matmul_all_reduce";
     cfg.variant = variant;
     cfg.ranks = c.ranks;
     cfg.m = c.m;
     cfg.k = c.k;
     cfg.n = c.n;
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
     cfg.timing_only = timing_only;
-    cfg.quiet = true;
     return cfg;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "", const std::string& soc = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "", const std::string& soc = "") {
     cfg.fault = fault;
     return test::run_op(cfg, soc.empty() ? test::b1_profile() : test::profile_named(soc));
 }

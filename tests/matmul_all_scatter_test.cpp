@@ -7,6 +7,7 @@
 #include <string>
 
 #include "host/cli/options.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/op_run.hpp"
@@ -23,17 +24,17 @@ struct Case {
     std::string bias = "none";
 };
 
-RunConfig config_of(const Case& c) {
-    RunConfig cfg;
+RunRequest config_of(const Case& c) {
+    RunRequest cfg;
     cfg.op = "matmul_all_scatter";
     cfg.variant = c.variant;
     cfg.ranks = c.ranks;
     cfg.m = c.m;
     cfg.k = c.k;
     cfg.n = c.n;
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
     // Small blocks keep the tests fast; the specialized kernel gets 2 GEMM + 2 scatter clusters.
     cfg.compute_blocks = 4;
     cfg.comm_blocks = 4;
@@ -45,7 +46,7 @@ TEST(MatmulAllScatter, OverlappingVariantsBeatTheBaselineWhereThereIsWorkToOverl
     // (specialized is not here: with 1 of 8 clusters scattering it is slower than the baseline
     // on this shape, where the scatter dominates; docs/ops/matmul_all_scatter.md shows that crossover.)
     for (const char* v : {"fused_sequential", "producer_consumer"}) {
-        RunConfig cfg = config_of(Case{v, 4, 1024, 1024, 4096});
+        RunRequest cfg = config_of(Case{v, 4, 1024, 1024, 4096});
         cfg.compute_blocks = 8;
         cfg.timing_only = true;
         const ProgramOutput out = test::run_op(cfg);
@@ -55,27 +56,19 @@ TEST(MatmulAllScatter, OverlappingVariantsBeatTheBaselineWhereThereIsWorkToOverl
 }
 
 TEST(MatmulAllScatter, RefusesAnNThatDoesNotSplitIntoWholeTilesPerRank) {
-    const Profile p = test::b1_profile();
-    RunConfig cfg = config_of(Case{"bulk_sync", 4, 256, 256, 1000});
-    apply_profile_defaults(cfg, p);
-    try {
-        validate_run_config(cfg, buffer_limits_of(p));
-        FAIL() << "N = 1000 on 4 ranks accepted";
-    } catch (const SimError& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find("--gn 1000"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("n*base-n"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("1024"), std::string::npos) << msg;
-    }
+    const std::string msg = test::refusal_of(config_of(Case{"bulk_sync", 4, 256, 256, 1000}));
+    ASSERT_FALSE(msg.empty()) << "N = 1000 on 4 ranks accepted";
+    EXPECT_NE(msg.find("--gn 1000"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("n*base-n"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1024"), std::string::npos) << msg;
 }
 
 TEST(MatmulAllScatter, RefusesASpecializedSplitWithoutScatterClusters) {
-    const Profile p = test::b1_profile();
-    RunConfig cfg = config_of(Case{"specialized", 2, 256, 256, 512});
+    RunRequest cfg = config_of(Case{"specialized", 2, 256, 256, 512});
     cfg.knobs["total_blocks"] = 4;
     cfg.knobs["gemm_blocks"] = 4;
-    apply_profile_defaults(cfg, p);
-    EXPECT_THROW(validate_run_config(cfg, buffer_limits_of(p)), SimError);
+    const std::string msg = test::refusal_of(cfg);
+    EXPECT_NE(msg.find("--gemm-blocks 4"), std::string::npos) << msg;
 }
 
 }  // namespace

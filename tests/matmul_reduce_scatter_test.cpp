@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/cli/options.hpp"
+#include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "kernels/matmul_reduce_scatter/mrs_run.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
@@ -32,8 +33,8 @@ struct Case {
     int base_n = 128;  // small column blocks: N = ranks x 128 is a valid N
 };
 
-RunConfig config(const std::string& variant, const Case& c, bool timing_only = false) {
-    RunConfig cfg;
+RunRequest config(const std::string& variant, const Case& c, bool timing_only = false) {
+    RunRequest cfg;
     cfg.op = "matmul_reduce_scatter";
     cfg.variant = variant;
     cfg.ranks = c.ranks;
@@ -41,15 +42,14 @@ RunConfig config(const std::string& variant, const Case& c, bool timing_only = f
     cfg.k = c.k;
     cfg.n = c.n;
     cfg.base_n = c.base_n;
-    cfg.dtype = c.dtype;
-    cfg.out_dtype = c.out_dtype;
-    cfg.bias = c.bias;
+    cfg.dtype = parse_dtype_text(c.dtype);
+    cfg.out_dtype = parse_dtype_text(c.out_dtype);
+    cfg.bias = parse_bias_text(c.bias);
     cfg.timing_only = timing_only;
-    cfg.quiet = true;
     return cfg;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "", const std::string& soc = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "", const std::string& soc = "") {
     cfg.fault = fault;
     return test::run_op(cfg, soc.empty() ? test::b1_profile() : test::profile_named(soc));
 }
@@ -109,14 +109,9 @@ TEST(MatmulReduceScatter, ReadyFlagsAreOnePerSourceAndOwnedTile) {
 
 TEST(MatmulReduceScatter, NNotWholeTileColumnBlocksIsRefusedWithTheRule) {
     for (const std::string& v : variants()) {
-        try {
-            run(config(v, Case{4, 256, 256, 1000}));
-            ADD_FAILURE() << v << ": N = 1000 on 4 ranks accepted";
-        } catch (const SimError& e) {
-            const std::string msg = e.what();
-            EXPECT_NE(msg.find("--gn 1000"), std::string::npos) << msg;
-            EXPECT_NE(msg.find("nearest valid: 1024"), std::string::npos) << msg;
-        }
+        const std::string msg = test::refusal_of(config(v, Case{4, 256, 256, 1000}));
+        EXPECT_NE(msg.find("--gn 1000"), std::string::npos) << v << ": " << msg;
+        EXPECT_NE(msg.find("nearest valid: 1024"), std::string::npos) << msg;
     }
 }
 

@@ -27,9 +27,9 @@
 namespace tandem::test {
 
 // A run of `v` on `shape`, its op carried by the config (so an op outside the registry runs too).
-inline host::RunConfig conformance_config(const kernels::OpDesc& op, const kernels::VariantDesc& v,
+inline host::RunRequest conformance_config(const kernels::OpDesc& op, const kernels::VariantDesc& v,
                                           const kernels::RunShape& shape) {
-    host::RunConfig c;
+    host::RunRequest c;
     c.op = op.name;
     c.op_desc = &op;
     c.variant = v.name;
@@ -41,20 +41,19 @@ inline host::RunConfig conformance_config(const kernels::OpDesc& op, const kerne
     c.base_n = shape.base_n;
     c.compute_blocks = shape.compute_blocks;
     c.comm_blocks = shape.comm_blocks;
-    c.quiet = true;
     return c;
 }
 
-inline std::string describe(const host::RunConfig& c) {
+inline std::string describe(const host::RunRequest& c) {
     return fmt::format("{} / {} on {} ranks, M={} K={} N={} tile {}x{}, {} -> {}, bias {}, schedule {}, comm mode {}{}{}",
-                       c.op, c.variant, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, c.dtype,
-                       c.out_dtype.empty() ? "(default)" : c.out_dtype, c.bias,
-                       c.schedule.empty() ? "(default)" : c.schedule, host::comm_mode_name(c.comm_mode),
+                       c.op, c.variant, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, dtype_name(c.dtype),
+                       c.out_dtype ? dtype_name(*c.out_dtype) : "(default)", kernels::bias_name(c.bias),
+                       c.schedule.empty() ? "(default)" : c.schedule, c.comm_mode.empty() ? "(default)" : c.comm_mode,
                        c.fault.empty() ? "" : ", fault ", c.fault);
 }
 
 // run_op, a refusal naming the run.
-inline host::ProgramOutput run_validated(const host::RunConfig& c, const Profile& p) {
+inline host::ProgramOutput run_validated(const host::RunRequest& c, const Profile& p) {
     const std::string why = refusal_of(c, p);
     if (!why.empty()) throw SimError(fmt::format("{}: refused: {}", describe(c), why));
     return run_op(c, p);
@@ -93,14 +92,14 @@ inline std::vector<int> conformance_ranks(const kernels::OpDesc& op) {
 // The runs that cover what the variant declares: every rank count, every (input, output) dtype
 // pair its validation accepts (each declared dtype must be in one), every bias kind it takes;
 // run i takes entry i of each list, cycling the shorter lists.
-inline std::vector<host::RunConfig> declared_configs(const kernels::OpDesc& op, const kernels::VariantDesc& v,
+inline std::vector<host::RunRequest> declared_configs(const kernels::OpDesc& op, const kernels::VariantDesc& v,
                                                      const Profile& p) {
     std::vector<std::pair<DType, DType>> pairs;
     for (DType in : v.dtypes) {
         for (DType out : v.out_dtypes) {
-            host::RunConfig c = conformance_config(op, v, op.test_shape_of(v)(2));
-            c.dtype = dtype_name(in);
-            c.out_dtype = dtype_name(out);
+            host::RunRequest c = conformance_config(op, v, op.test_shape_of(v)(2));
+            c.dtype = in;
+            c.out_dtype = out;
             if (refusal_of(c, p).empty()) pairs.emplace_back(in, out);
         }
     }
@@ -110,15 +109,16 @@ inline std::vector<host::RunConfig> declared_configs(const kernels::OpDesc& op, 
     for (DType out : v.out_dtypes)
         EXPECT_TRUE(std::any_of(pairs.begin(), pairs.end(), [out](const auto& q) { return q.second == out; }))
             << op.name << " / " << v.name << " declares output dtype " << dtype_name(out) << " but refuses every input with it";
-    const std::vector<std::string> biases =
-        v.takes_bias ? std::vector<std::string>{"none", "n", "m"} : std::vector<std::string>{"none"};
+    using kernels::BiasKind;
+    const std::vector<BiasKind> biases =
+        v.takes_bias ? std::vector<BiasKind>{BiasKind::None, BiasKind::N, BiasKind::M} : std::vector<BiasKind>{BiasKind::None};
     const std::vector<int> ranks = conformance_ranks(op);
     const std::size_t runs = std::max({ranks.size(), pairs.size(), biases.size()});
-    std::vector<host::RunConfig> out;
+    std::vector<host::RunRequest> out;
     for (std::size_t i = 0; i < runs && !pairs.empty(); ++i) {
-        host::RunConfig c = conformance_config(op, v, op.test_shape_of(v)(ranks[i % ranks.size()]));
-        c.dtype = dtype_name(pairs[i % pairs.size()].first);
-        c.out_dtype = dtype_name(pairs[i % pairs.size()].second);
+        host::RunRequest c = conformance_config(op, v, op.test_shape_of(v)(ranks[i % ranks.size()]));
+        c.dtype = pairs[i % pairs.size()].first;
+        c.out_dtype = pairs[i % pairs.size()].second;
         c.bias = biases[i % biases.size()];
         out.push_back(c);
     }
@@ -133,7 +133,7 @@ inline void expect_view_invariants(const kernels::OpDesc& op, const host::Progra
 }
 
 // Verifies with the sanitizer on and nothing reported; returns the run.
-inline host::ProgramOutput expect_verifies_clean(const kernels::OpDesc& op, host::RunConfig c, const Profile& p) {
+inline host::ProgramOutput expect_verifies_clean(const kernels::OpDesc& op, host::RunRequest c, const Profile& p) {
     SCOPED_TRACE(describe(c));
     c.sanitize = true;
     host::ProgramOutput out = run_validated(c, p);
@@ -151,16 +151,16 @@ inline void check_description(const kernels::OpDesc& op, const kernels::VariantD
 // Verification, the sanitizer and the view invariants on every declared dtype, bias and rank count.
 inline void check_declared_runs(const kernels::OpDesc& op, const kernels::VariantDesc& v, const Profile& p) {
     ASSERT_TRUE(description_gaps(op, v).empty()) << description_gaps(op, v).front();
-    for (const host::RunConfig& c : declared_configs(op, v, p)) expect_verifies_clean(op, c, p);
+    for (const host::RunRequest& c : declared_configs(op, v, p)) expect_verifies_clean(op, c, p);
 }
 
 // Timing-only gives the functional times (the functional run sanitized: the sanitizer changes no
 // simulated time either).
 inline void check_timing_only(const kernels::OpDesc& op, const kernels::VariantDesc& v, const Profile& p) {
     ASSERT_TRUE(description_gaps(op, v).empty()) << description_gaps(op, v).front();
-    const host::RunConfig c = conformance_config(op, v, op.test_shape_of(v)(2));
+    const host::RunRequest c = conformance_config(op, v, op.test_shape_of(v)(2));
     const host::ProgramOutput functional = expect_verifies_clean(op, c, p);
-    host::RunConfig t = c;
+    host::RunRequest t = c;
     t.timing_only = true;
     const host::ProgramOutput timing = run_validated(t, p);
     SCOPED_TRACE(describe(c));
@@ -174,22 +174,22 @@ inline void check_timing_only(const kernels::OpDesc& op, const kernels::VariantD
 // Every schedule and comm mode beyond the first verifies and runs clean.
 inline void check_offered_schedules_and_modes(const kernels::OpDesc& op, const kernels::VariantDesc& v, const Profile& p) {
     ASSERT_TRUE(description_gaps(op, v).empty()) << description_gaps(op, v).front();
-    const host::RunConfig base = conformance_config(op, v, op.test_shape_of(v)(2));
+    const host::RunRequest base = conformance_config(op, v, op.test_shape_of(v)(2));
     for (std::size_t i = 1; i < v.schedules.size(); ++i) {
-        host::RunConfig c = base;
+        host::RunRequest c = base;
         c.schedule = v.schedules[i];
         expect_verifies_clean(op, c, p);
     }
     for (std::size_t i = 1; i < v.comm_modes.size(); ++i) {
-        host::RunConfig c = base;
-        c.comm_mode = v.comm_modes[i] == "ring" ? host::CommMode::Ring : host::CommMode::Mesh;
+        host::RunRequest c = base;
+        c.comm_mode = v.comm_modes[i];
         expect_verifies_clean(op, c, p);
     }
 }
 
 // Whether the fault is caught on `c`: verification fails, or (when the timing hides a race) the
 // sanitizer reports it.
-inline bool fault_caught(host::RunConfig c, const Profile& p) {
+inline bool fault_caught(host::RunRequest c, const Profile& p) {
     if (run_validated(c, p).results.verification == host::Verification::Failed) return true;
     c.sanitize = true;
     return run_validated(c, p).bench.sanitizer_total > 0;
@@ -200,7 +200,7 @@ inline bool fault_caught(host::RunConfig c, const Profile& p) {
 inline void check_faults(const kernels::OpDesc& op, const kernels::VariantDesc& v, const Profile& p) {
     ASSERT_TRUE(description_gaps(op, v).empty()) << description_gaps(op, v).front();
     for (const std::string& fault : v.faults) {
-        host::RunConfig c = conformance_config(op, v, op.test_shape_of(v)(2));
+        host::RunRequest c = conformance_config(op, v, op.test_shape_of(v)(2));
         c.fault = fault;
         bool caught = false;
         for (const std::string& schedule : v.schedules) {

@@ -62,7 +62,7 @@ TEST(OpConformanceShapes, EveryVariantAcceptsItsOpsBenchShapes) {
     for (const kernels::OpDesc* op : kernels::registered_ops()) {
         for (const kernels::VariantDesc& v : op->variants) {
             for (const kernels::RunShape& shape : {op->bench_shape, op->scale_shape}) {
-                host::RunConfig c = conformance_config(*op, v, shape);
+                host::RunRequest c = conformance_config(*op, v, shape);
                 c.timing_only = true;
                 EXPECT_EQ(refusal_of(c, p), "") << describe(c);
             }

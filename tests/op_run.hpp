@@ -1,6 +1,7 @@
 #pragma once
-// Running an op as the command line does (profile defaults, validation, the program), for the
-// tests of the ops: one copy of what each op's test used to write for itself.
+// Running an op as the command line does (the ops facade resolves and checks the request, then
+// the program runs), for the tests of the ops: one copy of what each op's test used to write
+// for itself.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,23 +18,21 @@ inline Profile profile_named(const std::string& soc) {
     return load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/" + soc + ".toml");
 }
 
-// The run's refusal (the SimError's message), empty when the config is accepted.
-inline std::string refusal_of(host::RunConfig cfg, const Profile& p = b1_profile()) {
+// The run's refusal as the command line says it (the ops facade's ParamError in the CLI's
+// words: "--gk 1000: ..."), empty when the request is accepted.
+inline std::string refusal_of(const host::RunRequest& r, const Profile& p = b1_profile()) {
     try {
-        host::apply_profile_defaults(cfg, p);
-        host::validate_run_config(cfg, host::buffer_limits_of(p));
+        host::resolve_run(r, p);
     } catch (const SimError& e) {
-        return e.what();
+        return host::cli_message(e);
     }
     return {};
 }
 
-// The profile's defaults applied, the config validated (a refusal throws SimError), the program
-// run.
-inline host::ProgramOutput run_op(host::RunConfig cfg, const Profile& p = b1_profile()) {
-    host::apply_profile_defaults(cfg, p);
-    host::validate_run_config(cfg, host::buffer_limits_of(p));
-    return host::run_program(cfg, p);
+// The request resolved by the ops facade (a refusal throws its ParamError), the program run.
+inline host::ProgramOutput run_op(const host::RunRequest& r, const Profile& p = b1_profile(),
+                                  const host::RunOutputs& outputs = {}) {
+    return host::run_program(host::resolve_run(r, p), p, outputs);
 }
 
 // What every view plan keeps: the GEMM alone is no slower than the fused op, and the sequential

@@ -1,5 +1,5 @@
-// Metrics, results JSON and summary (host/run/results.hpp): docs/RESULTS.md's formulas on hand-computed
-// values, every contract key present, atomic JSON writes.
+// Metrics, results JSON and summary (host/run/results.hpp): docs/RESULTS.md's formulas on
+// hand-computed values, every contract key present, atomic JSON writes.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -8,29 +8,26 @@
 #include <unistd.h>
 
 #include "host/io/atomic_file.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/results.hpp"
 #include "sim/sim_error.hpp"
+#include "test_support.hpp"
 
 namespace tandem::host {
 namespace {
 
 namespace fs = std::filesystem;
 
-RunIdentity seed_identity() {
-    RunIdentity id;
-    id.soc = "Ascend910B1";
-    id.ranks = 2;
-    id.m = 2048;
-    id.k = 2048;
-    id.n = 1024;
-    id.base_m = 128;
-    id.base_n = 256;
-    id.compute_blocks = 24;
-    id.comm_blocks = 48;
-    id.comm_mode = "mesh";
-    id.data_mode = "timing-only";
-    id.comm_payload_bytes = 1024.0 * 2048 * 2;  // what allgather_gemm's description gives (see below)
-    return id;
+const Profile& b1() {
+    static const Profile p = test::b1_profile();
+    return p;
+}
+
+// The seed's default run: 2 ranks, 2048 x 2048 x 1024, 128 x 256 tiles, 24/48 blocks, mesh.
+RunIdentity seed_identity(bool timing_only = true) {
+    RunRequest r;
+    r.timing_only = timing_only;
+    return make_identity(resolve_run(r, b1()));
 }
 
 // compute-only 200, comm 100 then compute 250 (sequential 350), pipelined 300.
@@ -57,24 +54,23 @@ TEST(Results, MetricsFollowSpecFormulas) {
     EXPECT_NEAR(m.tflops_compute_only, 8589934592.0 / 200e-6 / 1e12, 1e-9);
     EXPECT_NEAR(m.tflops_sequential, 8589934592.0 / 350e-6 / 1e12, 1e-9);
     // Each rank receives (M/n)*K*2*(n-1) = 1024 * 2048 * 2 = 4 MiB.
-    EXPECT_DOUBLE_EQ(m.allgather_bytes, 4194304.0);
-    EXPECT_NEAR(m.allgather_gib_s, 4194304.0 / 300e-6 / 1073741824.0, 1e-9);  // 13.02 GiB/s
-    EXPECT_NEAR(m.allgather_gb_s, 4194304.0 / 300e-6 / 1e9, 1e-9);           // 13.98 GB/s
-    EXPECT_GT(m.allgather_gb_s, m.allgather_gib_s);
+    EXPECT_DOUBLE_EQ(m.comm_payload_bytes, 4194304.0);
+    EXPECT_NEAR(m.comm_payload_gib_s, 4194304.0 / 300e-6 / 1073741824.0, 1e-9);  // 13.02 GiB/s
+    EXPECT_NEAR(m.comm_payload_gb_s, 4194304.0 / 300e-6 / 1e9, 1e-9);           // 13.98 GB/s
+    EXPECT_GT(m.comm_payload_gb_s, m.comm_payload_gib_s);
     EXPECT_NEAR(m.seq_comm_gib_s, 4194304.0 / 100e-6 / 1073741824.0, 1e-9);
 }
 
 TEST(Results, AllGatherBytesScaleWithPeers) {
-    RunConfig cfg;
-    cfg.compute_blocks = 24;
-    cfg.comm_blocks = 48;
-    EXPECT_DOUBLE_EQ(make_identity(cfg, "Ascend910B1").comm_payload_bytes, 1024.0 * 2048 * 2);  // the seed's default
+    RunRequest cfg;
+    cfg.timing_only = true;
+    EXPECT_DOUBLE_EQ(make_identity(resolve_run(cfg, b1())).comm_payload_bytes, 1024.0 * 2048 * 2);  // the seed's default
     cfg.ranks = 8;
     cfg.m = 16384;
     cfg.k = 4096;
     // (16384/8) * 4096 * 2 * 7
-    const RunIdentity id = make_identity(cfg, "Ascend910B1");
-    EXPECT_DOUBLE_EQ(compute_metrics(id, sample_times()).allgather_bytes, 2048.0 * 4096 * 2 * 7);
+    const RunIdentity id = make_identity(resolve_run(cfg, b1()));
+    EXPECT_DOUBLE_EQ(compute_metrics(id, sample_times()).comm_payload_bytes, 2048.0 * 4096 * 2 * 7);
 }
 
 TEST(Results, OverlapIsFlooredAtZero) {
@@ -99,13 +95,12 @@ TEST(Results, ZeroTimesGiveZeroRatesNotInfinity) {
     const RunMetrics m = compute_metrics(seed_identity(), {0.0, 0.0, 0.0, 0.0});
     EXPECT_EQ(m.speedup, 0.0);
     EXPECT_EQ(m.tflops_per_rank, 0.0);
-    EXPECT_EQ(m.allgather_gib_s, 0.0);
+    EXPECT_EQ(m.comm_payload_gib_s, 0.0);
     EXPECT_EQ(m.time_saved_pct, 0.0);
 }
 
 TEST(Results, JsonHasEveryContractKey) {
-    RunResults r{seed_identity(), sample_times(), Verification::Passed, nlohmann::json::object()};
-    r.id.data_mode = "functional";
+    const RunResults r{seed_identity(false), sample_times(), Verification::Passed, nlohmann::json::object()};
     const nlohmann::json j = to_json(r);
     ASSERT_EQ(contract_keys().size(), 22u);
     for (const std::string& key : contract_keys()) EXPECT_TRUE(j.contains(key)) << key;
@@ -123,6 +118,27 @@ TEST(Results, JsonHasEveryContractKey) {
                             "tflops_sequential", "tflops_pipelined"}) {
         EXPECT_TRUE(j.contains(key)) << key;
     }
+    // The op's identity keys (docs/RESULTS.md): the op, its variant and dtypes, under the parameter schema's names.
+    EXPECT_EQ(j["op"], "allgather_gemm");
+    EXPECT_EQ(j["variant"], "streaming");
+    EXPECT_EQ(j["dtype"], "fp16");
+    EXPECT_EQ(j["out_dtype"], "fp32");
+    EXPECT_EQ(j["bias"], "none");
+    EXPECT_EQ(j["comm_kind"], "allgather");
+}
+
+// Every op's collective figures have neutral names; the seed's names stay as aliases with the
+// same values (allgather_gib_s is a contract key).
+TEST(Results, CommFiguresHaveNeutralNamesAndTheSeedsAsAliases) {
+    const nlohmann::json j = to_json({seed_identity(), sample_times(), Verification::Skipped, nlohmann::json::object()});
+    const RunMetrics m = compute_metrics(seed_identity(), sample_times());
+    EXPECT_EQ(j.at("comm_payload_bytes"), m.comm_payload_bytes);
+    EXPECT_EQ(j.at("comm_payload_gib_s"), m.comm_payload_gib_s);
+    EXPECT_EQ(j.at("comm_payload_gb_s"), m.comm_payload_gb_s);
+    EXPECT_EQ(j.at("allgather_bytes"), j.at("comm_payload_bytes"));
+    EXPECT_EQ(j.at("allgather_gib_s"), j.at("comm_payload_gib_s"));
+    EXPECT_EQ(j.at("allgather_gb_s"), j.at("comm_payload_gb_s"));
+    EXPECT_GT(m.comm_payload_gib_s, 0.0);
 }
 
 TEST(Results, VerificationNames) {
@@ -140,18 +156,22 @@ TEST(Results, ExtrasAreMergedAndMayNotOverrideContractKeys) {
     EXPECT_THROW(to_json(r), SimError);
 }
 
-TEST(Results, MakeIdentityNeedsResolvedBlocks) {
-    RunConfig cfg;
-    EXPECT_THROW(make_identity(cfg, "Ascend910B1"), SimError);
+TEST(Results, IdentityIsTheResolvedRun) {
+    RunRequest cfg;
+    cfg.soc = "Ascend910B3";
     cfg.compute_blocks = 20;
-    cfg.comm_blocks = 40;
     cfg.timing_only = true;
-    cfg.comm_mode = CommMode::Ring;
-    const RunIdentity id = make_identity(cfg, "Ascend910B3");
-    EXPECT_EQ(id.soc, "Ascend910B3");
-    EXPECT_EQ(id.compute_blocks, 20);
-    EXPECT_EQ(id.comm_mode, "ring");
-    EXPECT_EQ(id.data_mode, "timing-only");
+    cfg.comm_mode = "ring";
+    const RunIdentity id = make_identity(resolve_run(cfg, load_profile_by_soc("Ascend910B3", default_profile_dir())));
+    EXPECT_EQ(id.run.soc, "Ascend910B3");
+    EXPECT_EQ(id.run.compute_blocks, 20);
+    EXPECT_EQ(id.run.comm_blocks, 40);  // the profile's AIV count
+    EXPECT_EQ(id.run.comm_mode, "ring");
+    EXPECT_EQ(id.run.variant, "streaming");  // the op's first
+    const nlohmann::json j = to_json({id, sample_times(), Verification::Skipped, nlohmann::json::object()});
+    EXPECT_EQ(j["data_mode"], "timing-only");
+    EXPECT_EQ(j["comm_blocks"], 40);
+    EXPECT_EQ(j["soc"], "Ascend910B3");
 }
 
 TEST(Results, AtomicJsonWriteLeavesNoTempFile) {
@@ -202,12 +222,25 @@ TEST(Results, SummaryLooksLikeTheSeeds) {
 }
 
 TEST(Results, SummaryOfFailedVerification) {
-    RunResults r{seed_identity(), sample_times(), Verification::Failed, nlohmann::json::object()};
-    r.id.data_mode = "functional";
+    const RunResults r{seed_identity(false), sample_times(), Verification::Failed, nlohmann::json::object()};
     EXPECT_EQ(format_summary(r).rfind("[FAILED] AllGather GEMM (Tandem sim, Ascend910B1, 2 ranks, functional, "
                                       "verification FAILED)",
                                       0),
               0u);
+}
+
+// Another op's summary: its name and variant, its collective's rate under a neutral label.
+TEST(Results, OtherOpsSummaryNamesTheOpAndItsCollective) {
+    RunRequest r;
+    r.op = "matmul_all_reduce";
+    r.timing_only = true;
+    r.m = r.k = r.n = 1024;
+    const RunResults res{make_identity(resolve_run(r, b1())), sample_times(), Verification::Skipped,
+                         nlohmann::json::object()};
+    const std::string s = format_summary(res);
+    EXPECT_EQ(s.rfind("[SUCCESS] matmul_all_reduce ", 0), 0u) << s;
+    EXPECT_NE(s.find("Comm bandwidth (allreduce):"), std::string::npos) << s;
+    EXPECT_EQ(s.find("AllGather"), std::string::npos) << s;
 }
 
 }  // namespace

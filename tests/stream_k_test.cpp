@@ -16,7 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/params/param_words.hpp"
 #include "host/run/program.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/op_run.hpp"
@@ -26,9 +27,9 @@ namespace tandem::host {
 namespace {
 
 // Base tiles 64 x 128 keep the functional runs small; K panels are 128 deep.
-RunConfig config(const std::string& variant, const std::string& schedule, int ranks, int m_tiles, int n_tiles,
-                 int k_panels) {
-    RunConfig cfg;
+RunRequest config(const std::string& variant, const std::string& schedule, int ranks, int m_tiles, int n_tiles,
+                  int k_panels) {
+    RunRequest cfg;
     cfg.op = "matmul_all_reduce";
     cfg.variant = variant;
     cfg.schedule = schedule;
@@ -38,18 +39,18 @@ RunConfig config(const std::string& variant, const std::string& schedule, int ra
     cfg.m = 64 * m_tiles;
     cfg.n = 128 * n_tiles;
     cfg.k = 128 * k_panels;
-    cfg.quiet = true;
     return cfg;
 }
 
-ProgramOutput run(RunConfig cfg, const std::string& fault = "") {
+ProgramOutput run(RunRequest cfg, const std::string& fault = "") {
     cfg.fault = fault;
     return test::run_op(cfg);
 }
 
-void expect_verifies(RunConfig cfg) {
+void expect_verifies(RunRequest cfg) {
     SCOPED_TRACE(cfg.variant + " " + cfg.schedule + " " + std::to_string(cfg.m) + "x" + std::to_string(cfg.k) + "x" +
-                 std::to_string(cfg.n) + " " + cfg.dtype + "->" + cfg.out_dtype + " bias " + cfg.bias);
+                 std::to_string(cfg.n) + " " + dtype_name(cfg.dtype) + "->" + dtype_name(cfg.out_dtype.value_or(DType::F32)) +
+                 " bias " + kernels::bias_name(cfg.bias));
     const ProgramOutput out = run(cfg);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
     EXPECT_LE(out.results.times.compute_only_us, out.results.times.pipelined_us);
@@ -78,26 +79,26 @@ TEST(StreamK, ThirtyOneAndFortySevenTilesVerify) {
 // 8 tiles of 6 panels on 24 blocks: every tile over three blocks (2 panels each); with a bias
 // (added once, by the first segment), low-precision output (the fix-up's TCVT), bf16, 4 ranks.
 TEST(StreamK, TilesSplitOverThreeBlocksWithBiasAndCasts) {
-    RunConfig a = config("one_shot", "stream_k", 4, 2, 4, 6);
-    a.bias = "n";
-    a.out_dtype = "fp16";
+    RunRequest a = config("one_shot", "stream_k", 4, 2, 4, 6);
+    a.bias = kernels::BiasKind::N;
+    a.out_dtype = DType::F16;
     expect_verifies(a);
-    RunConfig b = config("atomic", "stream_k", 2, 2, 4, 6);
-    b.bias = "m";
-    b.dtype = "bf16";
-    b.out_dtype = "bf16";
+    RunRequest b = config("atomic", "stream_k", 2, 2, 4, 6);
+    b.bias = kernels::BiasKind::M;
+    b.dtype = DType::BF16;
+    b.out_dtype = DType::BF16;
     expect_verifies(b);
-    RunConfig c = config("atomic", "hybrid", 2, 5, 5, 3);  // 1 remainder tile, 3 blocks of one panel
-    c.bias = "n";
+    RunRequest c = config("atomic", "hybrid", 2, 5, 5, 3);  // 1 remainder tile, 3 blocks of one panel
+    c.bias = kernels::BiasKind::N;
     expect_verifies(c);
 }
 
 // matmul_all_scatter: each rank's column block is 5 x 5 tiles (25 on 24 blocks), 4 panels;
 // fused_sequential stores a split tile into every rank's output from UB after its fix-up;
 // specialized's GEMM clusters (20 of 24 by default) fix up and flag, its scatter clusters push.
-RunConfig scatter_config(const std::string& variant, const std::string& schedule, int m_tiles, int n_tiles,
+RunRequest scatter_config(const std::string& variant, const std::string& schedule, int m_tiles, int n_tiles,
                          int k_panels) {
-    RunConfig cfg = config(variant, schedule, 2, m_tiles, n_tiles, k_panels);
+    RunRequest cfg = config(variant, schedule, 2, m_tiles, n_tiles, k_panels);
     cfg.op = "matmul_all_scatter";
     cfg.n *= 2;  // the global N: two column blocks of n_tiles tiles
     return cfg;
@@ -106,12 +107,12 @@ RunConfig scatter_config(const std::string& variant, const std::string& schedule
 TEST(StreamK, MatmulAllScatterVerifies) {
     for (const std::string v : {"fused_sequential", "specialized"})
         for (const std::string s : {"stream_k", "hybrid"}) expect_verifies(scatter_config(v, s, 5, 5, 4));
-    RunConfig b = scatter_config("specialized", "stream_k", 1, 31, 3);
-    b.bias = "n";
-    b.out_dtype = "fp16";
+    RunRequest b = scatter_config("specialized", "stream_k", 1, 31, 3);
+    b.bias = kernels::BiasKind::N;
+    b.out_dtype = DType::F16;
     expect_verifies(b);
-    RunConfig c = scatter_config("fused_sequential", "hybrid", 1, 47, 6);
-    c.bias = "m";
+    RunRequest c = scatter_config("fused_sequential", "hybrid", 1, 47, 6);
+    c.bias = kernels::BiasKind::M;
     expect_verifies(c);
     for (const std::string v : {"fused_sequential", "specialized"}) {
         const ProgramOutput out = run(scatter_config(v, "stream_k", 5, 5, 4), "skip_fixup_partial");
@@ -128,7 +129,7 @@ TEST(StreamK, AFixupThatSkipsAPartialFailsVerification) {
 
 TEST(StreamK, FunctionalAndTimingOnlyGiveTheSameTimes) {
     for (const std::string s : {"stream_k", "hybrid"}) {
-        RunConfig cfg = config("atomic", s, 2, 5, 5, 4);
+        RunRequest cfg = config("atomic", s, 2, 5, 5, 4);
         const ProgramOutput f = run(cfg);
         cfg.timing_only = true;
         const ProgramOutput t = run(cfg);
@@ -139,18 +140,17 @@ TEST(StreamK, FunctionalAndTimingOnlyGiveTheSameTimes) {
 }
 
 TEST(StreamK, UnofferedScheduleAndTooManyBlocksAreRefused) {
-    RunConfig cfg = config("two_shot", "stream_k", 2, 5, 5, 4);
+    RunRequest cfg = config("two_shot", "stream_k", 2, 5, 5, 4);
     const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    EXPECT_THROW(validate_run_config(cfg, buffer_limits_of(p)), SimError);
-    RunConfig many = config("atomic", "stream_k", 2, 5, 5, 4);
+    EXPECT_THROW((void)resolve_run(cfg, p), SimError);
+    RunRequest many = config("atomic", "stream_k", 2, 5, 5, 4);
     many.compute_blocks = 48;
-    apply_profile_defaults(many, p);
     try {
-        validate_run_config(many, buffer_limits_of(p));
+        (void)resolve_run(many, p);
         ADD_FAILURE() << "48 blocks accepted";
     } catch (const SimError& e) {
-        EXPECT_NE(std::string(e.what()).find("--compute-blocks 48"), std::string::npos) << e.what();
+        const std::string msg = message_in(e, Dialect::Cli);  // as the command line says it
+        EXPECT_NE(msg.find("--compute-blocks 48"), std::string::npos) << msg;
     }
 }
 
@@ -158,12 +158,13 @@ TEST(StreamK, TraceShowsFixupWaitsWithFlowsFromThePartials) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("tandem_stream_k_test_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    RunConfig cfg = config("atomic", "stream_k", 2, 5, 5, 4);
+    RunRequest cfg = config("atomic", "stream_k", 2, 5, 5, 4);
     cfg.timing_only = true;
-    cfg.record_log = true;
-    cfg.trace_file = (dir / "t.json").string();
-    run(cfg);
-    std::ifstream f(cfg.trace_file);
+    RunOutputs traced;
+    traced.trace_file = (dir / "t.json").string();
+    const Profile p = test::b1_profile();
+    run_program(resolve_run(cfg, p), p, traced);
+    std::ifstream f(traced.trace_file);
     const nlohmann::json trace = nlohmann::json::parse(f);
     fs::remove_all(dir);
     std::vector<nlohmann::json> finishes;

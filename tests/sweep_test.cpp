@@ -1,6 +1,7 @@
-// --sweep (host/batch/sweep.hpp): CSV and JSON rows to configs, bad rows reported by line and skipped,
-// results in input order and equal to running each row alone, the output files, determinism
-// over the pool size, interruption. Small timing-only shapes: the whole file runs in seconds.
+// --sweep (host/batch/: sweep_plan, sweep_runner, sweep_outputs, sweep_command): CSV and JSON
+// rows to runs, bad rows reported by line and skipped, results in input order and equal to
+// running each row alone, the output files, determinism over the pool size, interruption. Small
+// timing-only shapes: the whole file runs in seconds.
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,11 @@
 
 #include "host/run/program.hpp"
 #include "host/cli/options.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/batch/sweep_command.hpp"
+#include "host/batch/sweep_outputs.hpp"
+#include "host/batch/sweep_plan.hpp"
+#include "host/batch/sweep_runner.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -58,9 +63,8 @@ const char* kJson =
     "  {\"ranks\": 2, \"m\": 512, \"k\": 512, \"n\": 512}\n"
     "]\n";
 
-RunConfig cli_defaults() {
-    RunConfig c;  // -v Ascend910B1, tile 128x256, blocks from the profile
-    c.quiet = true;
+RunRequest cli_defaults() {
+    RunRequest c;  // -v Ascend910B1, tile 128x256, blocks from the profile
     return c;
 }
 
@@ -92,10 +96,10 @@ TEST(Sweep, CsvBadRowsAreReportedByLineAndSkipped) {
     EXPECT_EQ(plan.bad[1].line, 7);
     EXPECT_NE(plan.bad[1].message.find("rows.csv line 7: --gm 1000"), std::string::npos) << plan.bad[1].message;
     for (const SweepJob& j : plan.jobs) {
-        EXPECT_TRUE(j.cfg.timing_only);  // sweeps are timing-only by default
-        EXPECT_EQ(j.cfg.compute_blocks, j.profile->chip.aic_cores);
+        EXPECT_TRUE(j.run.request.timing_only);  // sweeps are timing-only by default
+        EXPECT_EQ(j.run.request.compute_blocks, j.profile->chip.aic_cores);
     }
-    EXPECT_EQ(plan.jobs[1].cfg.comm_mode, CommMode::Ring);
+    EXPECT_EQ(plan.jobs[1].run.request.comm_mode, "ring");
 }
 
 TEST(Sweep, ResultsInInputOrderEqualToRunningEachRowAlone) {
@@ -112,25 +116,23 @@ TEST(Sweep, ResultsInInputOrderEqualToRunningEachRowAlone) {
         EXPECT_EQ(e.status, SweepStatus::Ok);
         EXPECT_EQ(e.job.line, lines[i]);
         // The row run alone, from a config built by hand as the command line would.
-        RunConfig alone;
-        alone.ranks = e.job.cfg.ranks;
-        alone.m = e.job.cfg.m;
-        alone.k = e.job.cfg.k;
-        alone.n = e.job.cfg.n;
-        alone.comm_mode = e.job.cfg.comm_mode;
+        RunRequest alone;
+        alone.ranks = e.job.run.request.ranks;
+        alone.m = e.job.run.request.m;
+        alone.k = e.job.run.request.k;
+        alone.n = e.job.run.request.n;
+        alone.comm_mode = e.job.run.request.comm_mode;
         alone.timing_only = true;
         const Profile& p = *e.job.profile;
-        apply_profile_defaults(alone, p);
-        validate_run_config(alone, buffer_limits_of(p));
-        const ProgramOutput out = run_program(alone, p);
+        const ProgramOutput out = run_program(resolve_run(alone, p), p);
         EXPECT_EQ(e.results.times.pipelined_us, out.results.times.pipelined_us) << "line " << e.job.line;
         EXPECT_EQ(e.results.times.seq_comm_us, out.results.times.seq_comm_us);
-        EXPECT_EQ(e.results.id.m, alone.m);
+        EXPECT_EQ(e.results.id.run.m, alone.m);
     }
-    EXPECT_EQ(entries[0].results.id.ranks, 2);
-    EXPECT_EQ(entries[1].results.id.ranks, 4);
-    EXPECT_EQ(entries[1].results.id.comm_mode, "ring");
-    EXPECT_EQ(entries[2].results.id.m, 512);
+    EXPECT_EQ(entries[0].results.id.run.ranks, 2);
+    EXPECT_EQ(entries[1].results.id.run.ranks, 4);
+    EXPECT_EQ(entries[1].results.id.run.comm_mode, "ring");
+    EXPECT_EQ(entries[2].results.id.run.m, 512);
 }
 
 TEST(Sweep, OutputFilesHaveEveryContractKey) {
@@ -158,7 +160,7 @@ TEST(Sweep, OutputFilesHaveEveryContractKey) {
     std::getline(csv, header);
     std::string expected_header;
     for (const std::string& key : contract_keys()) expected_header += key + ",";
-    expected_header += "sweep_line,op,variant,schedule,dtype,out_dtype,bias,comm_kind,chunk_tiles";
+    expected_header += "sweep_line,op,variant,schedule,dtype,out_dtype,bias,comm_kind,comm_payload_gib_s,chunk_tiles";
     EXPECT_EQ(header, expected_header);  // contract keys in docs/RESULTS.md order, then ours
     std::vector<std::string> rows;
     for (std::string line; std::getline(csv, line);) rows.push_back(line);
@@ -201,15 +203,16 @@ TEST(Sweep, OneAndTwoJobsGiveByteIdenticalFiles) {
                "4,2048,512,1024,ring,,1\n");
     std::string files[2][2];
     for (int jobs : {1, 2}) {
-        RunConfig cli = cli_defaults();
-        cli.sweep_file = (dir / "rows.csv").string();
-        cli.sweep_out = (dir / ("j" + std::to_string(jobs))).string();
-        cli.jobs = jobs;
+        BatchOptions batch;
+        batch.sweep_file = (dir / "rows.csv").string();
+        batch.out_prefix = (dir / ("j" + std::to_string(jobs))).string();
+        batch.jobs = jobs;
+        batch.quiet = true;
         std::ostringstream out, err;
-        const CommandOutcome r = run_sweep_command(cli, out, err, nullptr, false);
+        const CommandOutcome r = run_sweep_command(cli_defaults(), batch, out, err, nullptr, false);
         EXPECT_EQ(r.exit_code, 0) << err.str();
-        files[jobs - 1][0] = read_text(cli.sweep_out + ".csv");
-        files[jobs - 1][1] = read_text(cli.sweep_out + ".json");
+        files[jobs - 1][0] = read_text(batch.out_prefix + ".csv");
+        files[jobs - 1][1] = read_text(batch.out_prefix + ".json");
     }
     EXPECT_FALSE(files[0][0].empty());
     EXPECT_EQ(files[0][0], files[1][0]);
@@ -219,13 +222,12 @@ TEST(Sweep, OneAndTwoJobsGiveByteIdenticalFiles) {
 TEST(Sweep, CommandReportsBadRowsAndExitsNonZeroButWritesTheGoodOnes) {
     const fs::path dir = fresh_dir("command");
     write_text(dir / "rows.csv", kCsv);
-    RunConfig cli = cli_defaults();
-    cli.quiet = false;
+    BatchOptions cli;
     cli.sweep_file = (dir / "rows.csv").string();
-    cli.sweep_out = (dir / "out" / "s").string();  // the directory is created
+    cli.out_prefix = (dir / "out" / "s").string();  // the directory is created
     cli.jobs = 2;
     std::ostringstream out, err;
-    const CommandOutcome r = run_sweep_command(cli, out, err, nullptr, false);
+    const CommandOutcome r = run_sweep_command(cli_defaults(), cli, out, err, nullptr, false);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_FALSE(r.abandoned_runs);
     const std::string e = err.str();
@@ -235,18 +237,19 @@ TEST(Sweep, CommandReportsBadRowsAndExitsNonZeroButWritesTheGoodOnes) {
     const std::string o = out.str();
     EXPECT_NE(o.find("pipelined us"), std::string::npos) << o;  // the table
     EXPECT_NE(o.find("3 of 5 rows ran (2 bad, 0 failed)"), std::string::npos) << o;
-    EXPECT_EQ(nlohmann::json::parse(read_text(cli.sweep_out + ".json")).size(), 3u);
+    EXPECT_EQ(nlohmann::json::parse(read_text(cli.out_prefix + ".json")).size(), 3u);
 }
 
 TEST(Sweep, InterruptedSweepStartsNothingAndSavesWhatIsDone) {
     const fs::path dir = fresh_dir("interrupt");
     write_text(dir / "rows.csv", kCsv);
-    RunConfig cli = cli_defaults();
+    BatchOptions cli;
     cli.sweep_file = (dir / "rows.csv").string();
-    cli.sweep_out = (dir / "s").string();
+    cli.out_prefix = (dir / "s").string();
+    cli.quiet = true;
     std::atomic<int> interrupts{1};  // Ctrl-C before the first row
     std::ostringstream out, err;
-    const CommandOutcome r = run_sweep_command(cli, out, err, &interrupts, false);
+    const CommandOutcome r = run_sweep_command(cli_defaults(), cli, out, err, &interrupts, false);
     EXPECT_EQ(r.exit_code, 130);
     EXPECT_FALSE(r.abandoned_runs);
     EXPECT_NE(err.str().find("interrupted: 0 of 5 rows saved"), std::string::npos) << err.str();
@@ -276,7 +279,7 @@ TEST(Sweep, FileLevelProblemsAreOneError) {
 
 TEST(Sweep, RowsTakeProfilesAndCommandLineDefaults) {
     const fs::path dir = fresh_dir("defaults");
-    RunConfig cli = cli_defaults();
+    RunRequest cli = cli_defaults();
     cli.base_m = 64;
     cli.comm_blocks = 8;
     write_text(dir / "rows.csv",
@@ -288,12 +291,12 @@ TEST(Sweep, RowsTakeProfilesAndCommandLineDefaults) {
     ProfileCache profiles;
     const SweepPlan plan = plan_sweep(dir / "rows.csv", cli, profiles);
     ASSERT_EQ(plan.jobs.size(), 2u);
-    EXPECT_EQ(plan.jobs[0].cfg.base_m, 64);
-    EXPECT_EQ(plan.jobs[0].cfg.comm_blocks, 8);
-    EXPECT_TRUE(plan.jobs[0].cfg.timing_only);
+    EXPECT_EQ(plan.jobs[0].run.request.base_m, 64);
+    EXPECT_EQ(plan.jobs[0].run.request.comm_blocks, 8);
+    EXPECT_TRUE(plan.jobs[0].run.request.timing_only);
     EXPECT_EQ(plan.jobs[1].profile->name, "Ascend910B3");
-    EXPECT_EQ(plan.jobs[1].cfg.compute_blocks, plan.jobs[1].profile->chip.aic_cores);
-    EXPECT_FALSE(plan.jobs[1].cfg.timing_only);
+    EXPECT_EQ(plan.jobs[1].run.request.compute_blocks, plan.jobs[1].profile->chip.aic_cores);
+    EXPECT_FALSE(plan.jobs[1].run.request.timing_only);
     ASSERT_EQ(plan.bad.size(), 2u);
     EXPECT_NE(plan.bad[0].message.find("line 4: profile: "), std::string::npos) << plan.bad[0].message;
     EXPECT_NE(plan.bad[1].message.find("line 5: timing_only: 'maybe'"), std::string::npos) << plan.bad[1].message;
@@ -305,7 +308,7 @@ TEST(Sweep, FlagsThatBelongToOneRunAreRefused) {
     auto error_of = [](std::vector<const char*> args) -> std::string {
         args.insert(args.begin(), "allgather_gemm");
         try {
-            parse_run_config(static_cast<int>(args.size()), args.data());
+            parse_command_line(static_cast<int>(args.size()), args.data());
         } catch (const tandem::SimError& e) {
             return e.what();
         }

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "host/batch/mpi_launch.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_outputs.hpp"
+#include "host/batch/sweep_plan.hpp"
+#include "host/batch/sweep_runner.hpp"
 #include "host/batch/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
 
@@ -24,8 +26,7 @@ const char* kRows =
     "2,1024,512,512,,,matmul_all_reduce\n";
 
 TEST(SweepWire, ResultsSentBetweenProcessesGiveByteIdenticalFiles) {
-    RunConfig cli;
-    cli.quiet = true;
+    RunRequest cli;
     ProfileCache profiles;
     const SweepPlan plan = plan_sweep_text(kRows, "rows.csv", cli, profiles);
     ASSERT_TRUE(plan.bad.empty()) << plan.bad.front().message;
@@ -47,6 +48,9 @@ TEST(SweepWire, ResultsSentBetweenProcessesGiveByteIdenticalFiles) {
     EXPECT_EQ(sweep_csv(received), sweep_csv(sent));
     EXPECT_EQ(sweep_json(received).dump(2), sweep_json(sent).dump(2));
     EXPECT_EQ(format_sweep_table(received), format_sweep_table(sent));
+    for (std::size_t i = 0; i < sent.size(); ++i) {  // the identity, and the seed's format with it
+        EXPECT_EQ(format_summary(received[i].results), format_summary(sent[i].results)) << "row " << i;
+    }
 }
 
 TEST(SweepWire, FailedRowKeepsItsError) {

@@ -16,7 +16,7 @@
 
 #include "host/cli/options.hpp"
 #include "host/run/program.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_runner.hpp"
 #include "sim/host_threads.hpp"
 #include "sim/machine/cluster.hpp"
 #include "sim/sim_error.hpp"
@@ -39,24 +39,23 @@ struct BudgetRun {
 BudgetRun run_with_budget(int threads) {
     const fs::path dir = fs::temp_directory_path() / fmt::format("tandem_budget_test_{}_{}", ::getpid(), threads);
     fs::create_directories(dir);
-    RunConfig cfg;
+    RunRequest cfg;
     cfg.ranks = 4;
     cfg.m = 1024;
     cfg.k = 512;
     cfg.n = 512;
-    cfg.record_log = true;
-    cfg.trace_file = (dir / "trace.json").string();
-    cfg.host_threads = threads;
+    RunOutputs outputs;
+    outputs.record_log = true;
+    outputs.trace_file = (dir / "trace.json").string();
+    outputs.host_threads = threads;
     const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
-    const ProgramOutput out = run_program(cfg, p);
+    const ProgramOutput out = run_program(resolve_run(cfg, p), p, outputs);
     EXPECT_EQ(out.results.verification, Verification::Passed);
 
     BudgetRun run;
     run.json = to_json(out.results).dump(1);
     for (const InstrRecord& r : out.bench.pipelined_log) run.log += format_record(r) + "\n";
-    std::ifstream f(cfg.trace_file);
+    std::ifstream f(outputs.trace_file);
     std::stringstream ss;
     ss << f.rdbuf();
     run.trace = ss.str();
@@ -99,13 +98,12 @@ TEST(ThreadBudget, ASweepSharesTheHostAmongTheRowsItRunsAtOnce) {
         SweepJob j;
         j.line = line;
         j.origin = fmt::format("budget test row {}", line);
-        j.cfg.quiet = true;
-        j.cfg.timing_only = true;
-        j.cfg.m = 1024;
-        j.cfg.k = 512;
-        j.cfg.n = 512;
-        apply_profile_defaults(j.cfg, *profile);
-        validate_run_config(j.cfg, buffer_limits_of(*profile));
+        RunRequest r;
+        r.timing_only = true;
+        r.m = 1024;
+        r.k = 512;
+        r.n = 512;
+        j.run = resolve_run(r, *profile);
         j.profile = profile;
         jobs.push_back(std::move(j));
     }
@@ -117,7 +115,7 @@ TEST(ThreadBudget, ASweepSharesTheHostAmongTheRowsItRunsAtOnce) {
         ASSERT_EQ(runner.entries().size(), jobs.size());
         for (const SweepEntry& e : runner.entries()) {
             EXPECT_EQ(e.status, SweepStatus::Ok) << e.error;
-            EXPECT_EQ(e.job.cfg.host_threads, thread_share(host_core_count(), at_once)) << "--jobs " << at_once;
+            EXPECT_EQ(e.job.host_threads, thread_share(host_core_count(), at_once)) << "--jobs " << at_once;
         }
     }
 }

@@ -7,10 +7,11 @@
 //   * passes the conformance checks every registered op passes (tests/op_conformance.hpp: it
 //     verifies with the sanitizer clean on 2, 4 and 8 ranks on shapes that are not whole tiles,
 //     timing-only gives its times, its fault is caught);
-//   * runs through the command line's path (parse_run_config, validation, run_program), a
-//     sweep (host/batch/sweep.hpp) and the API (ctx.ops().add, then run), with the same times.
+//   * runs through the command line's path (parse_command_line, the ops facade, run_program), a
+//     sweep (host/batch/sweep_plan.hpp, sweep_runner.hpp) and the API (ctx.ops().add, then run),
+//     with the same times.
 // The op is not in the shipped registry (it would show in --list-ops), so the host is handed it
-// in the config (RunConfig::op_desc), as the API hands it a user's op.
+// in the config (RunRequest::op_desc), as the API hands it a user's op.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -19,7 +20,8 @@
 
 #include "host/cli/options.hpp"
 #include "host/run/program.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_plan.hpp"
+#include "host/batch/sweep_runner.hpp"
 #include "kernels/common/fused_gemm_defaults.hpp"
 #include "kernels/common/gemm_tiles.hpp"
 #include "kernels/common/op_checks.hpp"
@@ -88,7 +90,7 @@ const OpDesc& toy_op() {
         v.validate = [](const OpParams& p, const BufferLimits& lim) {
             check_gemm_tile(p, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
             check_out_dtype_fp32_or_input(p);
-            check_multiple("--gn", "N", p.n, p.ranks, "ranks", "each rank holds a column block of B");
+            check_multiple(kParamN, p.n, p.ranks, "ranks", "each rank holds a column block of B");
         };
         v.workspace_bytes = [](const OpParams&) { return 0.0; };
         v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<ToyRun>(p); };
@@ -129,20 +131,18 @@ TEST(ToyOp, PassesTheConformanceChecksOfEveryRegisteredOp) {
 TEST(ToyOp, RunsThroughTheCommandLinesPath) {
     const char* argv[] = {"tandem", "--op", "toy_column_gemm", "-n", "4", "--gm", "130", "--gk", "260", "--gn", "280",
                           "--compute-blocks", "4", "--bias", "none"};
-    host::RunConfig cfg = host::parse_run_config(static_cast<int>(std::size(argv)), argv);
+    host::RunRequest cfg = host::parse_command_line(static_cast<int>(std::size(argv)), argv).run;
     cfg.op_desc = &toy();  // what the registry would resolve the name to
-    cfg.quiet = true;
     const host::ProgramOutput out = run_validated(cfg, b1_profile());
     EXPECT_EQ(out.results.verification, host::Verification::Passed) << out.failure_report;
-    EXPECT_EQ(out.results.id.variant, "local");
+    EXPECT_EQ(out.results.id.run.variant, "local");
 }
 
 TEST(ToyOp, RunsInASweep) {
-    host::RunConfig defaults;
+    host::RunRequest defaults;
     defaults.op = toy().name;
     defaults.op_desc = &toy();
     defaults.compute_blocks = 4;
-    defaults.quiet = true;
     host::ProfileCache profiles;
     const host::SweepPlan plan = host::plan_sweep_text(
         "ranks,m,k,n,timing_only\n2,200,300,400,false\n4,130,260,280,false\n", "toy.csv", defaults, profiles);
@@ -156,7 +156,7 @@ TEST(ToyOp, RunsInASweep) {
     for (const host::SweepEntry& e : entries) {
         EXPECT_EQ(e.status, host::SweepStatus::Ok) << e.error;
         EXPECT_EQ(e.results.verification, host::Verification::Passed);
-        EXPECT_EQ(e.results.id.op, "toy_column_gemm");
+        EXPECT_EQ(e.results.id.run.op, "toy_column_gemm");
     }
 }
 
@@ -175,7 +175,7 @@ TEST(ToyOp, RunsThroughTheApiWithTheCommandLinesTimes) {
     const api::Workspace ws = ctx.ops().run(toy().name, c, a, b);
     for (int r = 0; r < 2; ++r)
         for (float x : c.to_host(r)) ASSERT_EQ(x, 2.0f * k) << "rank " << r;
-    host::RunConfig cfg = conformance_config(toy(), local(), RunShape{2, m, k, 2 * cols});
+    host::RunRequest cfg = conformance_config(toy(), local(), RunShape{2, m, k, 2 * cols});
     cfg.timing_only = true;
     EXPECT_DOUBLE_EQ(ws.results().pipelined_us, run_validated(cfg, b1_profile()).results.times.pipelined_us);
 }

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/run/program.hpp"
-#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
@@ -32,22 +32,20 @@ TraceRun traced_run(int ranks, const std::vector<int>& keep_ranks = {},
                     std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t") {
     const fs::path dir = fs::temp_directory_path() / ("tandem_trace_test_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    RunConfig cfg;
+    RunRequest cfg;
     cfg.ranks = ranks;
     cfg.m = 512 * ranks;
     cfg.k = 1024;
     cfg.n = 512;
     cfg.timing_only = true;
-    cfg.record_log = true;
-    cfg.trace_file = (dir / (name + ".json")).string();
-    cfg.trace_ranks = keep_ranks;
-    cfg.trace_window_us = window;
+    RunOutputs outputs;
+    outputs.trace_file = (dir / (name + ".json")).string();
+    outputs.trace_ranks = keep_ranks;
+    outputs.trace_window_us = window;
     const Profile p = test::b1_profile();
-    apply_profile_defaults(cfg, p);
-    validate_run_config(cfg, buffer_limits_of(p));
     TraceRun run;
-    run.out = run_program(cfg, p);
-    std::ifstream f(cfg.trace_file);
+    run.out = run_program(resolve_run(cfg, p), p, outputs);
+    std::ifstream f(outputs.trace_file);
     std::stringstream ss;
     ss << f.rdbuf();
     run.bytes = ss.str();

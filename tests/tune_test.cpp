@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "host/run/program.hpp"
-#include "host/cli/options.hpp"
+#include "host/batch/sweep_outputs.hpp"
 #include "host/batch/tune.hpp"
+#include "host/cli/options.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/run/program.hpp"
 #include "kernels/allgather_gemm/ag_layout.hpp"
 #include "sim/sim_error.hpp"
 #include "test_support.hpp"
@@ -29,8 +31,8 @@ std::shared_ptr<const Profile> b1() {
 }
 
 // 2 ranks, 1024 x 512 x 512: every grid tile divides it; some overflow the buffers.
-RunConfig small_shape(const Profile& p, int base_m = 128, int base_n = 256) {
-    RunConfig c;
+ResolvedRun small_shape(const Profile& p, int base_m = 128, int base_n = 256) {
+    RunRequest c;
     c.base_m = base_m;
     c.base_n = base_n;
     c.ranks = 2;
@@ -38,10 +40,7 @@ RunConfig small_shape(const Profile& p, int base_m = 128, int base_n = 256) {
     c.k = 512;
     c.n = 512;
     c.timing_only = true;
-    c.quiet = true;
-    apply_profile_defaults(c, p);
-    validate_run_config(c, buffer_limits_of(p));
-    return c;
+    return resolve_run(c, p);
 }
 
 SweepOptions pool(int jobs) {
@@ -51,9 +50,9 @@ SweepOptions pool(int jobs) {
     return o;
 }
 
-bool valid(const RunConfig& c, const Profile& p) {
+bool valid(const RunRequest& c, const Profile& p) {
     try {
-        validate_run_config(c, buffer_limits_of(p));
+        (void)resolve_run(c, p);
         return true;
     } catch (const tandem::SimError&) {
         return false;
@@ -61,7 +60,7 @@ bool valid(const RunConfig& c, const Profile& p) {
 }
 
 TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
-    const RunConfig ref = small_shape(*b1());
+    const ResolvedRun ref = small_shape(*b1());
     const TuneResult r = run_tune(ref, b1(), pool(2));
     ASSERT_FALSE(r.interrupted);
     EXPECT_EQ(r.failed, 0);
@@ -69,23 +68,26 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     ASSERT_EQ(r.reference, 0u);
     const SweepEntry& def = r.entries[r.reference];
     ASSERT_TRUE(def.has_results);
-    EXPECT_EQ(def.job.cfg.base_m, 128);  // the default configuration is the command line's
-    EXPECT_TRUE(def.job.cfg.knobs.empty());
+    EXPECT_EQ(def.job.run.request.base_m, 128);  // the default configuration is the command line's
+    EXPECT_TRUE(def.job.run.request.knobs.empty());
     const SweepEntry& best = r.entries[r.ranking.front()];
     EXPECT_LE(best.results.times.pipelined_us, def.results.times.pipelined_us);
     for (std::size_t i = 1; i < r.ranking.size(); ++i) {
         EXPECT_LE(r.entries[r.ranking[i - 1]].results.times.pipelined_us,
                   r.entries[r.ranking[i]].results.times.pipelined_us);
     }
-    // The best configuration run alone, as its reproduce flags would.
-    RunConfig alone = small_shape(*b1());
-    alone.base_m = best.job.cfg.base_m;
-    alone.base_n = best.job.cfg.base_n;
-    alone.knobs["chunk_tiles"] = effective_knobs(best.job.cfg).at("chunk_tiles");
-    alone.compute_blocks = best.job.cfg.compute_blocks;
-    alone.comm_blocks = best.job.cfg.comm_blocks;
-    validate_run_config(alone, buffer_limits_of(*b1()));
-    EXPECT_EQ(run_program(alone, *b1()).results.times.pipelined_us, best.results.times.pipelined_us);
+    // The best configuration run alone from its "Run it" flags, as the command line reads them.
+    const std::string flags = reproduce_flags(best.job.run, *b1());
+    std::vector<std::string> args = {"tandem"};
+    std::istringstream words(flags);
+    for (std::string w; words >> w;) args.push_back(w);
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    const CommandLine alone = parse_command_line(static_cast<int>(argv.size()), argv.data());
+    const ResolvedRun again = resolve_run(alone.run, *b1());
+    EXPECT_EQ(again.request.base_m, best.job.run.request.base_m) << flags;
+    EXPECT_EQ(again.effective_knobs(), best.job.run.effective_knobs()) << flags;
+    EXPECT_EQ(run_program(again, *b1()).results.times.pipelined_us, best.results.times.pipelined_us) << flags;
 
     const std::string report = format_tune_report(r, false);
     EXPECT_NE(report.find("Default:"), std::string::npos) << report;
@@ -95,21 +97,21 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
 }
 
 TEST(Tune, GridHoldsOnlyValidConfigsAndStaysBounded) {
-    const RunConfig ref = small_shape(*b1());
+    const ResolvedRun ref = small_shape(*b1());
     const TuneResult r = run_tune(ref, b1(), pool(2));
     EXPECT_LE(r.entries.size(), static_cast<std::size_t>(kMaxTuneConfigs));
     std::set<std::pair<int, int>> tiles;
     std::set<std::tuple<int, int, int, int, int>> keys;
     for (const SweepEntry& e : r.entries) {
-        EXPECT_TRUE(valid(e.job.cfg, *b1())) << e.job.origin;
-        EXPECT_TRUE(e.job.cfg.timing_only);
-        const int tiles_per_source = e.job.cfg.m / e.job.cfg.ranks / e.job.cfg.base_m * (e.job.cfg.k / e.job.cfg.base_n);
-        const int chunk_tiles = effective_knobs(e.job.cfg).at("chunk_tiles");
+        const RunRequest& c = e.job.run.request;
+        EXPECT_TRUE(valid(c, *b1())) << e.job.origin;
+        EXPECT_TRUE(c.timing_only);
+        const int tiles_per_source = c.m / c.ranks / c.base_m * (c.k / c.base_n);
+        const int chunk_tiles = e.job.run.effective_knobs().at("chunk_tiles");
         EXPECT_GE(chunk_tiles, 1);
         EXPECT_LE(chunk_tiles, tiles_per_source) << e.job.origin;
-        tiles.insert({e.job.cfg.base_m, e.job.cfg.base_n});
-        EXPECT_TRUE(keys.insert({e.job.cfg.base_m, e.job.cfg.base_n, chunk_tiles, *e.job.cfg.compute_blocks,
-                                 *e.job.cfg.comm_blocks})
+        tiles.insert({c.base_m, c.base_n});
+        EXPECT_TRUE(keys.insert({c.base_m, c.base_n, chunk_tiles, *c.compute_blocks, *c.comm_blocks})
                         .second)
             << "run twice: " << e.job.origin;
     }
@@ -117,7 +119,7 @@ TEST(Tune, GridHoldsOnlyValidConfigsAndStaysBounded) {
     std::set<std::pair<int, int>> expected;
     for (int bm : tune_base_m_values()) {
         for (int bn : tune_base_n_values()) {
-            RunConfig c = ref;
+            RunRequest c = ref.request;
             c.base_m = bm;
             c.base_n = bn;
             if (valid(c, *b1())) expected.insert({bm, bn});
@@ -132,22 +134,23 @@ TEST(Tune, SmallerBuffersShrinkTheGrid) {
     // A profile whose L0C holds 64 KiB: only tiles with base-m x base-n <= 16384 fit.
     Profile p = *b1();
     p.chip.l0c_bytes = 64 * 1024;
-    const RunConfig ref = small_shape(p, 64, 128);
-    const std::vector<RunConfig> a = tune_stage_a(ref, p);
+    const ResolvedRun ref = small_shape(p, 64, 128);
+    const std::vector<ResolvedRun> a = tune_stage_a(ref, p);
     ASSERT_FALSE(a.empty());
     std::set<std::pair<int, int>> tiles;
-    for (const RunConfig& c : a) {
+    for (const ResolvedRun& run : a) {
+        const RunRequest& c = run.request;
         EXPECT_TRUE(valid(c, p));
         EXPECT_LE(std::int64_t{c.base_m} * c.base_n * 4, p.chip.l0c_bytes) << c.base_m << "x" << c.base_n;
         tiles.insert({c.base_m, c.base_n});
     }
     // 128x256 and up overflow the smaller L0C; base-n 512 overflows L0B (64 KiB) anyway.
     EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{{64, 128}, {64, 256}, {128, 128}}));
-    for (const RunConfig& c : tune_stage_b(a.back(), ref, p, a)) EXPECT_TRUE(valid(c, p));
+    for (const ResolvedRun& c : tune_stage_b(a.back(), ref, p, a)) EXPECT_TRUE(valid(c.request, p));
 }
 
 TEST(Tune, BlockSplitsAroundTheCoreCounts) {
-    const RunConfig ref = small_shape(*b1());
+    const ResolvedRun ref = small_shape(*b1());
     const auto splits = tune_block_splits(ref, *b1());
     const int aic = b1()->chip.aic_cores;
     const int aiv = b1()->chip.aiv_cores;
@@ -170,13 +173,14 @@ TEST(Tune, TiesAreBrokenByTheParametersAndPoolSizeChangesNothing) {
         entries[i].has_results = true;
         entries[i].status = SweepStatus::Ok;
         entries[i].results.times.pipelined_us = 100.0;
-        entries[i].job.cfg.base_m = base_m[i];
-        entries[i].job.cfg.compute_blocks = 24;
-        entries[i].job.cfg.comm_blocks = comm[i];
+        RunRequest c = small_shape(*b1()).request;
+        c.base_m = base_m[i];
+        c.comm_blocks = comm[i];
+        entries[i].job.run = resolve_run(c, *b1());
     }
     EXPECT_EQ(rank_tune_entries(entries), (std::vector<std::size_t>{2, 1, 0}));
 
-    const RunConfig ref = small_shape(*b1());
+    const ResolvedRun ref = small_shape(*b1());
     const TuneResult one = run_tune(ref, b1(), pool(1));
     const TuneResult two = run_tune(ref, b1(), pool(2));
     EXPECT_EQ(one.ranking, two.ranking);
@@ -188,17 +192,18 @@ TEST(Tune, CommandWritesEveryConfigTried) {
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("tandem_tune_test_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
-    RunConfig cli;
+    RunRequest cli;
     cli.ranks = 2;
     cli.m = 1024;
     cli.k = 512;
     cli.n = 512;
-    cli.tune = true;
-    cli.quiet = true;
-    cli.sweep_out = (dir / "t").string();
-    cli.jobs = 2;
+    BatchOptions batch;
+    batch.tune = true;
+    batch.quiet = true;
+    batch.out_prefix = (dir / "t").string();
+    batch.jobs = 2;
     std::ostringstream out, err;
-    const CommandOutcome r = run_tune_command(cli, out, err, nullptr, false);
+    const CommandOutcome r = run_tune_command(cli, batch, out, err, nullptr, false);
     EXPECT_EQ(r.exit_code, 0) << err.str();
     EXPECT_NE(out.str().find("Speedup:"), std::string::npos) << out.str();
     EXPECT_NE(out.str().find("Run it:"), std::string::npos) << out.str();

@@ -33,23 +33,24 @@ int push_rows(const OpParams& p) {
 void validate(const OpParams& p, const BufferLimits& lim) {
     check_gemm_tile(p, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
     if (p.out_dtype != DType::F32 && p.out_dtype != p.dtype) {
-        fail_check(fmt::format("--out-dtype {}: the output is fp32 or the input dtype ({})", dtype_name(p.out_dtype),
-                               dtype_name(p.dtype)));
+        throw ParamError({{kParamOutDtype, dtype_name(p.out_dtype)}},
+                         fmt::format("the output is fp32 or the input dtype ({})", dtype_name(p.dtype)));
     }
     // Rank r's rows land at r*M/n and its column blocks at c*N/n of every output: a block padded
     // to whole tiles would overwrite its neighbour's, so M and N are whole tiles per rank (K is padded).
     const std::int64_t m_step = std::int64_t{p.ranks} * p.base_m;
     const std::int64_t n_step = std::int64_t{p.ranks} * p.base_n;
-    check_positive("--gm", "M", p.m, m_step, "n*base-m");
-    check_multiple("--gm", "M", p.m, m_step, "n*base-m", "each rank's rows of A are whole base-m tiles");
-    check_positive("--gn", "N", p.n, n_step, "n*base-n");
-    check_multiple("--gn", "N", p.n, n_step, "n*base-n", "each rank's column block of C is whole base-n tiles");
-    check_positive("--gk", "K", p.k, p.base_n, "base-n");
+    check_positive(kParamM, p.m, m_step, "n*base-m");
+    check_multiple(kParamM, p.m, m_step, "n*base-m", "each rank's rows of A are whole base-m tiles");
+    check_positive(kParamN, p.n, n_step, "n*base-n");
+    check_multiple(kParamN, p.n, n_step, "n*base-n", "each rank's column block of C is whole base-n tiles");
+    check_positive(kParamK, p.k, p.base_n, "base-n");
     if (p.comm_blocks > lim.aiv_cores) {
         // Block 0 waits for every block's arrival: the blocks must all be on cores at once.
-        fail_check(fmt::format("--comm-blocks {}: the push kernel's blocks must all be resident ({} AIV cores on {}); "
-                               "nearest valid: {}",
-                               p.comm_blocks, lim.aiv_cores, lim.profile_name, lim.aiv_cores));
+        throw ParamError({{kParamCommBlocks, p.comm_blocks}},
+                         fmt::format("the push kernel's blocks must all be resident ({} AIV cores on {})", lim.aiv_cores,
+                                     lim.profile_name),
+                         {{kParamCommBlocks, lim.aiv_cores}});
     }
 }
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "host/params/param_schema.hpp"
+#include "host/params/param_values.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -24,51 +26,37 @@ std::size_t parse_index(const std::string& token, const char* what) {
     return v;
 }
 
+// The identity as the wire carries it: every parameter of the run under its results JSON key
+// (the same values the results JSON gives them), and the op's facts.
 nlohmann::json identity_to_wire(const RunIdentity& id) {
-    return {{"op", id.op},
-            {"title", id.title},
-            {"variant", id.variant},
-            {"schedule", id.schedule},
-            {"dtype", id.dtype},
-            {"out_dtype", id.out_dtype},
-            {"bias", id.bias},
-            {"comm_kind", id.comm_kind},
-            {"comm_payload_bytes", id.comm_payload_bytes},
-            {"soc", id.soc},
-            {"ranks", id.ranks},
-            {"m", id.m},
-            {"k", id.k},
-            {"n", id.n},
-            {"base_m", id.base_m},
-            {"base_n", id.base_n},
-            {"compute_blocks", id.compute_blocks},
-            {"comm_blocks", id.comm_blocks},
-            {"comm_mode", id.comm_mode},
-            {"data_mode", id.data_mode}};
+    nlohmann::json run = nlohmann::json::object();
+    for (const ParamDesc& p : param_schema()) {
+        if (p.scope == ParamScope::Run && !p.json_key.empty()) run[p.json_key] = param_json(id.run, p.id);
+    }
+    nlohmann::json j = {{"run", run},
+                        {"knobs", id.run.knobs},
+                        {"title", id.title},
+                        {"comm_kind", id.comm_kind},
+                        {"comm_payload_bytes", id.comm_payload_bytes}};
+    if (id.seed_format) {
+        j["seed_format"] = {id.seed_format->run_label, id.seed_format->bandwidth_label, id.seed_format->input_files};
+    }
+    return j;
 }
 
 RunIdentity identity_from_wire(const nlohmann::json& j) {
     RunIdentity id;
-    j.at("op").get_to(id.op);
+    for (const ParamDesc& p : param_schema()) {
+        if (p.scope == ParamScope::Run && !p.json_key.empty()) set_param_from_json(id.run, p.id, j.at("run").at(p.json_key));
+    }
+    j.at("knobs").get_to(id.run.knobs);
     j.at("title").get_to(id.title);
-    j.at("variant").get_to(id.variant);
-    j.at("schedule").get_to(id.schedule);
-    j.at("dtype").get_to(id.dtype);
-    j.at("out_dtype").get_to(id.out_dtype);
-    j.at("bias").get_to(id.bias);
     j.at("comm_kind").get_to(id.comm_kind);
     j.at("comm_payload_bytes").get_to(id.comm_payload_bytes);
-    j.at("soc").get_to(id.soc);
-    j.at("ranks").get_to(id.ranks);
-    j.at("m").get_to(id.m);
-    j.at("k").get_to(id.k);
-    j.at("n").get_to(id.n);
-    j.at("base_m").get_to(id.base_m);
-    j.at("base_n").get_to(id.base_n);
-    j.at("compute_blocks").get_to(id.compute_blocks);
-    j.at("comm_blocks").get_to(id.comm_blocks);
-    j.at("comm_mode").get_to(id.comm_mode);
-    j.at("data_mode").get_to(id.data_mode);
+    if (j.contains("seed_format")) {
+        const nlohmann::json& f = j.at("seed_format");
+        id.seed_format = kernels::SeedFormat{f.at(0).get<std::string>(), f.at(1).get<std::string>(), f.at(2).get<bool>()};
+    }
     return id;
 }
 
@@ -142,7 +130,11 @@ DecodedResult decode_sweep_result(const std::string& bytes) {
         d.entry.has_results = j.at("has_results").get<bool>();
         if (d.entry.has_results) {
             RunResults& r = d.entry.results;
-            r.id = identity_from_wire(j.at("id"));
+            try {
+                r.id = identity_from_wire(j.at("id"));
+            } catch (const tandem::SimError& e) {  // a parameter's value that does not parse
+                malformed("result", e.what());
+            }
             const nlohmann::json& t = j.at("times");
             r.times = ViewTimes{t.at(0).get<double>(), t.at(1).get<double>(), t.at(2).get<double>(), t.at(3).get<double>()};
             r.verification = verification_from_name(j.at("verification").get<std::string>());

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "host/batch/sweep.hpp"
+#include "host/batch/sweep_entry.hpp"
+#include "host/batch/sweep_plan.hpp"
 
 namespace tandem::host {
 

@@ -11,7 +11,11 @@
 #include <fmt/format.h>
 
 #include "host/run/program.hpp"
-#include "host/cli/options.hpp"
+#include "host/batch/profile_cache.hpp"
+#include "host/batch/sweep_outputs.hpp"
+#include "host/params/param_schema.hpp"
+#include "host/params/param_values.hpp"
+#include "host/params/param_words.hpp"
 #include "host/batch/sweep_peers.hpp"
 #include "host/batch/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
@@ -22,77 +26,86 @@ namespace {
 // What tells two configurations of one shape apart, in tie-break order.
 using TuneKey = std::tuple<std::string, std::string, int, int, std::vector<std::pair<std::string, int>>, int, int>;
 
-TuneKey key_of(const RunConfig& c) {
-    const std::map<std::string, int> knobs = effective_knobs(c);
-    return {c.variant, c.schedule, c.base_m, c.base_n, {knobs.begin(), knobs.end()}, c.compute_blocks.value_or(0),
-            c.comm_blocks.value_or(0)};
+TuneKey key_of(const ResolvedRun& c) {
+    const RunRequest& r = c.request;
+    const std::map<std::string, int> knobs = c.effective_knobs();
+    return {r.variant, r.schedule, r.base_m, r.base_n, {knobs.begin(), knobs.end()}, r.compute_blocks.value_or(0),
+            r.comm_blocks.value_or(0)};
 }
 
-bool is_valid(const RunConfig& c, const Profile& p) {
+// The configuration `r` resolved, or nothing when the facade refuses it.
+std::optional<ResolvedRun> resolved(const RunRequest& r, const Profile& p) {
     try {
-        validate_run_config(c, buffer_limits_of(p));
-        return true;
+        return resolve_run(r, p);
     } catch (const tandem::SimError&) {
-        return false;
+        return std::nullopt;
     }
 }
 
 void add_unique(std::vector<int>& v, int x) {
-    if (x >= 1 && x <= kMaxBlocks && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+    const IntRange blocks = *param_desc(Param::ComputeBlocks).range;
+    if (x >= blocks.lo && x <= blocks.hi && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
-std::string flag_of(const std::string& knob) {
-    std::string flag = "--" + knob;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    return flag;
-}
-
-// "chunk 4 tiles (rule)" for the seed's chunk size, "k_per_flag 2" otherwise.
-std::string knobs_text(const RunConfig& c) {
+// ", chunk_tiles 4 (default)": the knobs as used, "(default)" where the variant's rule chose it.
+std::string knobs_text(const ResolvedRun& c) {
     std::string out;
-    for (const auto& [name, value] : effective_knobs(c)) {
-        const bool given = c.knobs.count(name) > 0;
-        if (name == "chunk_tiles") {
-            out += fmt::format(", chunk {} tile{}{}", value, value == 1 ? "" : "s", given ? "" : " (rule)");
-        } else {
-            out += fmt::format(", {} {}{}", name, value, given ? "" : " (default)");
-        }
+    for (const auto& [name, value] : c.effective_knobs()) {
+        out += fmt::format(", {} {}{}", name, value, c.request.knobs.count(name) > 0 ? "" : " (default)");
     }
     return out;
 }
 
-std::string config_text(const RunConfig& c) {
-    const std::string variant = variant_of(c).name == op_of(c).variants.front().name && op_of(c).variants.size() == 1
-                                    ? std::string()
-                                    : fmt::format("{} {}, ", c.variant, c.schedule);
-    return fmt::format("{}tile {}x{}{}, blocks {}/{} (compute/comm)", variant, c.base_m, c.base_n, knobs_text(c),
-                       c.compute_blocks.value_or(0), c.comm_blocks.value_or(0));
-}
-
-std::string reproduce_flags(const RunConfig& c) {
-    const std::string profile = c.profile_file.empty() ? "-v " + c.soc : "--profile " + c.profile_file;
-    std::string op;
-    if (c.op != "allgather_gemm") op = fmt::format("--op {} --variant {} --schedule {} ", c.op, c.variant, c.schedule);
-    std::string knobs;
-    for (const auto& [name, value] : effective_knobs(c)) knobs += fmt::format(" {} {}", flag_of(name), value);
-    return fmt::format("{}{} -n {} --gm {} --gk {} --gn {} --base-m {} --base-n {}{} --compute-blocks {} --comm-blocks {} "
-                       "--comm-mode {} --timing-only",
-                       op, profile, c.ranks, c.m, c.k, c.n, c.base_m, c.base_n, knobs, c.compute_blocks.value_or(0),
-                       c.comm_blocks.value_or(0), comm_mode_name(c.comm_mode));
+std::string config_text(const ResolvedRun& c) {
+    const RunRequest& r = c.request;
+    const bool only_variant = c.op->variants.size() == 1;
+    const std::string variant = only_variant ? std::string() : fmt::format("{} {}, ", r.variant, r.schedule);
+    return fmt::format("{}tile {}x{}{}, blocks {}/{} (compute/comm)", variant, r.base_m, r.base_n, knobs_text(c),
+                       r.compute_blocks.value_or(0), r.comm_blocks.value_or(0));
 }
 
 // The configurations of one variant and schedule at one tile: the default knobs, then each knob
 // at each of its tune values (one knob at a time).
-std::vector<RunConfig> knob_configs(const RunConfig& tile) {
-    std::vector<RunConfig> out = {tile};
-    for (const kernels::KnobDesc& k : variant_of(tile).knobs) {
+std::vector<RunRequest> knob_configs(const RunRequest& tile, const kernels::VariantDesc& v) {
+    std::vector<RunRequest> out = {tile};
+    for (const kernels::KnobDesc& k : v.knobs) {
         for (int value : k.tune_values) {
-            RunConfig c = tile;
+            RunRequest c = tile;
             c.knobs[k.name] = value;
             out.push_back(c);
         }
     }
     return out;
+}
+
+// The request that runs exactly as `c` without parameter `p` given: the schema's default, or
+// unset where the run resolves it.
+RunRequest without(const RunRequest& c, Param p) {
+    RunRequest r = c;
+    if (const std::optional<std::string> fallback = param_text(RunRequest{}, p)) {
+        set_param(r, p, *fallback);
+        return r;
+    }
+    switch (p) {
+        case Param::Variant: r.variant.clear(); break;
+        case Param::Schedule: r.schedule.clear(); break;
+        case Param::OutDtype: r.out_dtype.reset(); break;
+        case Param::CommMode: r.comm_mode.clear(); break;
+        default: break;
+    }
+    return r;
+}
+
+// Whether running `r` again needs parameter `p`'s flag: always for the shape, the tiles and the
+// blocks (what a configuration is); for the others, when the run would resolve differently
+// without it (another op's variant does not resolve on the default op: the flag is needed).
+bool needs_flag(const RunRequest& r, const ParamDesc& p, const Profile& profile) {
+    if (p.type == ParamType::Int) return true;
+    try {
+        return param_text(with_defaults(without(r, p.id), profile), p.id) != param_text(r, p.id);
+    } catch (const tandem::SimError&) {
+        return true;
+    }
 }
 
 }  // namespace
@@ -107,45 +120,59 @@ const std::vector<int>& tune_base_n_values() {
     return v;
 }
 
-std::map<std::string, int> effective_knobs(const RunConfig& cfg) {
-    const kernels::VariantDesc& v = variant_of(cfg);
-    if (!v.effective_knobs) return {};
-    return v.effective_knobs(op_params_of(cfg));
+std::string reproduce_flags(const ResolvedRun& c, const Profile& profile) {
+    const RunRequest& r = c.request;
+    std::vector<std::string> flags;
+    flags.push_back(r.profile_file.empty() ? "-v " + r.soc : "--profile " + r.profile_file);
+    for (const ParamDesc& p : param_schema()) {
+        if (p.scope != ParamScope::Run || p.cli_flag.empty() || p.id == Param::Soc || p.id == Param::ProfileFile) continue;
+        const std::optional<std::string> value = param_text(r, p.id);
+        if (!value) continue;
+        const std::string flag = param_name_in(p.name, Dialect::Cli);
+        if (p.type == ParamType::Flag) {
+            if (*value == "true") flags.push_back(flag);
+        } else if (needs_flag(r, p, profile)) {
+            flags.push_back(fmt::format("{} {}", flag, *value));
+        }
+    }
+    for (const auto& [name, value] : c.effective_knobs()) flags.push_back(fmt::format("{} {}", knob_flag(name), value));
+    return fmt::format("{}", fmt::join(flags, " "));
 }
 
-std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile, bool search_variants,
-                                    bool search_schedules) {
-    std::vector<RunConfig> out = {ref};
+std::vector<ResolvedRun> tune_stage_a(const ResolvedRun& ref, const Profile& profile, bool search_variants,
+                                      bool search_schedules) {
+    std::vector<ResolvedRun> out = {ref};
     std::set<TuneKey> seen = {key_of(ref)};
+    const RunRequest& rr = ref.request;
     // The variants and schedules searched, ref's first.
-    std::vector<RunConfig> bases = {ref};
-    const kernels::OpDesc& op = op_of(ref);
-    for (const kernels::VariantDesc& v : op.variants) {
-        if (!search_variants && v.name != ref.variant) continue;
+    std::vector<RunRequest> bases = {rr};
+    for (const kernels::VariantDesc& v : ref.op->variants) {
+        if (!search_variants && v.name != rr.variant) continue;
         for (const std::string& schedule : v.schedules) {
-            if (!search_schedules && v.name == ref.variant && schedule != ref.schedule) continue;
-            if (!search_schedules && v.name != ref.variant && schedule != v.schedules.front()) continue;
-            if (v.name == ref.variant && schedule == ref.schedule) continue;
-            RunConfig b = ref;
+            if (!search_schedules && v.name == rr.variant && schedule != rr.schedule) continue;
+            if (!search_schedules && v.name != rr.variant && schedule != v.schedules.front()) continue;
+            if (v.name == rr.variant && schedule == rr.schedule) continue;
+            RunRequest b = rr;
             b.variant = v.name;
             b.schedule = schedule;
             b.knobs.clear();
-            if (std::find(v.out_dtypes.begin(), v.out_dtypes.end(), parse_dtype("--out-dtype", ref.out_dtype)) ==
-                v.out_dtypes.end())
-                b.out_dtype = dtype_name(v.out_dtypes.front());
+            if (std::find(v.out_dtypes.begin(), v.out_dtypes.end(), *rr.out_dtype) == v.out_dtypes.end())
+                b.out_dtype = v.out_dtypes.front();
             bases.push_back(b);
         }
     }
-    for (const RunConfig& base : bases) {
+    for (const RunRequest& base : bases) {
         for (int bm : tune_base_m_values()) {
             for (int bn : tune_base_n_values()) {
-                RunConfig tile = base;
+                RunRequest tile = base;
                 tile.base_m = bm;
                 tile.base_n = bn;
                 tile.knobs.clear();  // the default (rule) first; ref's own values are entry 0
-                if (!is_valid(tile, profile)) continue;  // the shape or the buffers rule this tile out
-                for (const RunConfig& c : knob_configs(tile)) {
-                    if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+                const std::optional<ResolvedRun> at_tile = resolved(tile, profile);
+                if (!at_tile) continue;  // the shape or the buffers rule this tile out
+                for (const RunRequest& c : knob_configs(tile, *at_tile->variant)) {
+                    std::optional<ResolvedRun> run = resolved(c, profile);
+                    if (run && seen.insert(key_of(*run)).second) out.push_back(std::move(*run));
                 }
             }
         }
@@ -153,16 +180,16 @@ std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile
     return out;
 }
 
-std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const Profile& profile) {
+std::vector<std::pair<int, int>> tune_block_splits(const ResolvedRun& ref, const Profile& profile) {
     const int aic = profile.chip.aic_cores;
     const int aiv = profile.chip.aiv_cores;
     std::vector<int> compute;
     for (int v : {aic / 2, 3 * aic / 4, aic}) add_unique(compute, std::max(1, v));
-    add_unique(compute, ref.compute_blocks.value_or(aic));
+    add_unique(compute, ref.request.compute_blocks.value_or(aic));
     std::vector<int> comm;
-    if (op_of(ref).communicates()) {
+    if (ref.op->communicates()) {
         for (int v : {aic / 4, aic / 2, aic, aiv}) add_unique(comm, std::max(1, v));
-        add_unique(comm, ref.comm_blocks.value_or(aiv));
+        add_unique(comm, ref.request.comm_blocks.value_or(aiv));
     } else {
         comm = {0};  // no communication kernel: only the compute blocks vary
     }
@@ -175,16 +202,17 @@ std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const P
     return splits;
 }
 
-std::vector<RunConfig> tune_stage_b(const RunConfig& base, const RunConfig& ref, const Profile& profile,
-                                    const std::vector<RunConfig>& tried) {
+std::vector<ResolvedRun> tune_stage_b(const ResolvedRun& base, const ResolvedRun& ref, const Profile& profile,
+                                      const std::vector<ResolvedRun>& tried) {
     std::set<TuneKey> seen;
-    for (const RunConfig& c : tried) seen.insert(key_of(c));
-    std::vector<RunConfig> out;
+    for (const ResolvedRun& c : tried) seen.insert(key_of(c));
+    std::vector<ResolvedRun> out;
     for (const auto& [compute, comm] : tune_block_splits(ref, profile)) {
-        RunConfig c = base;
+        RunRequest c = base.request;
         c.compute_blocks = compute;
         c.comm_blocks = comm;
-        if (is_valid(c, profile) && seen.insert(key_of(c)).second) out.push_back(c);
+        std::optional<ResolvedRun> run = resolved(c, profile);
+        if (run && seen.insert(key_of(*run)).second) out.push_back(std::move(*run));
     }
     return out;
 }
@@ -198,7 +226,7 @@ std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entrie
         const double ta = entries[a].results.times.pipelined_us;
         const double tb = entries[b].results.times.pipelined_us;
         if (ta != tb) return ta < tb;
-        return key_of(entries[a].job.cfg) < key_of(entries[b].job.cfg);
+        return key_of(entries[a].job.run) < key_of(entries[b].job.run);
     });
     return idx;
 }
@@ -227,21 +255,24 @@ std::optional<std::vector<std::size_t>> share_best_of_stage_a(SweepPeers& peers,
 
 }  // namespace
 
-TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
+TuneResult run_tune(const ResolvedRun& ref_in, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
                     bool search_variants, bool search_schedules) {
-    RunConfig ref = ref_in;
-    ref.timing_only = true;
-    ref.quiet = true;
-    std::vector<RunConfig> stage_a = tune_stage_a(ref, *profile, search_variants, search_schedules);
+    ResolvedRun ref = ref_in;
+    if (!ref.request.timing_only) {  // tuning compares times only
+        RunRequest timing = ref.request;
+        timing.timing_only = true;
+        ref = resolve_run(timing, *profile);
+    }
+    std::vector<ResolvedRun> stage_a = tune_stage_a(ref, *profile, search_variants, search_schedules);
     const int splits = static_cast<int>(tune_block_splits(ref, *profile).size());
 
     TuneResult result;
     // Many variants: keep each variant's default tile and knobs so that stage B still fits.
     const int stage_b_max = kTuneStageBTop * (splits - 1);
     if (static_cast<int>(stage_a.size()) + stage_b_max > kMaxTuneConfigs) {
-        std::vector<RunConfig> reduced;
-        for (const RunConfig& c : stage_a) {
-            const bool default_tile = c.base_m == ref.base_m && c.base_n == ref.base_n;
+        std::vector<ResolvedRun> reduced;
+        for (const ResolvedRun& c : stage_a) {
+            const bool default_tile = c.request.base_m == ref.request.base_m && c.request.base_n == ref.request.base_n;
             if (reduced.empty() || default_tile) reduced.push_back(c);
         }
         if (static_cast<int>(reduced.size()) + stage_b_max > kMaxTuneConfigs)
@@ -251,17 +282,17 @@ TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile
     }
     result.tiles_in_grid = static_cast<int>(tune_base_m_values().size() * tune_base_n_values().size());
     std::set<std::pair<int, int>> tiles;
-    for (std::size_t i = 1; i < stage_a.size(); ++i) tiles.insert({stage_a[i].base_m, stage_a[i].base_n});
+    for (std::size_t i = 1; i < stage_a.size(); ++i) tiles.insert({stage_a[i].request.base_m, stage_a[i].request.base_n});
     result.tiles_tried = static_cast<int>(tiles.size());
 
     int number = 0;
-    auto jobs_of = [&](const std::vector<RunConfig>& cfgs) {
+    auto jobs_of = [&](const std::vector<ResolvedRun>& configs) {
         std::vector<SweepJob> jobs;
-        for (const RunConfig& c : cfgs) {
+        for (const ResolvedRun& c : configs) {
             SweepJob j;
             j.line = ++number;
             j.origin = fmt::format("tune config {} ({})", j.line, config_text(c));
-            j.cfg = c;
+            j.run = c;
             j.profile = profile;
             jobs.push_back(std::move(j));
         }
@@ -295,14 +326,14 @@ TuneResult run_tune(const RunConfig& ref_in, const std::shared_ptr<const Profile
     if (best_of_a) {
         const std::vector<SweepEntry> after_a = runner.entries();
         const std::vector<std::size_t>& ranked = *best_of_a;
-        std::vector<RunConfig> tried = stage_a;
-        std::vector<RunConfig> stage_b;
+        std::vector<ResolvedRun> tried = stage_a;
+        std::vector<ResolvedRun> stage_b;
         for (std::size_t r = 0; r < ranked.size() && r < static_cast<std::size_t>(kTuneStageBTop); ++r) {
             if (ranked[r] >= after_a.size()) {
                 throw tandem::SimError(fmt::format("--tune over MPI: rank 0 named configuration {} of {}", ranked[r],
                                                    after_a.size()));
             }
-            std::vector<RunConfig> more = tune_stage_b(after_a[ranked[r]].job.cfg, ref, *profile, tried);
+            std::vector<ResolvedRun> more = tune_stage_b(after_a[ranked[r]].job.run, ref, *profile, tried);
             tried.insert(tried.end(), more.begin(), more.end());
             stage_b.insert(stage_b.end(), more.begin(), more.end());
         }
@@ -328,13 +359,14 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     std::string out;
     if (r.entries.empty()) return out;
     const SweepEntry& ref = r.entries[r.reference];
-    const RunConfig& rc = ref.job.cfg;
+    const ResolvedRun& rc = ref.job.run;
+    const RunRequest& rr = rc.request;
     const int ran = static_cast<int>(r.ranking.size());
     if (!brief) {
         out += fmt::format("[INFO] Tune: {}{} ranks x {}, M={} K={} N={}, comm mode {}, timing-only: {} configurations "
                            "run in {:.1f} s ({} of the {} base tiles fit the shape and the buffers)\n",
-                           rc.op == "allgather_gemm" ? std::string() : rc.op + ", ", rc.ranks, ref.job.profile->name,
-                           rc.m, rc.k, rc.n, comm_mode_name(rc.comm_mode), ran, r.elapsed_s, r.tiles_tried,
+                           rr.op == default_op_name() ? std::string() : rr.op + ", ", rr.ranks, ref.job.profile->name,
+                           rr.m, rr.k, rr.n, rr.comm_mode, ran, r.elapsed_s, r.tiles_tried,
                            r.tiles_in_grid);
         if (r.grid_reduced) {
             out += fmt::format("[INFO] The full grid passes the bound of {} runs: each variant was tried at the default "
@@ -352,7 +384,7 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     }
     if (r.ranking.empty()) return out;
     const SweepEntry& best = r.entries[r.ranking.front()];
-    line(r.interrupted ? "Best yet" : "Best", fmt::format("{}: pipelined {:.3f} us (config {})", config_text(best.job.cfg),
+    line(r.interrupted ? "Best yet" : "Best", fmt::format("{}: pipelined {:.3f} us (config {})", config_text(best.job.run),
                              best.results.times.pipelined_us, best.job.line));
     if (ref.has_results) {
         const double t0 = ref.results.times.pipelined_us;
@@ -360,7 +392,7 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
         line("Speedup", fmt::format("{:.3f}x vs the default (saves {:.3f} us, {:.1f}%)", t1 > 0 ? t0 / t1 : 0.0, t0 - t1,
                                     t0 > 0 ? (t0 - t1) / t0 * 100.0 : 0.0));
     }
-    line("Run it", reproduce_flags(best.job.cfg));
+    line("Run it", reproduce_flags(best.job.run, *best.job.profile));
     if (brief) return out;
     out += "  Top 5:\n";
     out += fmt::format("  {:>4} {:>6} {:>14} {:>8} {:>9} {:>6} {:>6} {:>7} {:>5}  {}\n", "rank", "config",
@@ -368,12 +400,12 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     for (std::size_t i = 0; i < r.ranking.size() && i < 5; ++i) {
         const SweepEntry& e = r.entries[r.ranking[i]];
         const RunMetrics m = compute_metrics(e.results.id, e.results.times);
-        std::string knobs = fmt::format("{} {}", e.job.cfg.variant, e.job.cfg.schedule);
-        for (const auto& [name, value] : effective_knobs(e.job.cfg)) knobs += fmt::format(", {}={}", name, value);
+        const RunRequest& c = e.job.run.request;
+        std::string knobs = fmt::format("{} {}", c.variant, c.schedule);
+        for (const auto& [name, value] : e.job.run.effective_knobs()) knobs += fmt::format(", {}={}", name, value);
         out += fmt::format("  {:>4} {:>6} {:>14.3f} {:>8.2f} {:>9.1f} {:>6} {:>6} {:>7} {:>5}  {}{}\n", i + 1,
                            e.job.line, e.results.times.pipelined_us, m.tflops_per_rank, m.overlap_eff_pct,
-                           e.job.cfg.base_m, e.job.cfg.base_n, e.job.cfg.compute_blocks.value_or(0),
-                           e.job.cfg.comm_blocks.value_or(0), knobs, r.ranking[i] == r.reference ? "  (default)" : "");
+                           c.base_m, c.base_n, c.compute_blocks.value_or(0), c.comm_blocks.value_or(0), knobs, r.ranking[i] == r.reference ? "  (default)" : "");
     }
     return out;
 }
@@ -381,32 +413,32 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
 namespace {
 
 struct TuneSetup {
-    RunConfig ref;
+    ResolvedRun ref;
     std::shared_ptr<const Profile> profile;
 };
 
-TuneSetup set_up_tune(const RunConfig& cli, ProfileCache& profiles) {
-    TuneSetup t{cli, nullptr};
-    t.ref.timing_only = true;  // tuning compares times only
-    t.ref.quiet = true;
-    t.ref.tune = false;
-    t.profile = profiles.of(t.ref);
-    apply_profile_defaults(t.ref, *t.profile);
-    validate_run_config(t.ref, buffer_limits_of(*t.profile));  // the default configuration must be valid itself
+// The default configuration (the command line's, timing-only): it must be valid itself.
+TuneSetup set_up_tune(const RunRequest& request, ProfileCache& profiles) {
+    RunRequest ref = request;
+    ref.timing_only = true;  // tuning compares times only
+    TuneSetup t;
+    t.profile = profiles.of(ref);
+    t.ref = resolve_run(ref, *t.profile);
     return t;
 }
 
 // Another rank of a tune over MPI: run the configurations rank 0 hands out, print nothing.
-CommandOutcome run_tune_for_rank0(const RunConfig& cli, std::ostream& err, SweepPeers& peers) {
+CommandOutcome run_tune_for_rank0(const RunRequest& request, const BatchOptions& batch, std::ostream& err,
+                                  SweepPeers& peers) {
     if (!decode_sweep_start(peers.broadcast(std::string())).ok) return CommandOutcome{2, false};  // rank 0 says why
     try {
         ProfileCache profiles;
-        const TuneSetup t = set_up_tune(cli, profiles);
+        const TuneSetup t = set_up_tune(request, profiles);
         SweepOptions opt;
-        opt.jobs = effective_jobs(cli.jobs);
+        opt.jobs = effective_jobs(batch.jobs);
         opt.label = "tune";
         opt.peers = &peers;
-        run_tune(t.ref, t.profile, opt, cli.variant.empty(), cli.schedule.empty());
+        run_tune(t.ref, t.profile, opt, request.variant.empty(), request.schedule.empty());
     } catch (const std::exception& e) {
         err << fmt::format("[ERROR] tune over MPI, rank {} of {}: {}\n", peers.rank(), peers.size(), e.what());
         err.flush();
@@ -417,15 +449,16 @@ CommandOutcome run_tune_for_rank0(const RunConfig& cli, std::ostream& err, Sweep
 
 }  // namespace
 
-CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers) {
+CommandOutcome run_tune_command(const RunRequest& request, const BatchOptions& batch, std::ostream& out,
+                                std::ostream& err, const std::atomic<int>* interrupts, bool err_is_tty,
+                                SweepPeers* peers) {
     if (peers != nullptr && peers->size() <= 1) peers = nullptr;
-    if (peers != nullptr && peers->rank() != 0) return run_tune_for_rank0(cli, err, *peers);
+    if (peers != nullptr && peers->rank() != 0) return run_tune_for_rank0(request, batch, err, *peers);
     ProfileCache profiles;
     TuneSetup t;
-    const std::string prefix = cli.sweep_out.empty() ? std::string("out/tune") : cli.sweep_out;
+    const std::string prefix = batch.out_prefix.empty() ? std::string("out/tune") : batch.out_prefix;
     try {
-        t = set_up_tune(cli, profiles);
+        t = set_up_tune(request, profiles);
         // Over MPI, everything that can refuse the search happens before the others start.
         if (peers != nullptr) prepare_sweep_out(prefix);
     } catch (...) {
@@ -433,11 +466,11 @@ CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::os
         throw;
     }
     if (peers != nullptr) peers->broadcast(encode_sweep_start(SweepStart{true, {}, {}}));
-    SweepOptions options = sweep_options_for(cli, prefix, "tune", err, interrupts, err_is_tty);
+    SweepOptions options = sweep_options_for(batch, prefix, "tune", err, interrupts, err_is_tty);
     options.peers = peers;
     TuneResult r;
     try {
-        r = run_tune(t.ref, t.profile, options, cli.variant.empty(), cli.schedule.empty());
+        r = run_tune(t.ref, t.profile, options, request.variant.empty(), request.schedule.empty());
     } catch (const std::exception& e) {
         if (peers == nullptr) throw;
         // The other ranks wait for configurations: end the job rather than leave them waiting.
@@ -446,7 +479,7 @@ CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::os
         peers->abort(2);
     }
 
-    out << format_tune_report(r, cli.quiet);
+    out << format_tune_report(r, batch.quiet);
     if (!r.rows_by_process.empty()) {
         out << fmt::format("  {:<10}{} MPI processes (configurations by rank: {})\n", "Over:", r.rows_by_process.size(),
                            fmt::join(r.rows_by_process, " "));

@@ -5,7 +5,7 @@
 //
 // The search has two stages, so that it stays bounded (at most kMaxTuneConfigs runs):
 //   A. for each variant and schedule searched, every base tile of {64,128,256} x {128,256,512}
-//      that passes validate_run_config for the shape and the profile's buffers, at the default
+//      that the ops facade accepts for the shape and the profile's buffers, at the default
 //      knobs and then with each knob at each of its tune values (one knob at a time; a value
 //      equal to the default's is run once), at the default block split. For AllGather+GEMM:
 //      every chunk size of {rule, 1,2,4,8,16,32,64} that fits: <= 9 x 8 = 72 runs;
@@ -27,8 +27,11 @@
 #include <utility>
 #include <vector>
 
-#include "host/cli/command_line.hpp"
-#include "host/batch/sweep.hpp"
+#include "host/batch/batch_options.hpp"
+#include "host/batch/sweep_command.hpp"
+#include "host/batch/sweep_entry.hpp"
+#include "host/batch/sweep_runner.hpp"
+#include "host/ops/op_facade.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
@@ -40,21 +43,21 @@ inline constexpr int kTuneStageBTop = 3;  // stage A configurations refined in s
 const std::vector<int>& tune_base_m_values();      // 64, 128, 256
 const std::vector<int>& tune_base_n_values();      // 128, 256, 512
 
-// Stage A: `ref` (validated, defaults resolved) first, then (variant x schedule when searched)
-// x tile x knob values at ref's block split; only configurations that pass validate_run_config,
-// each once.
-std::vector<RunConfig> tune_stage_a(const RunConfig& ref, const Profile& profile, bool search_variants = false,
-                                    bool search_schedules = false);
+// Stage A: `ref` first, then (variant x schedule when searched) x tile x knob values at ref's
+// block split; only configurations the ops facade accepts, each once.
+std::vector<ResolvedRun> tune_stage_a(const ResolvedRun& ref, const Profile& profile, bool search_variants = false,
+                                      bool search_schedules = false);
 
 // The block splits of stage B: (compute blocks, comm blocks), ascending, including ref's.
-std::vector<std::pair<int, int>> tune_block_splits(const RunConfig& ref, const Profile& profile);
+std::vector<std::pair<int, int>> tune_block_splits(const ResolvedRun& ref, const Profile& profile);
 
 // Stage B: `base` at every split of tune_block_splits, except those `tried` already holds.
-std::vector<RunConfig> tune_stage_b(const RunConfig& base, const RunConfig& ref, const Profile& profile,
-                                    const std::vector<RunConfig>& tried);
+std::vector<ResolvedRun> tune_stage_b(const ResolvedRun& base, const ResolvedRun& ref, const Profile& profile,
+                                      const std::vector<ResolvedRun>& tried);
 
-// The knobs a config's variant uses, as used (a default computed by a rule included).
-std::map<std::string, int> effective_knobs(const RunConfig& cfg);
+// The command-line flags that run `c` again: every parameter whose value is not what the run
+// would get without its flag (the shape, tiles and blocks always), then the knobs as used.
+std::string reproduce_flags(const ResolvedRun& c, const Profile& profile);
 
 // Indices of the entries with results (status Ok), best first.
 std::vector<std::size_t> rank_tune_entries(const std::vector<SweepEntry>& entries);
@@ -73,9 +76,9 @@ struct TuneResult {
     std::vector<int> rows_by_process;  // over MPI (rank 0): configurations run, by rank; else empty
 };
 
-// Runs the search for `ref` (validated, defaults resolved; forced timing-only). With
+// Runs the search for `ref` (a timing-only run: tuning compares times only). With
 // options.peers of more than one process, every process calls it with the same arguments.
-TuneResult run_tune(const RunConfig& ref, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
+TuneResult run_tune(const ResolvedRun& ref, const std::shared_ptr<const Profile>& profile, const SweepOptions& options,
                     bool search_variants = false, bool search_schedules = false);
 
 // The printed report: default, best (with the flags that reproduce it), speedup, top 5.
@@ -85,7 +88,10 @@ std::string format_tune_report(const TuneResult& result, bool brief);
 // process (mpirun), the configurations of each stage are spread over them as a sweep's rows are:
 // rank 0 prints the report and writes the files, which are byte-identical to one process's;
 // between the stages it tells the others which configurations stage B refines.
-CommandOutcome run_tune_command(const RunConfig& cli, std::ostream& out, std::ostream& err,
-                                const std::atomic<int>* interrupts, bool err_is_tty, SweepPeers* peers = nullptr);
+// `request` is the command line's run (the shape searched; its variant and schedule are searched
+// when not given); `batch` the command's options (--sweep-out, --jobs, quiet).
+CommandOutcome run_tune_command(const RunRequest& request, const BatchOptions& batch, std::ostream& out,
+                                std::ostream& err, const std::atomic<int>* interrupts, bool err_is_tty,
+                                SweepPeers* peers = nullptr);
 
 }  // namespace tandem::host

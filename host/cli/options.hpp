@@ -1,91 +1,58 @@
 #pragma once
-// The command line of the AllGather+GEMM host program (the seed's run.sh flags plus Tandem's own,
-// README.md "Run an op", `run.sh --help`) and the checks a RunConfig must pass before anything
-// is simulated.
+// The command line of the host program (the seed's run.sh flags plus Tandem's own, `run.sh
+// --help`): every flag is a parameter of the schema (host/params/param_schema.hpp,
+// docs/PARAMETERS.md) or an op's knob, and --help is built from the same table.
 //
-// Two steps, because some limits are only known once the hardware profile is loaded:
-//   RunConfig cfg = parse_run_config(argc, argv);      // syntax: flags, numbers, -r npu
-//   Profile p = ...load the profile named by cfg...;
-//   apply_profile_defaults(cfg, p);                    // block counts default to the core counts
-//   validate_run_config(cfg, buffer_limits_of(p));     // shapes, tiles vs buffers, memory
-// Every failure is one line naming the flag, the value, the constraint and a nearby valid value.
-#include <cstdint>
+//   CommandLine cl = parse_command_line(argc, argv);   // syntax: flags, numbers, -r npu
+//   ResolvedRun run = resolve_run(cl.run, profile);    // the ops facade: defaults, every rule
+//   check_program_options(cl, run);                    // the program's own files and flags
+// A refused run parameter is a kernels::ParamError; cli_message() says it in the command line's
+// words ("--gk 1000: ..."). Every failure is one line naming the flag, the value, the rule and a
+// nearby valid value.
+#include <exception>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "host/cli/command_line.hpp"
-#include "kernels/op_desc.hpp"
-#include "sim/profile.hpp"
+#include "host/ops/op_facade.hpp"
 
 namespace tandem::host {
-
-// Limits that are policy, not hardware (hardware numbers come from the profile).
-inline constexpr int kMinRanks = 1;                 // a cluster of one chip; an op asks for more (OpDesc::min_ranks)
-inline constexpr int kMaxFunctionalRanks = 32;      // functional runs keep every rank's data in host memory
-inline constexpr int kMaxTimingOnlyRanks = 384;     // the largest cluster the timing model is meant for
-inline constexpr int kMaxBlocks = 4096;             // blocks beyond the core count run in waves, as on the device
-inline constexpr int kMaxJobs = 1024;               // --jobs: configurations of a sweep run at once
-inline constexpr std::int64_t kFunctionalHostMemoryLimitBytes = std::int64_t{16} << 30;
-
-// What the kernels' tiles must fit in, taken from the profile so that no hardware number is
-// written here (each op says what its tiles need: kernels/op_desc.hpp).
-using KernelBufferLimits = kernels::BufferLimits;
-
-KernelBufferLimits buffer_limits_of(const tandem::Profile& profile);
 
 // Parses the command line. Throws CLI::Error (a CLI::ParseError) for --help, unknown flags and
 // malformed values: hand it to report_cli_error(). Throws tandem::SimError for `-r npu` and for
 // flags that do not go together with --sweep/--tune (--json, --trace, ...; shape flags with
-// --sweep). Does not print anything and does not check shapes (see validate_run_config).
-RunConfig parse_run_config(int argc, const char* const* argv);
+// --sweep). Does not print anything and does not check the run (the ops facade does).
+// argv[0] names the program in --help.
+CommandLine parse_command_line(int argc, const char* const* argv);
 
-// Fills what was left unset: compute blocks = AIC cores, comm blocks = AIV cores (the published
-// kernels' defaults, 24/48 on 910B1/B2 and 20/40 on 910B3/B4); for a known op, its default
-// variant, the variant's default schedule and output dtype.
-void apply_profile_defaults(RunConfig& cfg, const tandem::Profile& profile);
+// The checks of what the program does around the run: output directories exist, --input-dir and
+// --write-inputs go with a functional run of an op that keeps the seed's files, the trace
+// filters name existing ranks. Throws tandem::SimError in the command line's words.
+void check_program_options(const CommandLine& cl, const ResolvedRun& run);
 
-// The op's part of apply_profile_defaults: default variant, schedule and output dtype of a known
-// op (nothing for an unknown one: validate_run_config names the problem).
-void apply_op_defaults(RunConfig& cfg);
+// An error as the command line says it: a ParamError with its flags ("--gk 1000: ..."), any
+// other exception's message.
+std::string cli_message(const std::exception& e);
 
-// The op and variant a config names (RunConfig::op_desc, else the registry's op of that name; an
-// empty variant is the op's default); throw SimError if
-// unknown.
-const kernels::OpDesc& op_of(const RunConfig& cfg);
-const kernels::VariantDesc& variant_of(const RunConfig& cfg);
-
-// What the op's kernels receive (cfg validated and defaults applied).
-kernels::OpParams op_params_of(const RunConfig& cfg);
-
-// "fp16", "bf16", "fp32" <-> DType; throws SimError naming `flag` for an unknown name.
-DType parse_dtype(const std::string& flag, const std::string& name);
-
-// Checks every constraint on a parsed config (the common shape and tile rules that
-// `run.sh --help` lists, then the variant's own: docs/ops/<op>.md); throws
-// tandem::SimError with a one-line message on the first one that fails.
-// `host_memory_limit_bytes` bounds the host memory of a functional run.
-void validate_run_config(const RunConfig& cfg, const KernelBufferLimits& limits,
-                         std::int64_t host_memory_limit_bytes = kFunctionalHostMemoryLimitBytes);
-
-// Bytes of GM each chip holds for a run (the op's workspace and the host's tensors), and the host
-// memory a functional run holds (every chip's data, the inputs and the golden). Doubles: the
-// products can exceed int64 for absurd shapes. `cfg` must name a known op and variant.
-double chip_gm_bytes(const RunConfig& cfg);
-double functional_host_bytes(const RunConfig& cfg);
+// Every name the command line takes for a flag (long names, short names, aliases), as the
+// CLI11 app built from the schema has them: what tests hold to the schema.
+std::vector<std::string> command_line_flags();
 
 // The --list-ops text: ops, variants, their knobs and constraints.
 std::string list_ops_text();
 
-// The full --help text.
-std::string usage_text();
+// The full --help text, for program `program_name`.
+std::string usage_text(const std::string& program_name = "tandem");
 
 // Exit code for a CLI11 exception: 0 for --help, non-zero for errors.
 int run_config_exit_code(const CLI::Error& e);
 
 // Prints what a CLI11 exception means (usage to `out` for --help; one "[ERROR] ..." line to
 // `err` otherwise) and returns the exit code to use.
-int report_cli_error(const CLI::Error& e, std::ostream& out, std::ostream& err);
+int report_cli_error(const CLI::Error& e, std::ostream& out, std::ostream& err,
+                     const std::string& program_name = "tandem");
 
 }  // namespace tandem::host

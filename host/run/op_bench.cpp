@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include "host/cli/options.hpp"
 #include "kernels/launch_signature.hpp"
 #include "sim/runtime/runtime.hpp"
 
@@ -183,41 +182,41 @@ struct JoinAtExit {
 };
 
 // Host inputs copied in (`inputs`), generated in place (`beside`), or neither (timing-only).
-BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                               const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside);
+BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
+                               const std::function<void(const OpInputs&)>* beside, bool record_log, int host_threads);
 
 }  // namespace
 
-BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                          const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs) {
-    return run_op_views_impl(profile, cfg, op, variant, params, inputs, nullptr);
+BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, bool record_log,
+                          int host_threads) {
+    return run_op_views_impl(profile, run, inputs, nullptr, record_log, host_threads);
 }
 
-BenchOutcome run_op_views_in_place(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                                   const kernels::VariantDesc& variant, const OpParams& params,
-                                   const std::function<void(const OpInputs&)>& beside) {
-    return run_op_views_impl(profile, cfg, op, variant, params, nullptr, &beside);
+BenchOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
+                                   const std::function<void(const OpInputs&)>& beside, bool record_log,
+                                   int host_threads) {
+    return run_op_views_impl(profile, run, nullptr, &beside, record_log, host_threads);
 }
 
 namespace {
-BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                               const kernels::VariantDesc& variant, const OpParams& params, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside) {
+BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
+                               const std::function<void(const OpInputs&)>* beside, bool record_log, int host_threads) {
+    const kernels::OpDesc& op = *run.op;
+    const kernels::VariantDesc& variant = *run.variant;
+    const OpParams& params = run.params;
+    const bool sanitize = run.request.sanitize;
     const bool functional = inputs != nullptr || beside != nullptr;
     ClusterOptions options;
     options.ranks = params.ranks;
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
-    options.record_log = cfg.record_log;
-    options.sanitize = cfg.sanitize;
-    options.host_threads = cfg.host_threads;
+    options.record_log = record_log;
+    options.sanitize = sanitize;
+    options.host_threads = host_threads;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
 
     // Comm world init: the op's workspace on every chip, then the host's tensors.
-    kernels::OpParams run_params = params;
-    run_params.topology = profile.interconnect.topology;
-    std::shared_ptr<kernels::OpInstance> instance = variant.make(run_params);
+    std::shared_ptr<kernels::OpInstance> instance = variant.make(params);
     for (int r = 0; r < params.ranks; ++r) instance->allocate_workspace(r, cluster.chip(r).gm);
     const ShardShapes shapes = shard_shapes(op.sharding_of(variant), params);
     const kernels::Padding pad = variant.padding ? variant.padding(params) : kernels::Padding{};
@@ -261,7 +260,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
         // Every launch signed: under --sanitize, ranks launching different shapes are reported.
         auto view = [&](ViewKind kind) {
             ViewPlan plan = instance->view(kind, r);
-            kernels::sign_launches(plan, run_params);
+            kernels::sign_launches(plan, params);
             return plan;
         };
         // One view, and the device figures of each of its launches (times.kernels). A view's
@@ -304,7 +303,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
         // view is timing-only and moves no data.
         if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
         const ViewRun pipelined = timed_view(ViewKind::Pipelined, false, [&] {
-            if (cfg.record_log) {  // keep only the pipelined view's log
+            if (record_log) {  // keep only the pipelined view's log
                 if (r == 0) cluster.clear_log();
                 host.barrier();
             }
@@ -329,7 +328,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
         }
     });
     } catch (const SimError& e) {
-        if (!cfg.sanitize) throw;
+        if (!sanitize) throw;
         // The error joins the sanitizer's report, with whatever else it found before it.
         cluster.sanitizer()->add_violation(classify_run_error(e.what()));
         const auto& found = cluster.sanitizer()->check();
@@ -340,7 +339,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
         out.sanitizer_total = san->total_violations();
     }
     out.windows = cluster.coordinator().windows();
-    if (cfg.record_log) {
+    if (record_log) {
         out.pipelined_log = cluster.event_log();
         out.pipelined_link_usage = cluster.link_usage();
         out.trace_machine = trace_machine(cluster.cost(), cluster.topology(), out.pipelined_link_usage);
@@ -362,9 +361,5 @@ BenchOutcome run_op_views_impl(const Profile& profile, const RunConfig& cfg, con
     return out;
 }
 }  // namespace
-
-BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs) {
-    return run_op_views(profile, cfg, op_of(cfg), variant_of(cfg), op_params_of(cfg), inputs);
-}
 
 }  // namespace tandem::host

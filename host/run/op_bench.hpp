@@ -17,7 +17,7 @@
 
 #include "host/run/kernel_figures.hpp"
 #include "host/run/op_inputs.hpp"
-#include "host/cli/command_line.hpp"
+#include "host/ops/op_facade.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/mem/zeroed_buffer.hpp"
@@ -57,7 +57,7 @@ struct BenchOutcome {
     std::uint64_t windows = 0;               // coordinator windows over all views
     SimTime compute_twait_stall_ps = 0;      // pipelined view, cube kernels, summed over ranks and blocks
     std::vector<std::string> stream_names;   // by stream id
-    std::vector<InstrRecord> pipelined_log;  // when cfg.record_log: every instruction of the pipelined view
+    std::vector<InstrRecord> pipelined_log;  // with record_log: every instruction of the pipelined view
     SimTime pipelined_start = 0;             // earliest host clock at the pipelined view's start
     SimTime pipelined_end = 0;               // latest host clock at its end
     std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, every kernel of the view
@@ -91,20 +91,19 @@ struct ViewRun {
 ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, kernels::ViewPlan plan, bool timed_only,
                  const std::function<void()>& before_start);
 
-// Runs the views of `variant` of `op` with `params` (validated). `inputs` is null in
-// timing-only mode.
-BenchOutcome run_op_views(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                          const kernels::VariantDesc& variant, const kernels::OpParams& params, const OpInputs* inputs);
+// Runs the views of a resolved run (host/ops/op_facade.hpp). `inputs` is null in timing-only
+// mode. `record_log`: keep every instruction of the pipelined view (BenchOutcome::pipelined_log).
+// `host_threads`: the host threads the machine may keep busy (ClusterOptions::host_threads; 0: every core).
+BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
+                          bool record_log = false, int host_threads = 0);
 
 // Functional, with the inputs generated straight into each rank's GM (make_op_inputs' values,
 // no host copy of them): `beside` gets views of them there (OpInputs of HostMatrix views, valid
 // only during the call) and runs on its own thread beside the views (the program's golden);
 // the call returns when both are done, rethrowing what `beside` threw. Nothing that runs may
 // write the A and B tensors (no op does: they are the kernels' read-only inputs).
-BenchOutcome run_op_views_in_place(const Profile& profile, const RunConfig& cfg, const kernels::OpDesc& op,
-                                   const kernels::VariantDesc& variant, const kernels::OpParams& params,
-                                   const std::function<void(const OpInputs&)>& beside);
-// The same for the op `cfg` names (validated, defaults resolved).
-BenchOutcome run_views(const Profile& profile, const RunConfig& cfg, const OpInputs* inputs);
+BenchOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
+                                   const std::function<void(const OpInputs&)>& beside, bool record_log = false,
+                                   int host_threads = 0);
 
 }  // namespace tandem::host

@@ -85,8 +85,6 @@ void widen_rows(DType t, const HostMatrix& m, std::int64_t r0, std::int64_t rows
     for (std::int64_t r = 0; r < rows; ++r) widen_bits(t, m.row(r0 + r), dst + r * m.cols, static_cast<std::size_t>(m.cols));
 }
 
-int part(int whole, int ranks) { return whole / ranks; }
-
 }  // namespace
 
 float bits_to_float(DType t, std::uint16_t bits) {
@@ -113,20 +111,6 @@ void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count
         return;
     }
     for (std::size_t i = 0; i < count; ++i) dst[i] = bits_to_float(t, src[i]);
-}
-
-ShardShapes shard_shapes(const Sharding& s, const OpParams& p) {
-    ShardShapes sh;
-    const int w = p.ranks;
-    sh.k_total = s.k_per_rank ? p.k * w : p.k;
-    sh.a_rows = s.a == Split::Rows ? part(p.m, w) : p.m;
-    sh.a_cols = (s.a == Split::Cols) ? part(sh.k_total, w) : sh.k_total;
-    sh.b_rows = s.b == Split::Cols ? part(p.n, w) : p.n;
-    sh.b_cols = (s.k_per_rank || s.b == Split::Rows) ? part(sh.k_total, w) : sh.k_total;
-    sh.out_rows = p.m;
-    sh.out_cols = s.out == Split::Cols ? part(p.n, w) : p.n;
-    sh.bias_len = p.bias == kernels::BiasKind::M ? p.m : (p.bias == kernels::BiasKind::N ? p.n : 0);
-    return sh;
 }
 
 bool signed_inputs(const OpParams& p) { return p.out_dtype != DType::F32; }

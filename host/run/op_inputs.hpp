@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "host/ops/shard_shapes.hpp"
 #include "kernels/op_desc.hpp"
 
 namespace tandem::host {
@@ -33,19 +34,6 @@ struct MatrixDest {
     std::uint16_t* data = nullptr;
     std::int64_t ld = 0;
 };
-
-// The shapes of a rank's tensors (logical, before any padding).
-struct ShardShapes {
-    int k_total = 0;   // K of the global product (ranks * k when k_per_rank)
-    int a_rows = 0;    // A_r
-    int a_cols = 0;
-    int b_rows = 0;    // B_r stored transposed: N_r x K_r
-    int b_cols = 0;
-    int out_rows = 0;  // the rank's output
-    int out_cols = 0;
-    int bias_len = 0;  // 0 without bias
-};
-ShardShapes shard_shapes(const kernels::Sharding& s, const kernels::OpParams& p);
 
 struct OpInputs {
     DType dtype = DType::F16;

@@ -6,15 +6,12 @@
 #include <future>
 
 #include "host/io/data_files.hpp"
-#include "host/cli/options.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
 namespace tandem::host {
 
 namespace {
-
-const kernels::Sharding& sharding_of(const RunConfig& cfg) { return op_of(cfg).sharding_of(variant_of(cfg)); }
 
 // A rank's output back in its dtype's bits, for the output file.
 std::vector<std::uint16_t> narrowed(DType t, std::span<const float> values) {
@@ -25,54 +22,57 @@ std::vector<std::uint16_t> narrowed(DType t, std::span<const float> values) {
 
 }  // namespace
 
-OpInputs make_inputs(const RunConfig& cfg) { return make_op_inputs(sharding_of(cfg), op_params_of(cfg)); }
+OpInputs make_inputs(const ResolvedRun& run) { return make_op_inputs(run.sharding(), run.params); }
 
-OpInputs read_inputs(const RunConfig& cfg) {
+OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir) {
+    const kernels::OpParams& p = run.params;
     OpInputs in;
-    const int rows = cfg.m / cfg.ranks;
-    for (int r = 0; r < cfg.ranks; ++r)
-        in.a.push_back(HostMatrix{rows, cfg.k, read_fp16_file(a_slice_path(cfg.input_dir, r), rows, cfg.k)});
-    in.b_t.push_back(HostMatrix{cfg.n, cfg.k, read_fp16_file(b_transposed_path(cfg.input_dir, 0), cfg.n, cfg.k)});
+    const int rows = p.m / p.ranks;
+    for (int r = 0; r < p.ranks; ++r)
+        in.a.push_back(HostMatrix{rows, p.k, read_fp16_file(a_slice_path(input_dir, r), rows, p.k)});
+    in.b_t.push_back(HostMatrix{p.n, p.k, read_fp16_file(b_transposed_path(input_dir, 0), p.n, p.k)});
     return in;
 }
 
-ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
+ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const RunOutputs& outputs) {
     const auto wall_start = std::chrono::steady_clock::now();
-    const kernels::OpDesc& op = op_of(cfg);
-    const kernels::VariantDesc& variant = variant_of(cfg);
-    const kernels::OpParams params = op_params_of(cfg);
-    const kernels::Sharding& sharding = op.sharding_of(variant);
+    const kernels::VariantDesc& variant = *run.variant;
+    const kernels::OpParams& params = run.params;
+    const kernels::Sharding& sharding = run.sharding();
+    const bool timing_only = run.request.timing_only;
+    const bool record_log = outputs.record_log || !outputs.trace_file.empty();
     ProgramOutput out;
     // The golden depends on the inputs only: it is computed while the simulation runs, on the
     // host time the simulated streams leave idle (they wait for each other at window barriers).
     // The generated inputs are made straight in each rank's GM and the golden reads them there
     // (no host copy to make, fill and copy in); inputs read from files, or written out to them,
     // go through host matrices.
-    const bool in_place = !cfg.timing_only && cfg.input_dir.empty() && !cfg.write_inputs;
+    const bool in_place = !timing_only && outputs.input_dir.empty() && !outputs.write_inputs;
     OpInputs inputs;
     std::vector<float> golden;
     if (in_place) {
-        out.bench = run_op_views_in_place(profile, cfg, op, variant, params,
-                                          [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); });
+        out.bench = run_op_views_in_place(
+            profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); }, record_log,
+            outputs.host_threads);
     } else {
-        if (!cfg.timing_only) inputs = cfg.input_dir.empty() ? make_inputs(cfg) : read_inputs(cfg);
+        if (!timing_only) inputs = outputs.input_dir.empty() ? make_inputs(run) : read_inputs(run, outputs.input_dir);
         std::future<std::vector<float>> golden_job;
-        if (!cfg.timing_only) {
+        if (!timing_only) {
             golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs); });
         }
-        out.bench = run_op_views(profile, cfg, op, variant, params, cfg.timing_only ? nullptr : &inputs);
+        out.bench = run_op_views(profile, run, timing_only ? nullptr : &inputs, record_log, outputs.host_threads);
         if (golden_job.valid()) golden = golden_job.get();
     }
 
     RunResults& r = out.results;
-    r.id = make_identity(cfg, profile.name);
+    r.id = make_identity(run);
     r.times = ViewTimes{out.bench.slowest.compute_only_us, out.bench.slowest.seq_comm_us,
                         out.bench.slowest.seq_compute_us, out.bench.slowest.pipelined_us};
     r.verification = Verification::Skipped;
-    if (!cfg.timing_only) {
+    if (!timing_only) {
         const Tolerance tol = tolerance_for(params.out_dtype);
         bool passed = true;
-        for (int rank = 0; rank < cfg.ranks; ++rank) {
+        for (int rank = 0; rank < params.ranks; ++rank) {
             // Only a column-split output needs its own slice of the golden; the others compare
             // with the golden itself (no 4-byte-per-element copy of it per rank).
             const float* actual = out.bench.out[static_cast<std::size_t>(rank)].data();
@@ -86,14 +86,14 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
             out.failure_report = describe_failures(out.verification, shard_shapes(sharding, params).out_cols);
             if (tol.rule != Tolerance::Rule::AbsAndRel) out.failure_report += "  (rule: " + tol.describe() + ")\n";
         }
-        if (cfg.write_inputs) {
-            std::filesystem::create_directories(cfg.out_dir);
-            write_fp32_file(golden_path(cfg.out_dir), golden, cfg.m, cfg.n);
-            for (int rank = 0; rank < cfg.ranks; ++rank) {
+        if (outputs.write_inputs) {
+            std::filesystem::create_directories(outputs.out_dir);
+            write_fp32_file(golden_path(outputs.out_dir), golden, params.m, params.n);
+            for (int rank = 0; rank < params.ranks; ++rank) {
                 const HostMatrix& a = inputs.a[static_cast<std::size_t>(rank)];
                 const HostMatrix& b = inputs.b_of(rank);
-                write_fp16_file(a_slice_path(cfg.out_dir, rank), a.bits, a.rows, a.cols);
-                write_fp16_file(b_transposed_path(cfg.out_dir, rank), b.bits, b.rows, b.cols);
+                write_fp16_file(a_slice_path(outputs.out_dir, rank), a.bits, a.rows, a.cols);
+                write_fp16_file(b_transposed_path(outputs.out_dir, rank), b.bits, b.rows, b.cols);
             }
         }
     }
@@ -134,12 +134,12 @@ ProgramOutput run_program(const RunConfig& cfg, const Profile& profile) {
     if (variant.effective_knobs) {
         for (const auto& [name, value] : variant.effective_knobs(params)) r.extras[name] = value;
     }
-    if (!cfg.trace_file.empty()) write_trace(cfg, profile, out);
+    if (!outputs.trace_file.empty()) write_trace(outputs, profile, out);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return out;
 }
 
-void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out) {
+void write_trace(const RunOutputs& outputs, const Profile& profile, const ProgramOutput& out) {
     TraceInput in;
     in.log = &out.bench.pipelined_log;
     in.stream_names = out.bench.stream_names;
@@ -153,20 +153,20 @@ void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutp
     in.metadata["aic_cores"] = profile.chip.aic_cores;
     in.metadata["aiv_cores"] = profile.chip.aiv_cores;
     in.signal_name = out.bench.signal_name;
-    write_chrome_trace(cfg.trace_file, in, TraceFilter{cfg.trace_ranks, cfg.trace_window_us});
+    write_chrome_trace(outputs.trace_file, in, TraceFilter{outputs.trace_ranks, outputs.trace_window_us});
 }
 
-void write_program_files(const RunConfig& cfg, const ProgramOutput& out) {
-    if (cfg.timing_only) return;
-    std::filesystem::create_directories(cfg.out_dir);
-    const DType t = parse_dtype("--out-dtype", cfg.out_dtype);
-    const ShardShapes sh = shard_shapes(sharding_of(cfg), op_params_of(cfg));
-    for (int rank = 0; rank < cfg.ranks; ++rank) {
+void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, const ProgramOutput& out) {
+    if (run.request.timing_only) return;
+    std::filesystem::create_directories(outputs.out_dir);
+    const DType t = run.params.out_dtype;
+    const ShardShapes sh = shard_shapes(run.sharding(), run.params);
+    for (int rank = 0; rank < run.params.ranks; ++rank) {
         const std::span<const float> values = out.bench.out[static_cast<std::size_t>(rank)].floats();
         if (t == DType::F32) {
-            write_fp32_file(output_path(cfg.out_dir, rank), values, sh.out_rows, sh.out_cols);
+            write_fp32_file(output_path(outputs.out_dir, rank), values, sh.out_rows, sh.out_cols);
         } else {
-            write_fp16_file(output_path(cfg.out_dir, rank), narrowed(t, values), sh.out_rows, sh.out_cols);
+            write_fp16_file(output_path(outputs.out_dir, rank), narrowed(t, values), sh.out_rows, sh.out_cols);
         }
     }
 }

@@ -2,16 +2,33 @@
 // One run of any op end to end, as the seeds' main.cpp do it: inputs (generated from the op's
 // sharding, or read from the seed's files), the three views on the simulated machine,
 // verification of every rank against the OpenBLAS golden, and the results.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/run/op_bench.hpp"
 #include "host/run/results.hpp"
-#include "host/cli/command_line.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/verify.hpp"
 #include "sim/profile.hpp"
 
 namespace tandem::host {
+
+// What a run does besides simulating: the files it reads and writes, the log it keeps, the host
+// threads it may use.
+struct RunOutputs {
+    std::string out_dir = "out";  // output_rank<r>.bin (functional runs), the seed's inputs with write_inputs
+    bool write_inputs = false;    // also write the seed's input files and the golden (OpDesc::seed_format)
+    std::string input_dir;        // read the seed's input files from here instead of generating
+    std::string trace_file;       // a Chrome trace of the pipelined view
+    std::vector<int> trace_ranks;  // keep only these ranks in the trace (empty: all)
+    std::optional<std::pair<double, double>> trace_window_us;  // keep only this window of the trace
+    bool record_log = false;      // keep the pipelined view's event log (a trace keeps it too)
+    // Host threads the run's machine may keep busy (ClusterOptions::host_threads; 0: every host
+    // core). A sweep sets each of its concurrent runs to its share of the host (sim/host_threads.hpp).
+    int host_threads = 0;
+};
 
 struct ProgramOutput {
     RunResults results;
@@ -21,17 +38,17 @@ struct ProgramOutput {
     double wall_seconds = 0;
 };
 
-// `cfg` must be validated and have its defaults resolved (apply_profile_defaults).
-ProgramOutput run_program(const RunConfig& cfg, const Profile& profile);
+// `run` from the ops facade (host/ops/op_facade.hpp); writes outputs.trace_file if set.
+ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const RunOutputs& outputs = {});
 
 // Writes out/output_rank<r>.bin (functional runs; raw, row-major, in the output dtype).
-void write_program_files(const RunConfig& cfg, const ProgramOutput& out);
+void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, const ProgramOutput& out);
 
-// Writes cfg.trace_file: the pipelined view's trace (the run must have kept its log).
-void write_trace(const RunConfig& cfg, const Profile& profile, const ProgramOutput& out);
+// Writes outputs.trace_file: the pipelined view's trace (the run must have kept its log).
+void write_trace(const RunOutputs& outputs, const Profile& profile, const ProgramOutput& out);
 
-// The run's functional inputs: generated (every op), or the seed's files (--input-dir).
-OpInputs make_inputs(const RunConfig& cfg);
-OpInputs read_inputs(const RunConfig& cfg);
+// The run's functional inputs: generated (every op), or the seed's files (an op that keeps them).
+OpInputs make_inputs(const ResolvedRun& run);
+OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir);
 
 }  // namespace tandem::host

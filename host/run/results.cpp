@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "host/io/atomic_file.hpp"
-#include "host/cli/options.hpp"
+#include "host/params/param_schema.hpp"
+#include "host/params/param_values.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/sim_error.hpp"
 
@@ -66,34 +67,14 @@ void pipe_ratio_lines(std::string& out, const nlohmann::json& k) {
 
 }  // namespace
 
-RunIdentity make_identity(const RunConfig& given, const std::string& soc) {
-    RunConfig cfg = given;
-    apply_op_defaults(cfg);
-    if (!cfg.compute_blocks || !cfg.comm_blocks) {
-        throw tandem::SimError("make_identity: block counts not resolved (call apply_profile_defaults first)");
-    }
+RunIdentity make_identity(const ResolvedRun& run) {
     RunIdentity id;
-    id.soc = soc;
-    id.ranks = cfg.ranks;
-    id.m = cfg.m;
-    id.k = cfg.k;
-    id.n = cfg.n;
-    id.base_m = cfg.base_m;
-    id.base_n = cfg.base_n;
-    id.compute_blocks = *cfg.compute_blocks;
-    id.comm_blocks = *cfg.comm_blocks;
-    id.comm_mode = comm_mode_name(cfg.comm_mode);
-    id.data_mode = cfg.timing_only ? "timing-only" : "functional";
-    const kernels::OpDesc& op = op_of(cfg);
-    id.op = op.name;
-    id.title = op.title;
-    id.variant = cfg.variant;
-    id.schedule = cfg.schedule;
-    id.dtype = cfg.dtype;
-    id.out_dtype = cfg.out_dtype;
-    id.bias = cfg.bias;
-    id.comm_kind = op.comm_kind;
-    id.comm_payload_bytes = op.comm_payload_bytes(op_params_of(cfg));
+    id.run = run.request;
+    id.run.op_desc = nullptr;  // the results outlive an API user's op
+    id.title = run.op->title;
+    id.comm_kind = run.op->comm_kind;
+    id.comm_payload_bytes = run.op->comm_payload_bytes(run.params);
+    id.seed_format = run.op->seed_format;
     return id;
 }
 
@@ -118,16 +99,16 @@ RunMetrics compute_metrics(const RunIdentity& id, const ViewTimes& t) {
     r.overlap_eff_pct = shorter > 0 ? std::max(0.0, r.time_saved_us / shorter * 100.0) : 0.0;
     r.exposed_comm_us = t.pipelined_us - t.compute_only_us;
     r.ideal_bound_us = std::max(t.seq_comm_us, t.compute_only_us);
-    r.flops = 2.0 * id.m * id.k * id.n;
-    r.allgather_bytes = id.comm_payload_bytes;
+    r.flops = 2.0 * id.run.m * id.run.k * id.run.n;
+    r.comm_payload_bytes = id.comm_payload_bytes;
     // flops / (us * 1e-6) / 1e12 = flops / us / 1e6
     r.tflops_per_rank = ratio(r.flops, t.pipelined_us) / kUsPerS;
     r.tflops_compute_only = ratio(r.flops, t.compute_only_us) / kUsPerS;
     r.tflops_sequential = ratio(r.flops, r.sequential_us) / kUsPerS;
-    const double bytes_per_s = ratio(r.allgather_bytes, t.pipelined_us) * kUsPerS;
-    r.allgather_gib_s = bytes_per_s / kGiB;
-    r.allgather_gb_s = bytes_per_s / kGB;
-    r.seq_comm_gib_s = ratio(r.allgather_bytes, t.seq_comm_us) * kUsPerS / kGiB;
+    const double bytes_per_s = ratio(r.comm_payload_bytes, t.pipelined_us) * kUsPerS;
+    r.comm_payload_gib_s = bytes_per_s / kGiB;
+    r.comm_payload_gb_s = bytes_per_s / kGB;
+    r.seq_comm_gib_s = ratio(r.comm_payload_bytes, t.seq_comm_us) * kUsPerS / kGiB;
     return r;
 }
 
@@ -141,23 +122,22 @@ const std::vector<std::string>& contract_keys() {
     return keys;
 }
 
+const std::vector<std::string>& result_figure_keys() {
+    static const std::vector<std::string> keys = {
+        "compute_only_us", "seq_comm_us",       "seq_compute_us",     "sequential_us",    "pipelined_us",
+        "speedup",         "overlap_eff_pct",   "exposed_comm_us",    "tflops_per_rank",  "allgather_gib_s",
+        "verification",    "time_saved_us",     "time_saved_pct",     "ideal_bound_us",   "flops",
+        "allgather_bytes", "allgather_gb_s",    "seq_comm_gib_s",     "tflops_compute_only", "tflops_sequential",
+        "tflops_pipelined", "comm_payload_bytes", "comm_payload_gib_s", "comm_payload_gb_s", "comm_kind"};
+    return keys;
+}
+
 nlohmann::json to_json(const RunResults& r) {
     const RunIdentity& id = r.id;
     const ViewTimes& t = r.times;
     const RunMetrics m = compute_metrics(id, t);
     nlohmann::json j = {
-        // the contract
-        {"soc", id.soc},
-        {"ranks", id.ranks},
-        {"m", id.m},
-        {"k", id.k},
-        {"n", id.n},
-        {"base_m", id.base_m},
-        {"base_n", id.base_n},
-        {"compute_blocks", id.compute_blocks},
-        {"comm_blocks", id.comm_blocks},
-        {"comm_mode", id.comm_mode},
-        {"data_mode", id.data_mode},
+        // the contract's figures (its identity keys are the run's parameters, below)
         {"compute_only_us", t.compute_only_us},
         {"seq_comm_us", t.seq_comm_us},
         {"seq_compute_us", t.seq_compute_us},
@@ -167,28 +147,29 @@ nlohmann::json to_json(const RunResults& r) {
         {"overlap_eff_pct", m.overlap_eff_pct},
         {"exposed_comm_us", m.exposed_comm_us},
         {"tflops_per_rank", m.tflops_per_rank},
-        {"allgather_gib_s", m.allgather_gib_s},
+        {"allgather_gib_s", m.comm_payload_gib_s},  // the seed's name of comm_payload_gib_s
         {"verification", verification_name(r.verification)},
         // extras
         {"time_saved_us", m.time_saved_us},
         {"time_saved_pct", m.time_saved_pct},
         {"ideal_bound_us", m.ideal_bound_us},
         {"flops", m.flops},
-        {"allgather_bytes", m.allgather_bytes},
-        {"allgather_gb_s", m.allgather_gb_s},
+        {"allgather_bytes", m.comm_payload_bytes},  // the seed's names of comm_payload_bytes, _gb_s
+        {"allgather_gb_s", m.comm_payload_gb_s},
+        {"comm_payload_bytes", m.comm_payload_bytes},
+        {"comm_payload_gib_s", m.comm_payload_gib_s},
+        {"comm_payload_gb_s", m.comm_payload_gb_s},
         {"seq_comm_gib_s", m.seq_comm_gib_s},
         {"tflops_compute_only", m.tflops_compute_only},
         {"tflops_sequential", m.tflops_sequential},
         {"tflops_pipelined", m.tflops_per_rank},
-        // the op's identity (docs/RESULTS.md "The results JSON")
-        {"op", id.op},
-        {"variant", id.variant},
-        {"schedule", id.schedule},
-        {"dtype", id.dtype},
-        {"out_dtype", id.out_dtype},
-        {"bias", id.bias},
         {"comm_kind", id.comm_kind},
     };
+    // The run's parameters under their schema keys: the contract's soc ... data_mode, the op's
+    // identity op ... bias (docs/RESULTS.md "The results JSON").
+    for (const ParamDesc& p : param_schema()) {
+        if (p.scope == ParamScope::Run && !p.json_key.empty()) j[p.json_key] = param_json(id.run, p.id);
+    }
     if (!r.extras.is_null()) {
         if (!r.extras.is_object()) throw tandem::SimError("results extras must be a JSON object");
         for (const auto& [key, value] : r.extras.items()) {
@@ -206,23 +187,29 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
 
 std::string format_summary(const RunResults& r) {
     const RunIdentity& id = r.id;
+    const RunRequest& run = id.run;
     const ViewTimes& t = r.times;
     const RunMetrics m = compute_metrics(id, t);
     const bool failed = r.verification == Verification::Failed;
-    std::string mode = id.data_mode;
+    // An op that keeps the seed's format (OpDesc::seed_format) prints the seed's lines only.
+    const bool seed = id.seed_format.has_value();
+    std::string mode = data_mode_name(run.timing_only);
     if (r.verification != Verification::Skipped) {
         mode += fmt::format(", verification {}", failed ? "FAILED" : "passed");
     }
-    const std::string what = id.op == "allgather_gemm" ? id.title : fmt::format("{} {}", id.op, id.variant);
+    const std::string what = seed ? id.title : fmt::format("{} {}", run.op, run.variant);
     std::string out = fmt::format("{} {} (Tandem sim, {}, {} ranks, {})\n", failed ? "[FAILED]" : "[SUCCESS]", what,
-                                  id.soc, id.ranks, mode);
+                                  run.soc, run.ranks, mode);
     auto line = [&out](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<29}{}\n", fmt::format("{}:", label), value);
     };
+    const std::string op_line = fmt::format("{} variant {}, schedule {}, {} in, {} out, bias {}", run.op, run.variant,
+                                            run.schedule, dtype_name(run.dtype),
+                                            dtype_name(run.out_dtype.value_or(DType::F32)), kernels::bias_name(run.bias));
     if (id.comm_kind == kernels::kNoComm) {
         // No communication: the three views time the same kernel; overlap figures mean nothing.
-        line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute blocks, no communication", id.m, id.k, id.n,
-                                  id.base_m, id.base_n, id.compute_blocks));
+        line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute blocks, no communication", run.m, run.k,
+                                  run.n, run.base_m, run.base_n, run.compute_blocks.value_or(0)));
         for (const nlohmann::json* k : pipelined_kernels(r)) {
             const double us = k->at("kernel_us").get<double>();
             line("Kernel (device)", fmt::format("{} {}, {:.2f} TFLOPS (first block start to last block end, rank {})",
@@ -234,18 +221,18 @@ std::string format_summary(const RunResults& r) {
                                             time_text(t.compute_only_us), m.tflops_compute_only));
         line("Views", fmt::format("no communication: sequential and pipelined are the kernel alone ({:.3f} and {:.3f} us)",
                                   m.sequential_us, t.pipelined_us));
-        line("Op", fmt::format("{} variant {}, schedule {}, {} in, {} out, bias {}", id.op, id.variant, id.schedule,
-                               id.dtype, id.out_dtype, id.bias));
+        line("Op", op_line);
         return out;
     }
-    line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute + {} comm blocks, {}", id.m, id.k, id.n,
-                              id.base_m, id.base_n, id.compute_blocks, id.comm_blocks, id.comm_mode));
+    line("Shape", fmt::format("M={} K={} N={}, tile {}x{}, {} compute + {} comm blocks, {}", run.m, run.k, run.n,
+                              run.base_m, run.base_n, run.compute_blocks.value_or(0), run.comm_blocks.value_or(0),
+                              run.comm_mode));
     line("Compute-only", time_text(t.compute_only_us));
     line("Sequential (comm + compute)", fmt::format("{} = {:.3f} + {:.3f} us", time_text(m.sequential_us),
                                                     t.seq_comm_us, t.seq_compute_us));
     line("Pipelined", time_text(t.pipelined_us));
-    // Device time of each launch of the pipelined view (the seed's summary keeps its format).
-    if (id.op != "allgather_gemm") {
+    // Device time of each launch of the pipelined view.
+    if (!seed) {
         std::vector<std::string> parts;
         int rank = 0;
         for (const nlohmann::json* k : pipelined_kernels(r)) {
@@ -264,20 +251,17 @@ std::string format_summary(const RunResults& r) {
     line("Ideal bound", fmt::format("{} (max(seq comm, compute-only))", time_text(m.ideal_bound_us)));
     line("TFLOPS (per rank)", fmt::format("{:.2f} pipelined, {:.2f} compute-only, {:.2f} sequential",
                                           m.tflops_per_rank, m.tflops_compute_only, m.tflops_sequential));
-    if (id.op != "allgather_gemm") {
-        line("Op", fmt::format("{} variant {}, schedule {}, {} in, {} out, bias {}", id.op, id.variant, id.schedule,
-                               id.dtype, id.out_dtype, id.bias));
-    }
-    line(id.op == "allgather_gemm" ? std::string("AllGather bandwidth") : fmt::format("Comm bandwidth ({})", id.comm_kind),
-         fmt::format("{:.2f} GiB/s ({:.2f} GB/s) over the pipelined time", m.allgather_gib_s,
-                                            m.allgather_gb_s));
+    if (!seed) line("Op", op_line);
+    line(seed ? id.seed_format->bandwidth_label : fmt::format("Comm bandwidth ({})", id.comm_kind),
+         fmt::format("{:.2f} GiB/s ({:.2f} GB/s) over the pipelined time", m.comm_payload_gib_s, m.comm_payload_gb_s));
     // What the pipelined view really put on the links (a variant re-reading remote data moves
-    // more than the collective's payload). The seed's summary keeps its published format.
-    if (id.op != "allgather_gemm" && r.extras.contains("comm_bytes_per_rank")) {
+    // more than the collective's payload).
+    if (!seed && r.extras.contains("comm_bytes_per_rank")) {
         const double moved = r.extras.at("comm_bytes_per_rank").get<double>();
-        line("Link traffic (per rank)", fmt::format("{:.2f} MiB moved, {:.2f}x the {} payload of {:.2f} MiB",
-                                                    moved / (1 << 20), m.allgather_bytes > 0 ? moved / m.allgather_bytes : 0.0,
-                                                    id.comm_kind, m.allgather_bytes / (1 << 20)));
+        line("Link traffic (per rank)",
+             fmt::format("{:.2f} MiB moved, {:.2f}x the {} payload of {:.2f} MiB", moved / (1 << 20),
+                         m.comm_payload_bytes > 0 ? moved / m.comm_payload_bytes : 0.0, id.comm_kind,
+                         m.comm_payload_bytes / (1 << 20)));
     }
     return out;
 }

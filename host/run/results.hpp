@@ -1,13 +1,15 @@
 #pragma once
-// The results of one run: the measured views, the metrics derived from them (docs/RESULTS.md
-// "Metrics"), the results JSON (docs/RESULTS.md "The results JSON") and the printed summary
-// (the seed's format).
+// The results of one run of any op: the measured views, the metrics derived from them
+// (docs/RESULTS.md "Metrics"), the results JSON (docs/RESULTS.md "The results JSON") and the
+// printed summary (the seed's format for an op that keeps it, OpDesc::seed_format).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "host/cli/command_line.hpp"
+#include "host/ops/op_facade.hpp"
+#include "host/params/run_request.hpp"
 
 namespace tandem::host {
 
@@ -19,33 +21,19 @@ struct ViewTimes {
     double pipelined_us = 0;     // both kernels on two streams at once
 };
 
-// What was run: the contract's identity keys, and the op's (docs/RESULTS.md "The results JSON").
+// What was run: every parameter of the run as resolved (the results JSON's identity keys are
+// their json_key in the schema, host/params/param_schema.hpp; docs/RESULTS.md "The results
+// JSON") and what the op says of itself.
 struct RunIdentity {
-    std::string op = "allgather_gemm";
-    std::string title = "AllGather GEMM";  // for the summary's first line
-    std::string variant;
-    std::string schedule;
-    std::string dtype;
-    std::string out_dtype;
-    std::string bias = "none";
-    std::string comm_kind = "allgather";
+    RunRequest run;     // every value set (soc: the profile's name); op_desc is not kept
+    std::string title;  // the op's (the summary's first line)
+    std::string comm_kind = "none";
     double comm_payload_bytes = 0;  // the collective's bytes per rank (OpDesc::comm_payload_bytes)
-    std::string soc;
-    int ranks = 0;
-    int m = 0;
-    int k = 0;
-    int n = 0;
-    int base_m = 0;
-    int base_n = 0;
-    int compute_blocks = 0;
-    int comm_blocks = 0;
-    std::string comm_mode;  // "mesh" | "ring"
-    std::string data_mode;  // "functional" | "timing-only"
+    // The op keeps the seed's printed format (OpDesc::seed_format): its summary lines and labels.
+    std::optional<kernels::SeedFormat> seed_format;
 };
 
-// `soc` is the profile's name (cfg.soc may be overridden by --profile). The block counts and the
-// op's defaults must be resolved (apply_profile_defaults); throws tandem::SimError otherwise.
-RunIdentity make_identity(const RunConfig& cfg, const std::string& soc);
+RunIdentity make_identity(const ResolvedRun& run);
 
 enum class Verification { Passed, Failed, Skipped };
 const char* verification_name(Verification v);  // "passed" | "failed" | "skipped"
@@ -67,23 +55,32 @@ struct RunMetrics {
     double exposed_comm_us = 0;     // pipelined - compute_only
     double ideal_bound_us = 0;      // max(seq_comm, compute_only)
     double flops = 0;               // 2*M*K*N
-    double allgather_bytes = 0;     // the collective's payload per rank ((M/n)*K*2*(n-1) for the seed)
+    double comm_payload_bytes = 0;  // the collective's payload per rank ((M/n)*K*2*(n-1) for the seed)
     double tflops_per_rank = 0;     // flops / pipelined
     double tflops_compute_only = 0; // flops / compute_only
     double tflops_sequential = 0;   // flops / sequential
-    double allgather_gib_s = 0;     // allgather_bytes / pipelined, GiB/s (2^30 bytes): the op's comm rate
-    double allgather_gb_s = 0;      // the same in GB/s (10^9 bytes)
-    double seq_comm_gib_s = 0;      // allgather_bytes / seq_comm: the comm kernel alone, GiB/s
+    double comm_payload_gib_s = 0;  // comm_payload_bytes / pipelined, GiB/s (2^30 bytes): the op's comm rate
+    double comm_payload_gb_s = 0;   // the same in GB/s (10^9 bytes)
+    double seq_comm_gib_s = 0;      // comm_payload_bytes / seq_comm: the comm kernel alone, GiB/s
 };
 
 RunMetrics compute_metrics(const RunIdentity& id, const ViewTimes& t);
 
 // Every contract key (docs/RESULTS.md "The results JSON"), then the extra metrics, then `r.extras`.
 // Throws tandem::SimError if an extra key clashes with one of ours.
+//
+// The collective's figures have neutral names for every op (comm_payload_bytes,
+// comm_payload_gib_s, comm_payload_gb_s); the seed's names for them (allgather_bytes,
+// allgather_gib_s, allgather_gb_s) stay as aliases with the same values: allgather_gib_s is a
+// contract key, and scripts read them.
 nlohmann::json to_json(const RunResults& r);
 
 // The contract's required keys, in the order docs/RESULTS.md lists them.
 const std::vector<std::string>& contract_keys();
+
+// Every key to_json writes that is not a parameter of the run (the schema's json keys) nor an
+// extra: the views, the figures derived from them and the op's facts (comm_kind).
+const std::vector<std::string>& result_figure_keys();
 
 // Writes `j` (indented, with a final newline) to `path` through a temp file and a rename.
 // Throws tandem::SimError naming the path.

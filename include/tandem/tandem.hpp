@@ -19,6 +19,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace tandem::kernels {
@@ -36,12 +37,18 @@ enum class DataType { F16, BF16, F32 };
 const char* dtype_name(DataType t);  // "fp16" | "bf16" | "fp32"
 DataType parse_data_type(const std::string& name);
 
+// How an error names a refused parameter: the C++ API's names (OpConfig's fields as `base_m = 64`,
+// the shape, read off the tensors, as `K = 1000`) or the Python module's keywords (`base_m=64`,
+// `k=1000`). The Python module sets Python.
+enum class ParamWords { Cpp, Python };
+
 struct ContextOptions {
     std::string soc = "Ascend910B1";  // a profile in sim/profiles (or $TANDEM_PROFILE_DIR)
     std::string profile_file;         // a profile file; overrides soc
     int ranks = 2;
     bool functional = true;           // false: timing only (tensors hold no data; times are identical)
     int host_threads = 0;             // host threads the simulation may keep busy (0: one per host core)
+    ParamWords words = ParamWords::Cpp;
 };
 
 namespace detail {
@@ -77,7 +84,10 @@ private:
 
 // What a call runs: variant, schedule, tiles, block split, knobs (empty / 0: the defaults the
 // command line has: the op's first variant, its first schedule, 128 x 256 tiles, one block per
-// AIC / AIV core unless the variant says otherwise).
+// AIC / AIV core unless the variant says otherwise). Each field is a parameter of Tandem's
+// parameter schema, with the meaning it has on the command line and in Python (parameters()):
+// compute_blocks is the GEMM kernel's blocks (Iris's gemm_sms), comm_blocks the comm kernel's
+// (Iris's comm_sms).
 struct OpConfig {
     std::string variant;
     std::string schedule;
@@ -150,6 +160,33 @@ struct OpInfo {
     std::vector<std::string> dtypes;    // its input dtypes
     std::vector<std::string> out_dtypes;
 };
+
+// A value of an OpConfig field or knob set by name (set_config).
+using ConfigValue = std::variant<int, bool, std::string>;
+
+// Sets the OpConfig field `key` names: the field's name, or a Python keyword or alias of it
+// (gemm_sms is compute_blocks, block_size_m is base_m); any other key is a knob of the variant.
+// Throws Error naming the key for a value of the wrong type, or a key that names a parameter the
+// call takes elsewhere (k: read off the tensors; num_ranks: the context's).
+void set_config(OpConfig& config, const std::string& key, const ConfigValue& value);
+
+// The type set_config takes for `key`: "int", "flag" or "text" ("int" for a knob).
+std::string config_key_type(const std::string& key);
+
+// A parameter as the API and the Python module take it (Tandem's parameter schema).
+struct ParameterInfo {
+    std::string name;       // the schema's name ("base_m")
+    std::string type;       // "int" | "choice" | "text" | "path" | "flag"
+    std::string help;
+    std::string api_field;  // "OpConfig::base_m", "ContextOptions::ranks", "Ops::run(async_op)"; empty: none
+    std::string python_keyword;  // empty: none
+    std::vector<std::string> python_aliases;
+    std::string python_place;    // "context" | "config" | "call" | "tensors" (named in messages only)
+    bool python_call_keyword = false;  // a config key the call also takes as a keyword (sanitize=True)
+};
+
+// Every parameter the C++ API or the Python module has.
+std::vector<ParameterInfo> parameters();
 
 class Ops {
 public:

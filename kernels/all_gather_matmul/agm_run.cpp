@@ -77,10 +77,10 @@ void validate(const OpParams& c, const BufferLimits& lim) {
         return needs;
     });
     const std::int64_t shard_step = std::int64_t{c.ranks} * c.base_n;
-    check_positive("--gm", "M", c.m, c.base_m, "base-m");
-    check_positive("--gn", "N", c.n, c.base_n, "base-n");
-    check_positive("--gk", "K", c.k, shard_step, "n*base-n");
-    check_multiple("--gk", "K", c.k, shard_step, "n*base-n",
+    check_positive(kParamM, c.m, c.base_m, "base-m");
+    check_positive(kParamN, c.n, c.base_n, "base-n");
+    check_positive(kParamK, c.k, shard_step, "n*base-n");
+    check_multiple(kParamK, c.k, shard_step, "n*base-n",
                    "K is the whole product's; each rank's shard K/n is whole base-n K tiles, the unit A is gathered and "
                    "multiplied in (M and N may be ragged: they are padded)");
     check_out_dtype_fp32_or_input(c);

@@ -31,21 +31,22 @@ void validate(const OpParams& c, const BufferLimits& lim) {
         return needs;
     });
     const std::int64_t slice_rows = std::int64_t{c.ranks} * c.base_m;
-    check_positive("--gm", "M", c.m, slice_rows, "n*base-m");
-    check_positive("--gk", "K", c.k, c.base_n, "base-n");
-    check_positive("--gn", "N", c.n, c.base_n, "base-n");
+    check_positive(kParamM, c.m, slice_rows, "n*base-m");
+    check_positive(kParamK, c.k, c.base_n, "base-n");
+    check_positive(kParamN, c.n, c.base_n, "base-n");
     // M % (n*base-m) == 0 implies the seed's M % base-m == 0: one check, one message.
-    check_multiple("--gm", "M", c.m, slice_rows, "n*base-m",
+    check_multiple(kParamM, c.m, slice_rows, "n*base-m",
                    fmt::format("each rank's slice is whole {}-row groups", c.base_m));
-    check_multiple("--gk", "K", c.k, c.base_n, "base-n", "A is sent in base-m x base-n tiles");
-    check_multiple("--gn", "N", c.n, c.base_n, "base-n", "C is computed in base-m x base-n tiles");
+    check_multiple(kParamK, c.k, c.base_n, "base-n", "A is sent in base-m x base-n tiles");
+    check_multiple(kParamN, c.n, c.base_n, "base-n", "C is computed in base-m x base-n tiles");
     if (const std::optional<int> chunk = c.knob("chunk_tiles")) {
         // A chunk is 1..T tiles, T = the tiles each source sends ((M/n/base-m) x (K/base-n)).
         const std::int64_t tiles = std::int64_t{c.m} / c.ranks / c.base_m * (c.k / c.base_n);
         if (*chunk < 1 || *chunk > tiles) {
-            fail_check(fmt::format("--chunk-tiles {}: a chunk holds 1..{} tiles here (each source sends {} tiles of "
-                                   "{}x{}); nearest valid: {}",
-                                   *chunk, tiles, tiles, c.base_m, c.base_n, std::clamp<std::int64_t>(*chunk, 1, tiles)));
+            throw ParamError({ParamValue::knob("chunk_tiles", *chunk)},
+                             fmt::format("a chunk holds 1..{} tiles here (each source sends {} tiles of {}x{})", tiles,
+                                         tiles, c.base_m, c.base_n),
+                             {ParamValue::knob("chunk_tiles", std::clamp<std::int64_t>(*chunk, 1, tiles))});
         }
     }
 }

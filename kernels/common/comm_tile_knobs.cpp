@@ -34,19 +34,21 @@ void check_comm_tile(const OpParams& p, const BufferLimits& lim, const std::stri
     const int cm = comm_tile_m(p);
     const int cn = comm_tile_n(p);
     if (p.base_m % cm != 0) {
-        fail_check(fmt::format("--comm-tile-m {}: must divide base-m = {} (a GEMM tile is sent in whole comm tiles); "
-                               "nearest valid: {}", cm, p.base_m, collectives::comm_tile_rows(p.base_m, cn, p.out_dtype)));
+        throw ParamError({ParamValue::knob("comm_tile_m", cm)},
+                         fmt::format("must divide base-m = {} (a GEMM tile is sent in whole comm tiles)", p.base_m),
+                         {ParamValue::knob("comm_tile_m", collectives::comm_tile_rows(p.base_m, cn, p.out_dtype))});
     }
     if (p.base_n % cn != 0) {
-        fail_check(fmt::format("--comm-tile-n {}: must divide base-n = {} (a GEMM tile is sent in whole comm tiles); "
-                               "nearest valid: {}", cn, p.base_n, p.base_n));
+        throw ParamError({ParamValue::knob("comm_tile_n", cn)},
+                         fmt::format("must divide base-n = {} (a GEMM tile is sent in whole comm tiles)", p.base_n),
+                         {ParamValue::knob("comm_tile_n", p.base_n)});
     }
     const double ub = collectives::scatter_ub_bytes(cm, cn, dtype_bytes(p.out_dtype));
     if (ub > static_cast<double>(lim.ub_bytes)) {
-        fail_check(fmt::format("--comm-tile-m {} --comm-tile-n {}: four {}x{} {} comm tiles{} take {:.0f} bytes of UB, "
-                               "more than the {} bytes of {}; nearest valid: --comm-tile-m {}",
-                               cm, cn, cm, cn, dtype_name(p.out_dtype), ub_note, ub, lim.ub_bytes, lim.profile_name,
-                               collectives::comm_tile_rows(p.base_m, cn, p.out_dtype)));
+        throw ParamError({ParamValue::knob("comm_tile_m", cm), ParamValue::knob("comm_tile_n", cn)},
+                         fmt::format("four {}x{} {} comm tiles{} take {:.0f} bytes of UB, more than the {} bytes of {}",
+                                     cm, cn, dtype_name(p.out_dtype), ub_note, ub, lim.ub_bytes, lim.profile_name),
+                         {ParamValue::knob("comm_tile_m", collectives::comm_tile_rows(p.base_m, cn, p.out_dtype))});
     }
 }
 

@@ -26,17 +26,18 @@ std::optional<std::string> first_overflow(const std::vector<BufferNeed>& needs, 
 // A nearby tile that fits every buffer: first a smaller base-m, then a smaller base-n. The search
 // starts no higher than the largest side the L0C accumulator allows (the other side >= f), so it
 // stays short even for absurd inputs.
-std::string fitting_tile_hint(std::int64_t bm, std::int64_t bn, const BufferLimits& lim, const BufferNeeds& needs) {
+std::vector<ParamValue> fitting_tile_hint(std::int64_t bm, std::int64_t bn, const BufferLimits& lim,
+                                          const BufferNeeds& needs) {
     const std::int64_t f = lim.cube_fractal;
     const std::int64_t longest = lim.l0c_bytes / (f * static_cast<std::int64_t>(kFp32Bytes)) / f * f;
     auto fits = [&](double m, double n) { return !first_overflow(needs(m, n), lim.profile_name); };
     for (std::int64_t m = std::min(bm - f, longest); m >= f; m -= f) {
-        if (fits(static_cast<double>(m), static_cast<double>(bn))) return fmt::format("--base-m {}", m);
+        if (fits(static_cast<double>(m), static_cast<double>(bn))) return {{kParamBaseM, m}};
     }
     for (std::int64_t n = std::min(bn - f, longest); n >= f; n -= f) {
-        if (fits(static_cast<double>(bm), static_cast<double>(n))) return fmt::format("--base-n {}", n);
+        if (fits(static_cast<double>(bm), static_cast<double>(n))) return {{kParamBaseN, n}};
     }
-    return fmt::format("--base-m {} --base-n {}", f, f);
+    return {{kParamBaseM, f}, {kParamBaseN, f}};
 }
 }  // namespace
 
@@ -49,24 +50,23 @@ std::int64_t nearest_multiple(std::int64_t value, std::int64_t step) {
     return value - lo < hi - value ? lo : hi;
 }
 
-void check_positive(const char* flag, const char* dim, std::int64_t value, std::int64_t suggestion,
-                    const char* suggestion_expr) {
+void check_positive(const ParamRef& p, std::int64_t value, std::int64_t suggestion, const char* suggestion_expr) {
     if (value > 0) return;
-    fail_check(fmt::format("{} {}: {} must be positive; nearest valid: {} ({})", flag, value, dim, suggestion,
-                           suggestion_expr));
+    throw ParamError({{p, value}}, fmt::format("{} must be positive (at least {} = {})", p.word, suggestion_expr, suggestion),
+                     {{p, suggestion}});
 }
 
-void check_multiple(const char* flag, const char* dim, std::int64_t value, std::int64_t step, const char* step_expr,
+void check_multiple(const ParamRef& p, std::int64_t value, std::int64_t step, const char* step_expr,
                     const std::string& why) {
     if (value % step == 0) return;
-    fail_check(fmt::format("{} {}: {} must be a multiple of {} = {} ({}); nearest valid: {}", flag, value, dim,
-                           step_expr, step, why, nearest_multiple(value, step)));
+    throw ParamError({{p, value}}, fmt::format("{} must be a multiple of {} = {} ({})", p.word, step_expr, step, why),
+                     {{p, nearest_multiple(value, step)}});
 }
 
 void check_out_dtype_fp32_or_input(const OpParams& p) {
     if (p.out_dtype != DType::F32 && p.out_dtype != p.dtype) {
-        fail_check(fmt::format("--out-dtype {}: the output is fp32 or the input dtype ({})", dtype_name(p.out_dtype),
-                               dtype_name(p.dtype)));
+        throw ParamError({{kParamOutDtype, dtype_name(p.out_dtype)}},
+                         fmt::format("the output is fp32 or the input dtype ({})", dtype_name(p.dtype)));
     }
 }
 
@@ -85,33 +85,35 @@ std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits
 void check_gemm_tile(const OpParams& c, const BufferLimits& lim, const BufferNeeds& needs) {
     const int f = lim.cube_fractal;
     if (c.base_m <= 0 || c.base_m % f != 0) {
-        fail_check(fmt::format("--base-m {}: base-m must be a positive multiple of the cube fractal {} (the cube "
-                               "multiplies {}x{} blocks); nearest valid: {}",
-                               c.base_m, f, f, f, nearest_multiple(c.base_m, f)));
+        throw ParamError({{kParamBaseM, c.base_m}},
+                         fmt::format("base-m must be a positive multiple of the cube fractal {} (the cube multiplies "
+                                     "{}x{} blocks)",
+                                     f, f, f),
+                         {{kParamBaseM, nearest_multiple(c.base_m, f)}});
     }
     if (c.base_n <= 0 || c.base_n % 4 != 0) {
-        fail_check(fmt::format("--base-n {}: base-n must be a positive multiple of 4 (the cube's K step is "
-                               "base-n/4); nearest valid: {}",
-                               c.base_n, nearest_multiple(c.base_n, std::lcm(4, f))));
+        throw ParamError({{kParamBaseN, c.base_n}},
+                         "base-n must be a positive multiple of 4 (the cube's K step is base-n/4)",
+                         {{kParamBaseN, nearest_multiple(c.base_n, std::lcm(4, f))}});
     }
     if (c.base_n % f != 0) {
-        fail_check(fmt::format("--base-n {}: base-n must be a multiple of the cube fractal {} (the cube multiplies "
-                               "{}x{} blocks); nearest valid: {}",
-                               c.base_n, f, f, f, nearest_multiple(c.base_n, std::lcm(4, f))));
+        throw ParamError({{kParamBaseN, c.base_n}},
+                         fmt::format("base-n must be a multiple of the cube fractal {} (the cube multiplies {}x{} blocks)",
+                                     f, f, f),
+                         {{kParamBaseN, nearest_multiple(c.base_n, std::lcm(4, f))}});
     }
     if (const auto overflow = first_overflow(needs(c.base_m, c.base_n), lim.profile_name)) {
-        fail_check(fmt::format("--base-m {} --base-n {}: the tile does not fit the kernels' buffers: {}; nearest "
-                               "valid: {}",
-                               c.base_m, c.base_n, *overflow, fitting_tile_hint(c.base_m, c.base_n, lim, needs)));
+        throw ParamError({{kParamBaseM, c.base_m}, {kParamBaseN, c.base_n}},
+                         fmt::format("the tile does not fit the kernels' buffers: {}", *overflow),
+                         fitting_tile_hint(c.base_m, c.base_n, lim, needs));
     }
 }
 
 void check_knob_range(const OpParams& p, const std::string& knob, int lo, int hi, const std::string& what) {
     const std::optional<int> v = p.knob(knob);
     if (!v || (*v >= lo && *v <= hi)) return;
-    std::string flag = knob;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    fail_check(fmt::format("--{} {}: {} {}..{} here; nearest valid: {}", flag, *v, what, lo, hi, std::clamp(*v, lo, hi)));
+    throw ParamError({ParamValue::knob(knob, *v)}, fmt::format("{} {}..{} here", what, lo, hi),
+                     {ParamValue::knob(knob, std::clamp(*v, lo, hi))});
 }
 
 }  // namespace tandem::kernels

@@ -1,6 +1,8 @@
 #pragma once
 // Checks that ops share when they validate a run (VariantDesc::validate): one-line messages
-// naming the flag, the value, the rule and a nearby valid value.
+// naming the parameter by its quantity (M, base-n), the value, the rule and a nearby valid value,
+// thrown as kernels::ParamError so that each caller says the parameter in its own words
+// (the command line `--gk 1000: ...`, Python `k=1000: ...`).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -8,19 +10,19 @@
 #include <vector>
 
 #include "kernels/op_desc.hpp"
+#include "kernels/param_error.hpp"
 
 namespace tandem::kernels {
 
-[[noreturn]] void fail_check(const std::string& message);  // throws SimError
+[[noreturn]] void fail_check(const std::string& message);  // throws SimError (a rule that names no parameter)
 
 // The nearest positive multiple of `step` (ties go up).
 std::int64_t nearest_multiple(std::int64_t value, std::int64_t step);
 
-// "--gk 0: K must be positive; nearest valid: 256 (base-n)".
-void check_positive(const char* flag, const char* dim, std::int64_t value, std::int64_t suggestion,
-                    const char* suggestion_expr);
-// "--gk 1000: K must be a multiple of base-n = 256 (A is sent in base-m x base-n tiles); nearest valid: 1024".
-void check_multiple(const char* flag, const char* dim, std::int64_t value, std::int64_t step, const char* step_expr,
+// "K = 0: K must be positive (at least base-n = 256); nearest valid: 256".
+void check_positive(const ParamRef& p, std::int64_t value, std::int64_t suggestion, const char* suggestion_expr);
+// "K = 1000: K must be a multiple of base-n = 256 (A is sent in base-m x base-n tiles); nearest valid: 1024".
+void check_multiple(const ParamRef& p, std::int64_t value, std::int64_t step, const char* step_expr,
                     const std::string& why);
 
 // The output dtype is fp32 or the input dtype (the kernels cast fp32 accumulators to one of them).
@@ -43,7 +45,7 @@ std::vector<BufferNeed> gemm_tile_needs(double base_m, double base_n, const Buff
 // and every buffer of `needs` large enough (else a nearby tile that fits is suggested).
 void check_gemm_tile(const OpParams& p, const BufferLimits& lim, const BufferNeeds& needs);
 
-// A knob given with a value outside [lo, hi]: "--chunk-tiles 0: ... holds 1..128 tiles here (why); nearest valid: 1".
+// A knob given with a value outside [lo, hi]: "chunk-tiles = 0: ... holds 1..128 tiles here (why); nearest valid: 1".
 void check_knob_range(const OpParams& p, const std::string& knob, int lo, int hi, const std::string& what);
 
 }  // namespace tandem::kernels

@@ -150,10 +150,11 @@ void check_stream_k_blocks(const OpParams& p, const BufferLimits& lim) {
     if (p.schedule == "data_parallel") return;
     const int clusters = std::min(lim.aic_cores, lim.aiv_cores / 2);
     if (p.compute_blocks < 1 || p.compute_blocks > clusters) {
-        fail_check(fmt::format("--compute-blocks {}: --schedule {} runs a MIX kernel whose clusters must all be resident "
-                               "(a fix-up waits on other blocks), 1..{} on {}; nearest valid: {}",
-                               p.compute_blocks, p.schedule, clusters, lim.profile_name,
-                               std::clamp(p.compute_blocks, 1, clusters)));
+        throw ParamError({{kParamComputeBlocks, p.compute_blocks}},
+                         fmt::format("{} {} runs a MIX kernel whose clusters must all be resident (a fix-up waits on "
+                                     "other blocks), 1..{} on {}",
+                                     mention(kParamSchedule), p.schedule, clusters, lim.profile_name),
+                         {{kParamComputeBlocks, std::clamp(p.compute_blocks, 1, clusters)}});
     }
 }
 }  // namespace tandem::kernels

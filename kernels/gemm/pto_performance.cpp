@@ -16,25 +16,26 @@ namespace {
 using T = PerfTiling;
 
 // A tiling value the published kernel fixes at compile time.
-void check_fixed(const char* flag, int value, int published, const char* rule) {
+void check_fixed(const ParamRef& p, int value, int published, const char* rule) {
     if (value == published) return;
-    fail_check(fmt::format("{} {}: {}; nearest valid: {} (--variant tiled takes others)", flag, value, rule, published));
+    throw ParamError({{p, value}}, fmt::format("{} ({} tiled takes others)", rule, mention(kParamVariant)),
+                     {{p, published}});
 }
 
 void validate(const OpParams& p, const BufferLimits& lim) {
-    check_fixed("--base-m", p.base_m, T::kBaseM, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
-    check_fixed("--base-n", p.base_n, T::kBaseN, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
-    check_fixed("--compute-blocks", p.compute_blocks, T::kBlocks,
+    check_fixed(kParamBaseM, p.base_m, T::kBaseM, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
+    check_fixed(kParamBaseN, p.base_n, T::kBaseN, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
+    check_fixed(kParamComputeBlocks, p.compute_blocks, T::kBlocks,
                 "the published kernel launches 24 blocks, one per C block of its 4 x 6 grid (blocks beyond the AIC "
                 "cores run in waves)");
-    check_positive("--gm", "M", p.m, T::kGridM * T::kBaseM, "4 x base-m");
-    check_positive("--gk", "K", p.k, T::kPanelK, "stepK x baseK");
-    check_positive("--gn", "N", p.n, T::kGridN * T::kBaseN, "6 x base-n");
-    check_multiple("--gm", "M", p.m, T::kGridM * T::kBaseM, "4 x base-m",
+    check_positive(kParamM, p.m, T::kGridM * T::kBaseM, "4 x base-m");
+    check_positive(kParamK, p.k, T::kPanelK, "stepK x baseK");
+    check_positive(kParamN, p.n, T::kGridN * T::kBaseN, "6 x base-n");
+    check_multiple(kParamM, p.m, T::kGridM * T::kBaseM, "4 x base-m",
                    "the published kernel splits M over 4 blocks of whole 128-row strips and has no tail handling");
-    check_multiple("--gn", "N", p.n, T::kGridN * T::kBaseN, "6 x base-n",
+    check_multiple(kParamN, p.n, T::kGridN * T::kBaseN, "6 x base-n",
                    "the published kernel splits N over 6 blocks of whole 256-column strips and has no tail handling");
-    check_multiple("--gk", "K", p.k, T::kPanelK, "stepKa x baseK = 4 x 64",
+    check_multiple(kParamK, p.k, T::kPanelK, "stepKa x baseK = 4 x 64",
                    "K is loaded in L1 panels of 4 K steps of 64; a partial panel would never release its L1 slot");
     const std::vector<BufferNeed> needs = {
         {"L1", "two 128 x 256 A panels and two 256 x 256 B panels (fp16)", 2.0 * (T::kBaseM + T::kBaseN) * T::kPanelK * 2,
@@ -45,9 +46,10 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     };
     for (const BufferNeed& need : needs) {
         if (need.bytes > static_cast<double>(need.capacity)) {
-            fail_check(fmt::format("-v {}: the published kernel's {} holds {} = {:.0f} bytes, more than the profile's "
-                                   "{} bytes; use --variant tiled",
-                                   lim.profile_name, need.buffer, need.holds, need.bytes, need.capacity));
+            throw ParamError({{kParamSoc, lim.profile_name}},
+                             fmt::format("the published kernel's {} holds {} = {:.0f} bytes, more than the profile's {} "
+                                         "bytes; use {} tiled",
+                                         need.buffer, need.holds, need.bytes, need.capacity, mention(kParamVariant)));
         }
     }
 }

@@ -35,9 +35,9 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_stream_k_blocks(p, lim);
-    check_positive("--gm", "M", p.m, p.base_m, "base-m");
-    check_positive("--gk", "K", p.k, p.base_n, "base-n");
-    check_positive("--gn", "N", p.n, p.base_n, "base-n");
+    check_positive(kParamM, p.m, p.base_m, "base-m");
+    check_positive(kParamK, p.k, p.base_n, "base-n");
+    check_positive(kParamN, p.n, p.base_n, "base-n");
 }
 
 class TiledRun final : public GemmRun {

@@ -72,18 +72,20 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     check_gemm_tile(p, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
     check_out_dtype_fp32_or_input(p);
     const std::int64_t block = std::int64_t{p.ranks} * p.base_m;
-    check_positive("--gm", "M", p.m, block, "n*base-m");
+    check_positive(kParamM, p.m, block, "n*base-m");
     // N and K are padded; M is not: rank r's rows sit at r*M/W in every output, so a row block
     // padded to whole tiles would overwrite its neighbour's.
-    check_multiple("--gm", "M", p.m, block, "n*base-m",
+    check_multiple(kParamM, p.m, block, "n*base-m",
                    "each rank's row block of C is whole base-m tiles (N and K may be anything)");
-    check_positive("--gk", "K", p.k, p.base_n, "base-n");
-    check_positive("--gn", "N", p.n, p.base_n, "base-n");
+    check_positive(kParamK, p.k, p.base_n, "base-n");
+    check_positive(kParamN, p.n, p.base_n, "base-n");
     check_comm_tile(p, lim, "");
     if (p.comm_blocks > lim.aiv_cores) {
-        fail_check(fmt::format("--comm-blocks {}: the push kernel ends in a device barrier that waits for every block, "
-                               "so all must be resident: at most the {} AIV cores of {}; nearest valid: {}",
-                               p.comm_blocks, lim.aiv_cores, lim.profile_name, lim.aiv_cores));
+        throw ParamError({{kParamCommBlocks, p.comm_blocks}},
+                         fmt::format("the push kernel ends in a device barrier that waits for every block, so all must "
+                                     "be resident: at most the {} AIV cores of {}",
+                                     lim.aiv_cores, lim.profile_name),
+                         {{kParamCommBlocks, lim.aiv_cores}});
     }
 }
 

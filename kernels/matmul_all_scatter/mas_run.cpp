@@ -52,13 +52,13 @@ int gemm_blocks(const OpParams& p) {
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     check_gemm_tile(p, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
     check_out_dtype_fp32_or_input(p);
-    check_positive("--gm", "M", p.m, p.base_m, "base-m");
-    check_positive("--gk", "K", p.k, p.base_n, "base-n");
+    check_positive(kParamM, p.m, p.base_m, "base-m");
+    check_positive(kParamK, p.k, p.base_n, "base-n");
     const std::int64_t block = std::int64_t{p.ranks} * p.base_n;
-    check_positive("--gn", "N", p.n, block, "n*base-n");
+    check_positive(kParamN, p.n, block, "n*base-n");
     // M and K are padded; N is not: rank r's columns sit at r*N/W in every output, so a block
     // padded to whole tiles would overwrite its neighbour's.
-    check_multiple("--gn", "N", p.n, block, "n*base-n",
+    check_multiple(kParamN, p.n, block, "n*base-n",
                    "each rank's column block of C is whole base-n tiles (M and K may be anything)");
     check_comm_tile(p, lim, " (two sets of two)");
 }

@@ -9,7 +9,7 @@
 //                      output straight from L0C;
 //   producer_consumer  GEMM (AIC) and scatter (AIV) kernels on two streams, per-tile flags;
 //   specialized        one MIX kernel, its clusters split between GEMM and scatter
-//                      (--gemm-blocks of --total-blocks; Iris's --gemm_sms / --total_sms).
+//                      (--gemm-blocks of --total-blocks; Iris's --total_sms is the total).
 // Views (mas_run.hpp): compute-only is the GEMM kernel alone (own output only); sequential is
 // the GEMM kernel, then the scatter kernel (an all-gather of C's column blocks), each its own phase.
 #include "kernels/matmul_all_scatter/op.hpp"

@@ -1,7 +1,7 @@
 // matmul_all_scatter --variant specialized (Iris's "specialized"): one MIX kernel whose clusters
-// are split between the GEMM (--gemm-blocks, Iris's --gemm_sms) and the scatter (the rest of
-// --total-blocks, Iris's --total_sms): GEMM clusters compute and flag tiles, the other clusters'
-// AIVs push them to every peer.
+// are split between the GEMM (--gemm-blocks) and the scatter (the rest of --total-blocks, Iris's
+// --total_sms; Iris's --gemm_sms is --compute-blocks on every surface, docs/PARAMETERS.md): GEMM
+// clusters compute and flag tiles, the other clusters' AIVs push them to every peer.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -25,9 +25,11 @@ void validate_specialized(const OpParams& p, const BufferLimits& lim) {
                      "include a GEMM and a scatter cluster:");
     const int total = total_blocks(p);
     if (total < 2 || total > clusters) {
-        fail_check(fmt::format("--total-blocks {}: the MIX kernel needs 2..{} clusters on {} (all resident, at "
-                               "least one GEMM and one scatter cluster); nearest valid: {}",
-                               total, clusters, lim.profile_name, std::clamp(total, 2, clusters)));
+        throw ParamError({ParamValue::knob("total_blocks", total)},
+                         fmt::format("the MIX kernel needs 2..{} clusters on {} (all resident, at least one GEMM and "
+                                     "one scatter cluster)",
+                                     clusters, lim.profile_name),
+                         {ParamValue::knob("total_blocks", std::clamp(total, 2, clusters))});
     }
     check_knob_range(p, "gemm_blocks", 1, total - 1, "GEMM clusters (the rest scatter) number");
 }
@@ -64,8 +66,8 @@ VariantDesc specialized_variant(const VariantDesc& defaults) {
     v.validate = validate_specialized;
     v.schedules = gemm_schedule_names();
     v.faults.push_back("skip_fixup_partial");
-    v.knobs.push_back(KnobDesc{"gemm_blocks", {"--gemm_sms"},
-                               "specialized: clusters computing the GEMM (Iris's --gemm_sms; default: 5/6 of the total)",
+    v.knobs.push_back(KnobDesc{"gemm_blocks", {},
+                               "specialized: clusters computing the GEMM (default: 5/6 of the total)",
                                {2, 4, 8, 12, 16, 20}});
     v.knobs.push_back(KnobDesc{"total_blocks", {"--total_sms"},
                                "specialized: clusters of the MIX kernel (Iris's --total_sms; default: --compute-blocks)",

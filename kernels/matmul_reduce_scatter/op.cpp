@@ -21,9 +21,11 @@ void validate_common(const OpParams& p, const BufferLimits& lim) {
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     const std::int64_t step = std::int64_t{p.ranks} * p.base_n;
     if (p.n % step != 0)
-        fail_check(fmt::format("--gn {}: matmul_reduce_scatter needs N to be a multiple of ranks x base-n = {} x {} = {} "
-                               "(rank r's output is column block r of C, made of whole GEMM tiles); nearest valid: {}",
-                               p.n, p.ranks, p.base_n, step, nearest_multiple(p.n, step)));
+        throw ParamError({{kParamN, p.n}},
+                         fmt::format("matmul_reduce_scatter needs N to be a multiple of ranks x base-n = {} x {} = {} "
+                                     "(rank r's output is column block r of C, made of whole GEMM tiles)",
+                                     p.ranks, p.base_n, step),
+                         {{kParamN, nearest_multiple(p.n, step)}});
 }
 }  // namespace
 

@@ -115,8 +115,15 @@ def test_bad_calls_raise(ctx):
     B2 = ctx.zeros(512, 256, "fp16")
     with pytest.raises(tandem.Error, match="workspace was made for another shape"):
         ctx.ops.allgather_gemm(C, A2, B2, workspace=ws)
-    with pytest.raises(tandem.Error, match="--gm 200"):
+    # A refused parameter is named by its Python keyword (the parameter schema's), not a flag.
+    with pytest.raises(tandem.Error, match=r"^allgather_gemm: m=200: M must be a multiple of n\*base-m = 256"):
         ctx.ops.allgather_gemm(ctx.zeros(200, 256, np.float32), ctx.zeros(100, 256, "fp16"), B)
+    with pytest.raises(tandem.Error, match=r"base_m=100: base-m must be a positive multiple .*nearest valid: 96$"):
+        ctx.ops.allgather_gemm(C, A, B, config={"block_size_m": 100})
+    with pytest.raises(tandem.Error, match=r"chunk_tiles=0: .*nearest valid: 1$"):
+        ctx.ops.allgather_gemm(C, A, B, config={"chunk_tiles": 0})
+    with pytest.raises(tandem.Error, match=r"config\['k'\]: .*read off the call's tensors"):
+        ctx.ops.allgather_gemm(C, A, B, config={"k": 256})
     with pytest.raises(tandem.Error, match="fp16 tensor takes numpy float16"):
         A.copy_(np.zeros((RANKS, 128, 256), dtype=np.float32))
     with pytest.raises(tandem.Error, match="expected"):

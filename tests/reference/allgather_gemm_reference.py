@@ -33,10 +33,12 @@ CONFIGS = {
     "timing_only_8ranks": ["-n", "8", "--gm", "4096", "--gk", "1024", "--gn", "512", "--timing-only"],
 }
 
-# The keys every op adds to a result (docs/RESULTS.md), the seed's knob reported as used, and each
-# launch's device time and pipe use (docs/RESULTS.md "Kernel time and pipe utilisation").
+# The keys every op adds to a result (docs/RESULTS.md), the seed's knob reported as used, each
+# launch's device time and pipe use (docs/RESULTS.md "Kernel time and pipe utilisation"), and the
+# neutral names of the communication figures, beside the seed's allgather_* keys they alias
+# (docs/PARAMETERS.md "The results JSON's communication figures").
 NEW_KEYS = {"op", "variant", "schedule", "dtype", "out_dtype", "bias", "comm_kind", "comm_bytes_per_rank",
-            "comm_gib_s", "chunk_tiles", "kernels"}
+            "comm_gib_s", "chunk_tiles", "kernels", "comm_payload_bytes", "comm_payload_gib_s", "comm_payload_gb_s"}
 # otherData keys that name the checkout, not the run.
 PLACE_KEYS = {"profile_file"}
 

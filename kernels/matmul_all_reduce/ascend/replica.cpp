@@ -31,10 +31,10 @@ AscendArShape ascend_shape_of(const OpParams& p) {
 }
 
 void check_ascend_shape(const OpParams& c) {
-    check_positive("--gm", "M", c.m, c.base_m, "base-m");
-    check_positive("--gk", "K", c.k, c.base_n, "base-n");
-    check_positive("--gn", "N", c.n, c.base_n, "base-n");
-    check_multiple("--gk", "K", c.k, c.base_n, "baseK x stepKa = base-n",
+    check_positive(kParamM, c.m, c.base_m, "base-m");
+    check_positive(kParamK, c.k, c.base_n, "base-n");
+    check_positive(kParamN, c.n, c.base_n, "base-n");
+    check_multiple(kParamK, c.k, c.base_n, "baseK x stepKa = base-n",
                    "the K loop loads 4 slices of base-n/4 per panel and K is not padded");
 }
 

@@ -30,20 +30,24 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     check_ascend_shape(c);
     const double tiles = std::ceil(double(c.m) / c.base_m) * std::ceil(double(c.n) / c.base_n);
     if (tiles > std::numeric_limits<std::int32_t>::max()) {
-        fail_check(fmt::format("--gm {} --gn {}: {:.0f} output tiles of {}x{}, more than a ready-queue entry (int32) "
-                               "can name; use a smaller shape",
-                               c.m, c.n, tiles, c.base_m, c.base_n));
+        throw ParamError({{kParamM, c.m}, {kParamN, c.n}},
+                         fmt::format("{:.0f} output tiles of {}x{}, more than a ready-queue entry (int32) can name; use "
+                                     "a smaller shape",
+                                     tiles, c.base_m, c.base_n));
     }
     if (c.comm_blocks < c.compute_blocks) {
-        fail_check(fmt::format("--comm-blocks {}: comm block b drains compute block b's ready queue (a strict 1:1 "
-                               "binding, as published), so it needs at least --compute-blocks = {} comm blocks; "
-                               "nearest valid: {}",
-                               c.comm_blocks, c.compute_blocks, c.compute_blocks));
+        throw ParamError({{kParamCommBlocks, c.comm_blocks}},
+                         fmt::format("comm block b drains compute block b's ready queue (a strict 1:1 binding, as "
+                                     "published), so it needs at least {} = {} comm blocks",
+                                     mention(kParamComputeBlocks), c.compute_blocks),
+                         {{kParamCommBlocks, c.compute_blocks}});
     }
     if (c.comm_blocks > lim.aiv_cores) {
-        fail_check(fmt::format("--comm-blocks {}: the device barrier waits for every comm block, so all must be "
-                               "resident at once: at most the {} AIV cores of {}; nearest valid: {}",
-                               c.comm_blocks, lim.aiv_cores, lim.profile_name, lim.aiv_cores));
+        throw ParamError({{kParamCommBlocks, c.comm_blocks}},
+                         fmt::format("the device barrier waits for every comm block, so all must be resident at once: "
+                                     "at most the {} AIV cores of {}",
+                                     lim.aiv_cores, lim.profile_name),
+                         {{kParamCommBlocks, lim.aiv_cores}});
     }
 }
 

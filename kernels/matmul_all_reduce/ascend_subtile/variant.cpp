@@ -45,32 +45,37 @@ double ub_bytes_for(int sub_m, int base_n) { return 3.0 * sub_m * base_n * 2; }
 void validate(const OpParams& c, const BufferLimits& lim) {
     const int subM = sub_m_of(c);
     if (subM < 1 || c.base_m % subM != 0) {
-        fail_check(fmt::format("--comm-sub-m {}: the comm kernel sends a tile as base-m / comm-sub-m stripes, so "
-                               "comm-sub-m must divide base-m = {}; nearest valid: {}",
-                               subM, c.base_m, nearest_divisor(c.base_m, std::max(1, subM))));
+        throw ParamError({ParamValue::knob("comm_sub_m", subM)},
+                         fmt::format("the comm kernel sends a tile as base-m / comm-sub-m stripes, so comm-sub-m must "
+                                     "divide base-m = {}",
+                                     c.base_m),
+                         {ParamValue::knob("comm_sub_m", nearest_divisor(c.base_m, std::max(1, subM)))});
     }
     check_gemm_tile(c, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
     if (ub_bytes_for(subM, c.base_n) > double(lim.ub_bytes)) {
         int fits = 0;  // the largest divisor of base-m whose buffers fit
         for (int d = 1; d <= c.base_m; ++d)
             if (c.base_m % d == 0 && ub_bytes_for(d, c.base_n) <= double(lim.ub_bytes)) fits = d;
-        fail_check(fmt::format("--comm-sub-m {}: the comm kernel's three comm-sub-m x base-n fp16 UB buffers (RS ping, "
-                               "RS pong, AG, as published) take {:.0f} bytes, more than the {} bytes of UB of {}; "
-                               "nearest valid: {}",
-                               subM, ub_bytes_for(subM, c.base_n), lim.ub_bytes, lim.profile_name, fits));
+        throw ParamError({ParamValue::knob("comm_sub_m", subM)},
+                         fmt::format("the comm kernel's three comm-sub-m x base-n fp16 UB buffers (RS ping, RS pong, "
+                                     "AG, as published) take {:.0f} bytes, more than the {} bytes of UB of {}",
+                                     ub_bytes_for(subM, c.base_n), lim.ub_bytes, lim.profile_name),
+                         {ParamValue::knob("comm_sub_m", fits)});
     }
     check_ascend_shape(c);
     const double tiles = std::ceil(double(c.m) / c.base_m) * std::ceil(double(c.n) / c.base_n);
     if (tiles * (c.base_m / subM) > std::numeric_limits<std::int32_t>::max() / 4) {
-        fail_check(fmt::format("--gm {} --gn {}: {:.0f} output tiles of {}x{} in {}-row subtiles need more "
-                               "subtile_ready slots than the signal matrix can address; use a smaller shape",
-                               c.m, c.n, tiles, c.base_m, c.base_n, subM));
+        throw ParamError({{kParamM, c.m}, {kParamN, c.n}},
+                         fmt::format("{:.0f} output tiles of {}x{} in {}-row subtiles need more subtile_ready slots "
+                                     "than the signal matrix can address; use a smaller shape",
+                                     tiles, c.base_m, c.base_n, subM));
     }
     if (c.comm_blocks > lim.aiv_cores) {
-        fail_check(fmt::format("--comm-blocks {}: a comm block's all-gather waits for subtiles the other ranks' comm "
-                               "blocks reduce, so all must be resident at once: at most the {} AIV cores of {}; "
-                               "nearest valid: {}",
-                               c.comm_blocks, lim.aiv_cores, lim.profile_name, lim.aiv_cores));
+        throw ParamError({{kParamCommBlocks, c.comm_blocks}},
+                         fmt::format("a comm block's all-gather waits for subtiles the other ranks' comm blocks reduce, "
+                                     "so all must be resident at once: at most the {} AIV cores of {}",
+                                     lim.aiv_cores, lim.profile_name),
+                         {{kParamCommBlocks, lim.aiv_cores}});
     }
 }
 

@@ -1,0 +1,112 @@
+// The ops facade. See op_facade.hpp.
+#include "host/ops/op_facade.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "host/ops/run_checks.hpp"
+#include "kernels/param_error.hpp"
+#include "kernels/registry.hpp"
+
+namespace tandem::host {
+namespace {
+
+// A run's request, as the op's kernels receive it (every value set by with_defaults).
+kernels::OpParams op_params_of(const RunRequest& r, TopologyKind topology) {
+    kernels::OpParams p;
+    p.ranks = r.ranks;
+    p.m = r.m;
+    p.k = r.k;
+    p.n = r.n;
+    p.base_m = r.base_m;
+    p.base_n = r.base_n;
+    p.compute_blocks = r.compute_blocks.value_or(0);
+    p.comm_blocks = r.comm_blocks.value_or(0);
+    p.variant = r.variant;
+    p.schedule = r.schedule;
+    p.dtype = r.dtype;
+    p.out_dtype = r.out_dtype.value_or(DType::F32);
+    p.bias = r.bias;
+    p.comm_mode = r.comm_mode;
+    p.knobs = r.knobs;
+    p.fault = r.fault;
+    p.topology = topology;
+    return p;
+}
+
+}  // namespace
+
+std::map<std::string, int> ResolvedRun::effective_knobs() const {
+    if (!variant->effective_knobs) return {};
+    return variant->effective_knobs(params);
+}
+
+kernels::BufferLimits buffer_limits_of(const Profile& p) {
+    kernels::BufferLimits lim;
+    lim.profile_name = p.name;
+    lim.aic_cores = p.chip.aic_cores;
+    lim.aiv_cores = p.chip.aiv_cores;
+    lim.cube_fractal = p.pipes.cube_fractal;
+    lim.l1_bytes = p.chip.l1_bytes;
+    lim.l0a_bytes = p.chip.l0a_bytes;
+    lim.l0b_bytes = p.chip.l0b_bytes;
+    lim.l0c_bytes = p.chip.l0c_bytes;
+    lim.ub_bytes = p.chip.ub_bytes;
+    lim.gm_bytes = p.chip.gm_bytes;
+    return lim;
+}
+
+const kernels::OpDesc& op_of(const RunRequest& r) {
+    if (r.op_desc != nullptr) return *r.op_desc;
+    std::vector<std::string> names;
+    for (const kernels::OpDesc* op : kernels::registered_ops()) {
+        if (op->name == r.op) return *op;
+        names.push_back(op->name);
+    }
+    throw kernels::ParamError({{kernels::kParamOp, r.op}}, fmt::format("no such op (ops: {})", fmt::join(names, ", ")));
+}
+
+const kernels::VariantDesc& variant_of(const RunRequest& r) {
+    const kernels::OpDesc& op = op_of(r);
+    if (r.variant.empty()) return op.variants.front();
+    if (const kernels::VariantDesc* v = op.find_variant(r.variant)) return *v;
+    std::vector<std::string> names;
+    for (const kernels::VariantDesc& x : op.variants) names.push_back(x.name);
+    throw kernels::ParamError({{kernels::kParamVariant, r.variant}},
+                              fmt::format("op {} has no such variant (variants: {})", op.name, fmt::join(names, ", ")));
+}
+
+RunRequest with_defaults(const RunRequest& given, const Profile& profile) {
+    RunRequest r = given;
+    const kernels::VariantDesc& v = variant_of(r);
+    r.op = op_of(r).name;
+    r.variant = v.name;
+    if (r.schedule.empty()) r.schedule = v.schedules.front();
+    if (!r.out_dtype) r.out_dtype = v.out_dtypes.front();
+    if (r.comm_mode.empty()) r.comm_mode = v.comm_modes.front();
+    const kernels::BufferLimits limits = buffer_limits_of(profile);
+    if (!r.compute_blocks) {
+        r.compute_blocks = v.default_compute_blocks ? v.default_compute_blocks(limits) : profile.chip.aic_cores;
+    }
+    if (!r.comm_blocks) r.comm_blocks = v.default_comm_blocks ? v.default_comm_blocks(limits) : profile.chip.aiv_cores;
+    r.soc = profile.name;
+    return r;
+}
+
+ResolvedRun resolve_run(const RunRequest& given, const Profile& profile, std::int64_t host_memory_limit_bytes) {
+    ResolvedRun run;
+    run.request = with_defaults(given, profile);
+    run.op = &op_of(run.request);
+    run.variant = &variant_of(run.request);
+    const kernels::BufferLimits limits = buffer_limits_of(profile);
+    check_ranks(run.request, *run.op);
+    check_op_choices(run.request, *run.op, *run.variant);
+    check_blocks(run.request, *run.op, limits);
+    run.params = op_params_of(run.request, profile.interconnect.topology);
+    run.variant->validate(run.params, limits);
+    check_memory(run, limits, host_memory_limit_bytes);
+    return run;
+}
+
+}  // namespace tandem::host

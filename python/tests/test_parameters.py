@@ -1,0 +1,76 @@
+"""The Python module's keywords against Tandem's parameter schema (tandem.parameters(), the same
+table the command line, sweeps and results are built from): every keyword the module takes is a
+parameter's, and every parameter the schema gives a Python keyword is taken where it says."""
+import re
+
+import pytest
+
+import tandem
+
+# Arguments of a call that are its operands, not parameters.
+OPERANDS = {"output_tensor", "A", "B", "bias", "config", "workspace"}
+
+
+def signature_keywords(function):
+    """The keyword names of a pybind11 function, from its signature line."""
+    first = function.__doc__.splitlines()[0]
+    return set(re.findall(r"(\w+): ", first[first.index("("):]))
+
+
+def schema(place):
+    return {p["python_keyword"] for p in tandem.parameters() if p["python_place"] == place}
+
+
+def test_context_keywords_are_the_schemas():
+    assert signature_keywords(tandem.Context.__init__) - {"self"} == schema("context")
+
+
+def call_keywords():
+    """The call's own keywords: the call's parameters, and the config parameters it also takes."""
+    return schema("call") | {p["python_keyword"] for p in tandem.parameters() if p["python_call_keyword"]}
+
+
+def test_call_keywords_are_the_schemas_and_the_operands():
+    assert signature_keywords(tandem.Ops.run) - {"self"} == call_keywords() | OPERANDS
+
+
+def test_an_ops_call_takes_the_same_keywords_as_run():
+    ctx = tandem.Context(num_ranks=2, functional=False)
+    assert signature_keywords(ctx.ops.allgather_gemm) == call_keywords() - {"op"} | OPERANDS
+
+
+def test_every_config_keyword_and_alias_is_taken():
+    ctx = tandem.Context(num_ranks=2, functional=False)
+    A = ctx.zeros(128, 256, "fp16")
+    B = ctx.zeros(256, 256, "fp16")
+    C = ctx.zeros(256, 256, "fp32")
+    # A valid value for allgather_gemm of each type (the tile is the default one); a key taken for
+    # a knob instead would be refused by the op ("has no such knob").
+    by_type = {"int": 12, "flag": False, "choice": "mesh"}
+    by_name = {"base_m": 128, "base_n": 256, "variant": "streaming", "schedule": "data_parallel", "fault": ""}
+    taken = 0
+    for p in tandem.parameters():
+        if p["python_place"] != "config":
+            continue
+        for key in [p["python_keyword"]] + p["python_aliases"]:
+            value = by_name.get(p["name"], by_type.get(p["type"]))
+            ctx.ops.allgather_gemm(C, A, B, config={key: value})
+            taken += 1
+    assert taken >= 14
+
+
+def test_gemm_sms_is_the_compute_blocks():
+    ctx = tandem.Context(num_ranks=2, functional=False)
+    A = ctx.zeros(1024, 2048, "fp16")
+    B = ctx.zeros(2048, 1024, "fp16")
+    C = ctx.zeros(2048, 1024, "fp32")
+    # 64 output tiles: one compute block computes them in turn, the default 24 in parallel.
+    by_alias = ctx.ops.allgather_gemm(C, A, B, config={"gemm_sms": 1}).results["pipelined_us"]
+    by_name = ctx.ops.allgather_gemm(C, A, B, config={"compute_blocks": 1}).results["pipelined_us"]
+    default = ctx.ops.allgather_gemm(C, A, B).results["pipelined_us"]
+    assert by_alias == by_name != default
+
+
+def test_a_context_refusal_names_the_keyword():
+    with pytest.raises(tandem.Error, match=r"^Context: num_ranks=40: a functional context has 1\.\.32 ranks"):
+        tandem.Context(num_ranks=40)
