@@ -285,7 +285,30 @@ TEST(ParamSchema, EveryApiFieldIsAParameterAndBack) {
             EXPECT_TRUE(fields.count(p.api_field.substr(10))) << p.api_field;
         }
     }
-    EXPECT_EQ(fields.size() + 1, 11u);  // OpConfig has 11 fields: these, and `knobs`
+}
+
+// OpConfig's and ContextOptions' fields are the schema's API fields and no others (beside
+// OpConfig::knobs, the variant's knobs, and ContextOptions::words, how errors are spelled). The
+// bindings name every field: one added to either struct stops this from compiling until it is
+// named here, and the test fails until the schema has it.
+TEST(ParamSchema, TheApiStructsHaveTheSchemasFieldsAndNoOthers) {
+    api::OpConfig c;
+    [[maybe_unused]] auto& [variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, knobs, all_views,
+                            fault, sanitize] = c;
+    api::ContextOptions o;
+    [[maybe_unused]] auto& [soc, profile_file, ranks, functional, host_threads, words] = o;
+    const std::set<std::string> fields = {
+        "OpConfig::variant",        "OpConfig::schedule",    "OpConfig::base_m",    "OpConfig::base_n",
+        "OpConfig::compute_blocks", "OpConfig::comm_blocks", "OpConfig::comm_mode", "OpConfig::all_views",
+        "OpConfig::fault",          "OpConfig::sanitize",    "ContextOptions::soc", "ContextOptions::profile_file",
+        "ContextOptions::ranks",    "ContextOptions::functional", "ContextOptions::host_threads"};
+    std::set<std::string> in_schema;
+    for (const ParamDesc& p : param_schema()) {
+        if (p.api_field.rfind("OpConfig::", 0) == 0 || p.api_field.rfind("ContextOptions::", 0) == 0) {
+            in_schema.insert(p.api_field);
+        }
+    }
+    EXPECT_EQ(in_schema, fields);
 }
 
 // Every keyword the Python module takes in config (and each alias) sets its OpConfig field;
