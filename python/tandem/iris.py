@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -45,10 +46,12 @@ class FusedConfig:
     On the simulated Ascend cluster: block_size_m / block_size_n are the output tile (base-m x
     base-n) when given; the default tile is fitted to the shape (at most 128 x 256).
     all_reduce_variant picks matmul_all_reduce's variant ("spinlock" has no Tandem replica).
-    num_sms, when given, is the number of compute blocks (AI cores) of the GEMM. block_size_k,
+    num_sms (or gemm_sms, the example scripts' name), when given, is the number of compute blocks
+    (AI cores) of the GEMM; comm_sms the communication kernel's blocks. block_size_k,
     group_size_m, num_xcds, chunk_size, cache_modifier_a/b, allow_tf32, all_reduce_num_rings,
     reduce_num_sms and ksplit describe a GPU's kernel and have no Ascend counterpart: they are
-    validated as Iris validates them and otherwise ignored (IrisWorkspace.ignored lists those set).
+    validated as Iris validates them and otherwise ignored, with one warning per call naming those
+    set (IrisWorkspace.ignored lists them).
     """
 
     block_size_m: int = 256
@@ -65,6 +68,9 @@ class FusedConfig:
     all_reduce_num_rings: int = 1
     reduce_num_sms: int = 64
     ksplit: bool = False
+    # Iris's example scripts' names for the split of the GPU between GEMM and communication.
+    gemm_sms: Optional[int] = None
+    comm_sms: Optional[int] = None
 
     def __post_init__(self):
         # Which fields the caller set (the tile is fitted to the shape unless it was given).
@@ -79,8 +85,13 @@ class FusedConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"FusedConfig.{name} = {value!r}: must be a positive integer")
-        if self.num_sms is not None and (not isinstance(self.num_sms, (int, np.integer)) or self.num_sms <= 0):
-            raise ValueError(f"FusedConfig.num_sms = {self.num_sms!r}: must be a positive integer or None")
+        for name in ("num_sms", "gemm_sms", "comm_sms"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0):
+                raise ValueError(f"FusedConfig.{name} = {value!r}: must be a positive integer or None")
+        if self.num_sms is not None and self.gemm_sms is not None and self.num_sms != self.gemm_sms:
+            raise ValueError(f"FusedConfig.gemm_sms = {self.gemm_sms} and num_sms = {self.num_sms}: both set the GEMM's "
+                             "blocks; give one")
         if self.all_reduce_variant not in _ALL_REDUCE_VARIANTS:
             raise ValueError(f"FusedConfig.all_reduce_variant = {self.all_reduce_variant!r}: must be one of "
                              + ", ".join(_ALL_REDUCE_VARIANTS))
@@ -434,8 +445,11 @@ def _tandem_config(op: str, cfg: FusedConfig, w: int, m: int, n: int, k: int):
     if op == "all_gather_matmul" and "block_size_n" not in given:
         base_n = min(base_n, _fit(k // w, _DEFAULT_TILE[1]))  # a shard's K is whole base-n tiles
     config = {"base_m": int(base_m), "base_n": int(base_n)}
-    if cfg.num_sms is not None:
-        config["compute_blocks"] = int(cfg.num_sms)
+    gemm_blocks = cfg.gemm_sms if cfg.gemm_sms is not None else cfg.num_sms
+    if gemm_blocks is not None:
+        config["compute_blocks"] = int(gemm_blocks)
+    if cfg.comm_sms is not None:
+        config["comm_blocks"] = int(cfg.comm_sms)
     variant = None
     if op == "matmul_all_reduce":
         if cfg.all_reduce_variant == "spinlock":
@@ -586,6 +600,10 @@ class _RankOps:
                                 "(outputs may be float16 or float32)")
         cfg = _as_config(config)
         cfg.validate(world_size=world.nprocs)
+        ignored = sorted(f for f in cfg.given() if f in _GPU_ONLY_FIELDS)
+        if ignored and rank == 0:  # once per call, not once per rank
+            warnings.warn(f"tandem.iris.{op}: FusedConfig field(s) {', '.join(ignored)} describe a GPU kernel and have "
+                          "no meaning on the simulated Ascend cluster: ignored", stacklevel=3)
         if bias is not None and not isinstance(bias, np.ndarray):
             raise TypeError(f"bias: a 1-D tensor (numpy array), not {type(bias).__name__}")
         mnk = _check_shapes(op, world.nprocs, out, a, b, bias, rank)

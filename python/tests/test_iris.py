@@ -63,7 +63,11 @@ def test_matmul_reduce_scatter_four_ranks_64_tiles():
     def fn(rank):
         ctx = iris.iris()
         out = ctx.zeros((m, n // w), dtype=np.float16)
-        ws = ctx.ops.matmul_reduce_scatter(out, a[rank], b[rank], config=cfg)
+        if rank == 0:
+            with pytest.warns(UserWarning, match="block_size_k describe a GPU kernel"):
+                ws = ctx.ops.matmul_reduce_scatter(out, a[rank], b[rank], config=cfg)
+        else:
+            ws = ctx.ops.matmul_reduce_scatter(out, a[rank], b[rank], config=cfg)
         assert ws.ignored == ["block_size_k"]  # no Ascend counterpart: accepted, listed
         return out
 
@@ -140,7 +144,8 @@ def test_timing_only_world_gives_times():
 
 
 @pytest.mark.parametrize("field,value", [("block_size_m", -64), ("block_size_m", 0), ("block_size_n", 100),
-                                         ("num_sms", 0), ("all_reduce_variant", "fast")])
+                                         ("block_size_k", 0), ("num_sms", 0), ("gemm_sms", -1), ("comm_sms", 2.5),
+                                         ("all_reduce_variant", "fast"), ("chunk_size", True)])
 def test_bad_fused_config_is_refused_naming_the_field(field, value):
     with pytest.raises(ValueError, match=f"FusedConfig.{field}"):
         iris.FusedConfig(**{field: value}).validate()
@@ -228,3 +233,18 @@ def test_the_iris_example_script_runs():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "outputs match numpy" in done.stdout
+
+
+def test_sms_fields_set_the_block_counts():
+    w, m, k, n = 2, 1024, 512, 1024
+
+    def fn(rank, cfg):
+        ctx = iris.iris()
+        out = ctx.zeros((m, n), dtype=np.float16)
+        return ctx.ops.matmul_all_reduce(out, ctx.ones((m, k)), ctx.ones((k, n)), config=cfg).results
+
+    default = iris.spawn(fn, w, args=(None,), functional=False)[0]
+    fewer = iris.spawn(fn, w, args=(iris.FusedConfig(gemm_sms=2, comm_sms=2),), functional=False)[0]
+    same = iris.spawn(fn, w, args=(iris.FusedConfig(num_sms=2, comm_sms=2),), functional=False)[0]
+    assert fewer["pipelined_us"] > 2 * default["pipelined_us"]  # 2 AI cores instead of every one
+    assert same["pipelined_us"] == fewer["pipelined_us"]        # num_sms and gemm_sms: one meaning
