@@ -237,7 +237,7 @@ VariantDesc derive_variant(const VariantDesc& defaults, std::string name, std::s
 // views are its kernel alone, and the host reports no overlap for it.
 inline constexpr const char* kNoComm = "none";
 
-// The pto-isa seed's host program printed its runs in a format scripts read (SPEC.md "run.sh")
+// The pto-isa seed's host program printed its runs in a format scripts read (docs/RESULTS.md)
 // and read and wrote its data files; an op ported from it keeps both by setting
 // OpDesc::seed_format. The host prints every other op in its own format.
 struct SeedFormat {

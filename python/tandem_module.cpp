@@ -138,7 +138,7 @@ Workspace call_op(Ops& ops, const std::string& op, Tensor& out, const Tensor& a,
 
 }  // namespace
 
-PYBIND11_MODULE(tandem, m) {
+PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__init__.py)
     m.doc() = "Tandem: a simulated Ascend-style NPU cluster running fused communication + compute ops (Iris-style API)";
     m.def("parameters", [] {
         py::list out;

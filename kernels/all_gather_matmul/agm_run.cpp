@@ -1,7 +1,7 @@
 // all_gather_matmul's OpInstance, one for its three variants (they differ in the kernels they
 // launch), its checks and its workspace. --gk is the K of the whole product (Iris: B is K x N
 // with K = K_local * world_size); rank r holds A[:, r*K/n : (r+1)*K/n].
-// Views (OPS.md): compute-only is the variant's GEMM with every shard in place (pull: the local
+// Views (docs/ops/all_gather_matmul.md): compute-only is the variant's GEMM with every shard in place (pull: the local
 // GEMM on a complete A; push and staged: their consumer with every flag raised by the host);
 // sequential is the baseline all-gather of the column shards (kernels/common/collectives) and
 // then the local GEMM; pipelined is the variant.
