@@ -81,7 +81,7 @@ std::vector<ParamDesc> make_schema() {
                                       kMaxBlocks),
                   .cli_flag = "--compute-blocks", .cli_aliases = {"--gemm_sms"}, .cli_type_name = "INT",
                   .sweep_column = "compute_blocks", .json_key = "compute_blocks", .python_keyword = "compute_blocks",
-                  .python_aliases = {"gemm_sms"}, .python_place = PythonPlace::Config,
+                  .python_aliases = {"gemm_sms", "num_sms"}, .python_place = PythonPlace::Config,
                   .api_field = "OpConfig::compute_blocks"},
         ParamDesc{.id = Param::CommBlocks, .name = "comm_blocks", .type = ParamType::Int, .scope = ParamScope::Run,
                   .unit = "blocks", .word = "comm blocks", .range = IntRange{1, kMaxBlocks},

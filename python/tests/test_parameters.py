@@ -56,7 +56,7 @@ def test_every_config_keyword_and_alias_is_taken():
             value = by_name.get(p["name"], by_type.get(p["type"]))
             ctx.ops.allgather_gemm(C, A, B, config={key: value})
             taken += 1
-    assert taken >= 14
+    assert taken >= 15
 
 
 def test_gemm_sms_is_the_compute_blocks():
@@ -69,6 +69,24 @@ def test_gemm_sms_is_the_compute_blocks():
     by_name = ctx.ops.allgather_gemm(C, A, B, config={"compute_blocks": 1}).results["pipelined_us"]
     default = ctx.ops.allgather_gemm(C, A, B).results["pipelined_us"]
     assert by_alias == by_name != default
+
+
+def test_iris_fused_config_fields_mean_what_the_schema_says():
+    """tandem.iris's FusedConfig fields that are a parameter's keyword or alias (Iris's names:
+    block_size_m, gemm_sms, num_sms, comm_sms, ...) set that parameter, and only it."""
+    from tandem import iris
+    by_keyword = {}
+    for p in tandem.parameters():
+        for key in [p["python_keyword"]] + p["python_aliases"]:
+            by_keyword[key] = p
+    fields = [f for f in iris.FusedConfig.__dataclass_fields__ if f in by_keyword]
+    assert {"block_size_m", "block_size_n", "num_sms", "gemm_sms", "comm_sms"} <= set(fields)
+    for field in fields:
+        plain, _, _ = iris._tandem_config("allgather_gemm", iris.FusedConfig(), 2, 1024, 1024, 1024)
+        config, _, _ = iris._tandem_config("allgather_gemm", iris.FusedConfig(**{field: 32}), 2, 1024, 1024, 1024)
+        key = by_keyword[field]["python_keyword"]
+        assert config[key] == 32, field
+        assert {k: v for k, v in config.items() if k != key} == {k: v for k, v in plain.items() if k != key}, field
 
 
 def test_a_context_refusal_names_the_keyword():
