@@ -55,7 +55,7 @@ struct CostModel {
     // `vector_bytes_per_cycle` bytes or part of them.
     SimTime vector_ps(std::int64_t bytes) const;
     SimTime transfer_ps(std::int64_t bytes, std::int64_t bps) const {
-        return static_cast<SimTime>(std::llround(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
+        return static_cast<SimTime>(round_half_up_nonneg(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
     }
     // The smallest latency of any cross-stream effect: the coordinator's lookahead.
     SimTime min_cross_stream_latency() const;

@@ -68,12 +68,10 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
     return t;
 }
 
-void BlockCtx::require_pipe(Pipe p, const char* instr) const {
-    if (!core_has_pipe(core_.type, p)) {
-        throw SimError(fmt::format("{} needs the {} pipe, which an {} core does not have (wrong core type for this "
-                                   "instruction)",
-                                   instr, pipe_name(p), core_type_name(core_.type)));
-    }
+void BlockCtx::wrong_pipe(Pipe p, const char* instr) const {
+    throw SimError(fmt::format("{} needs the {} pipe, which an {} core does not have (wrong core type for this "
+                               "instruction)",
+                               instr, pipe_name(p), core_type_name(core_.type)));
 }
 
 SimTime BlockCtx::pipe_start(Pipe p, SimTime not_before) const {

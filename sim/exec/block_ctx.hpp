@@ -65,7 +65,10 @@ public:
     const CoreState& core() const { return core_; }
     const CostModel& cost() const;
     SimTime& now_ref() { return now_; }
-    void require_pipe(Pipe p, const char* instr) const;
+    // Throws SimError when this core type has no pipe `p` (inline: every instruction asks).
+    void require_pipe(Pipe p, const char* instr) const {
+        if (!core_has_pipe(core_.type, p)) [[unlikely]] wrong_pipe(p, instr);
+    }
     // Issue an instruction on pipe `p` no earlier than `not_before`: returns its start time.
     SimTime pipe_start(Pipe p, SimTime not_before) const;
     // Mark pipe `p` busy over [start, end) and count it (and log it when the log is on).
@@ -111,6 +114,8 @@ public:
     const char* current_instr = "start";
 
 private:
+    [[noreturn]] void wrong_pipe(Pipe p, const char* instr) const;
+
     LogicalProcess& lp_;
     CoreState& core_;
     BlockPlace place_;

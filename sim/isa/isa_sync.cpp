@@ -11,15 +11,20 @@
 namespace tandem {
 
 namespace {
-void check_flag_args(BlockCtx& blk, const char* instr, Pipe src, Pipe dst, int id) {
-    blk.current_instr = instr;
+[[noreturn, gnu::cold, gnu::noinline]] void bad_flag_args(const char* instr, Pipe src, Pipe dst, int id) {
     if (src == Pipe::ALL || dst == Pipe::ALL || src == dst) {
         throw SimError(fmt::format("{}({}, {}, {}): source and destination must be two different single pipes", instr,
                                    pipe_name(src), pipe_name(dst), id));
     }
-    if (id < 0 || id >= kEventIds) {
-        throw SimError(fmt::format("{}({}, {}, {}): event id out of range 0..{}", instr, pipe_name(src), pipe_name(dst),
-                                   id, kEventIds - 1));
+    throw SimError(fmt::format("{}({}, {}, {}): event id out of range 0..{}", instr, pipe_name(src), pipe_name(dst), id,
+                               kEventIds - 1));
+}
+
+// Every set_flag and wait_flag comes through here: the checks inline, their messages out of line.
+inline void check_flag_args(BlockCtx& blk, const char* instr, Pipe src, Pipe dst, int id) {
+    blk.current_instr = instr;
+    if (src == Pipe::ALL || dst == Pipe::ALL || src == dst || id < 0 || id >= kEventIds) [[unlikely]] {
+        bad_flag_args(instr, src, dst, id);
     }
     blk.require_pipe(src, instr);
     blk.require_pipe(dst, instr);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <array>
 #include <iterator>
+#include <limits>
 #include <vector>
 #include <utility>
 
@@ -23,7 +24,8 @@ constexpr std::int64_t kUnitsPerByte = 1000 * 1000 * 1000 * 1000LL;
 Units to_units(double bytes) {
     // Split so the whole part converts exactly; only the sub-byte fraction is rounded.
     const double whole = std::floor(bytes);
-    const auto fraction = std::llround((bytes - whole) * static_cast<double>(kUnitsPerByte));
+    if (whole == bytes) return static_cast<Units>(static_cast<std::int64_t>(whole)) * kUnitsPerByte;  // the usual case
+    const auto fraction = round_half_up_nonneg((bytes - whole) * static_cast<double>(kUnitsPerByte));
     return static_cast<Units>(static_cast<std::int64_t>(whole)) * kUnitsPerByte + fraction;
 }
 
@@ -132,6 +134,10 @@ struct BookingCursor {
     std::int64_t background_max = 0;  // the most the booking's background takes of this resource
     BreakpointList::Pos base_pos;  // pos and found where the unwritten segments start
     bool base_found = false;
+    // The background's rate, read at an instant before `background_until`: it holds until then
+    // (a UsageSum changes only at its bins' edges), so the many steps of one bin read it once.
+    std::int64_t background_rate = 0;
+    SimTime background_until = std::numeric_limits<SimTime>::min();
 
     void seek(SimTime t) {
         const BreakpointList& points = calendar->points_;
@@ -242,14 +248,19 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
                     continue;
                 }
                 const UsageSum* b = background[i];
-                const std::int64_t others = b->rate_at(t);
+                detail::BookingCursor& cb = cursors[i];
+                if (t >= cb.background_until) {
+                    cb.background_rate = b->rate_at(t);
+                    cb.background_until = b->next_change(t);
+                }
+                const std::int64_t others = cb.background_rate;
                 std::int64_t spare = std::max<std::int64_t>(0, c.spare() - others);
                 // What is left beside others' usage is taken in whole steps of the usage's own
                 // rounding, so that the calendar keeps its distinct rates few
                 // (sim/net/breakpoint_list.hpp).
                 if (others > 0 && spare < rate) spare -= spare % b->rate_step();
                 rate = std::min(rate, spare);
-                until = std::min(until, b->next_change(t));
+                until = std::min(until, cb.background_until);
             }
         }
         if (count == 0 || rate != segments[count - 1].rate) {

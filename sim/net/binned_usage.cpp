@@ -32,13 +32,15 @@ void BinnedUsage::add_to_new_bin(std::int64_t bin, double bytes) {
 }
 
 void BinnedUsage::add_spread(SimTime start, SimTime end, double bytes) {
+    const std::int64_t first = start / bin_ps_;
     const std::int64_t last = (end - 1) / bin_ps_;
     const double span = static_cast<double>(end - start);
-    for (std::int64_t b = start / bin_ps_; b <= last; ++b) {
-        const SimTime lo = std::max(start, b * bin_ps_);
-        const SimTime hi = std::min(end, (b + 1) * bin_ps_);
-        add_to_bin(b, bytes * static_cast<double>(hi - lo) / span);
-    }
+    // The whole bins between the first and the last take the same share, computed once (the
+    // same expression as for a partial bin, so the sums are the same as bin by bin).
+    const double per_whole_bin = bytes * static_cast<double>(bin_ps_) / span;
+    add_to_bin(first, bytes * static_cast<double>(std::min(end, (first + 1) * bin_ps_) - start) / span);
+    for (std::int64_t b = first + 1; b < last; ++b) add_to_bin(b, per_whole_bin);
+    add_to_bin(last, bytes * static_cast<double>(end - last * bin_ps_) / span);
 }
 
 void BinnedUsage::forget_before(SimTime t) {
