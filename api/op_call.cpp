@@ -299,6 +299,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             std::vector<int> phase_streams;
             for (kernels::StreamLaunch& l : phase.launches) {
                 streams.at(static_cast<std::size_t>(l.stream))->launch(std::move(l.kernel));
+                if (l.sync_after_launch && !async_op) streams[static_cast<std::size_t>(l.stream)]->synchronize();
                 if (std::find(phase_streams.begin(), phase_streams.end(), l.stream) == phase_streams.end()) phase_streams.push_back(l.stream);
             }
             const bool last = p + 1 == plan.phases.size();

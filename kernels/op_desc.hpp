@@ -127,6 +127,12 @@ using HostAction = std::function<void(HostContext&)>;
 struct StreamLaunch {
     int stream = 0;  // index into OpInstance::streams()
     KernelLaunch kernel;
+    // The host synchronizes this stream right after launching it, before the phase's next launch
+    // and its closing synchronizes: a published launcher with a synchronize inside (the older
+    // GEMM+AllReduce example's comm launcher). Each synchronize costs the host `sync_us`, so a
+    // phase that also synchronizes the stream at its end pays for it twice, as that host does.
+    // An asynchronous API call (`async_op`) does not wait here.
+    bool sync_after_launch = false;
 };
 
 // Which figure of the sequential view a phase's time counts toward.

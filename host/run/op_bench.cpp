@@ -127,6 +127,7 @@ ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPla
             Stream* s = streams.at(static_cast<std::size_t>(l.stream));
             l.kernel.timing_only = l.kernel.timing_only || timed_only;
             s->launch(std::move(l.kernel));
+            if (l.sync_after_launch) s->synchronize();  // a launcher that synchronizes inside
             if (std::find(used.begin(), used.end(), s) == used.end()) used.push_back(s);
         }
         for (Stream* s : used) s->synchronize();

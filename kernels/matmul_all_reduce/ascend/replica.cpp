@@ -64,7 +64,13 @@ ViewPlan AscendReplicaRun::view(ViewKind kind, int rank) const {
     parts.gemm = {kComputeStream, compute};
     parts.comm = {kCommStream, comm};
     parts.reset = [this, rank](HostContext& host) { reset(host, rank); };
-    return gemm_then_comm_view(kind, parts, [&] { return launched_together(parts.reset, {parts.gemm, parts.comm}); });
+    return gemm_then_comm_view(kind, parts, [&] {
+        // Pipelined: launch compute, launch comm, synchronize compute, then comm. The older
+        // example's comm launcher synchronizes the comm stream inside (comm_launch_synchronizes).
+        StreamLaunch comm_launch = parts.comm;
+        comm_launch.sync_after_launch = comm_launch_synchronizes();
+        return launched_together(parts.reset, {parts.gemm, comm_launch});
+    });
 }
 
 std::string AscendReplicaRun::signal_name(int rank, std::int64_t address) const {

@@ -11,7 +11,9 @@
 //   * before every view: queues rewritten; gemm_output, reduced_output and the signal words
 //     zeroed (the data resets are no-ops in timing-only mode);
 //   * compute-only: the compute kernel alone; sequential: compute, synchronize, comm,
-//     synchronize; pipelined: both launched, then both synchronized.
+//     synchronize; pipelined: both launched, then both synchronized (compute, then comm). The
+//     older example's comm launcher synchronizes the comm stream inside it, so its pipelined view
+//     synchronizes the comm stream once more than the newer one's (comm_launch_synchronizes).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -54,6 +56,10 @@ protected:
 
     // The replica's compute and comm kernels on `rank`.
     virtual std::pair<KernelLaunch, KernelLaunch> kernels(int rank) const = 0;
+    // Whether the published host's comm launcher synchronizes the comm stream before it returns
+    // (in the pipelined view: before the host synchronizes both streams). The older example's
+    // launcher does; the newer one launches the comm kernel without it (launchCommAsync).
+    virtual bool comm_launch_synchronizes() const { return false; }
     // Its signal words: zeroed before every view; named in traces (offset from their base).
     virtual void reset_signals(HostContext& host, std::int64_t base) const = 0;
     virtual std::string signal_name_at(int rank, std::int64_t offset) const = 0;

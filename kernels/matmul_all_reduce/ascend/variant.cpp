@@ -70,6 +70,10 @@ protected:
         const AscendArArgs args = args_of(rank);
         return {make_ascend_compute_kernel(args), make_ascend_comm_kernel(args)};
     }
+    // Its launcher synchronizes the comm stream inside; the newer version's launchCommAsync does
+    // not (the newer version's description, "Host-side changes": "the old launcher synchronised
+    // the comm stream inside").
+    bool comm_launch_synchronizes() const override { return true; }
     void reset_signals(HostContext& host, std::int64_t base) const override { barrier_.host_reset(host, base); }
     std::string signal_name_at(int rank, std::int64_t offset) const override { return barrier_.name_of(rank, offset); }
 
