@@ -336,6 +336,7 @@ OpInfo Ops::info(const std::string& name, const std::string& variant) const {
         for (const kernels::VariantDesc& x : op.variants) info.variants.push_back(x.name);
         info.variant = v.name;
         info.takes_bias = v.takes_bias;
+        info.own_math = op.own_math.has_value();
         for (DType t : v.dtypes) info.dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");
         for (DType t : v.out_dtypes) info.out_dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");
         return info;

@@ -83,7 +83,8 @@ host::RunRequest request_of(const ContextState& ctx, const std::string& op_name,
     r.out_dtype = to_sim(out.dtype);
     // M, K, N from A (per rank) and the output, through the op's sharding.
     r.m = out.rows;
-    r.n = s.out == Split::Cols ? out.cols * w : out.cols;
+    // An output shaped like A (Sharding::out_like_a) says nothing of N: B (K x N) gives it.
+    r.n = s.out_like_a ? b.cols : (s.out == Split::Cols ? out.cols * w : out.cols);
     const int k_total = s.a == Split::Cols ? a.cols * w : a.cols;
     r.k = s.k_per_rank ? (k_total % w == 0 ? k_total / w : k_total) : k_total;
     r.ranks = w;

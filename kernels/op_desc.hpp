@@ -49,6 +49,10 @@ struct Sharding {
     // the global B is that B repeated down K: Ascend's GEMM+AllReduce example).
     bool k_per_rank = false;
     Split out = Split::Replicated;  // Replicated: every rank gets all of C; Cols: column block r
+    // The rank's output has A_r's shape (a_rows x K) instead of M x N: an op that maps each row
+    // of its input to an output row (moe_ffn). Such an op gives its own golden
+    // (OpDesc::own_math): its math is not A x B.
+    bool out_like_a = false;
 };
 
 enum class BiasKind : std::uint8_t { None, M, N };  // a vector of M or of N, broadcast, added once
@@ -254,6 +258,23 @@ struct SeedFormat {
     bool input_files = false;
 };
 
+// An op whose math is not the sharding's GEMM (moe_ffn: routed tokens through per-expert FFNs):
+// it generates the data its math needs beyond A itself (weights, routes) in its own workspace,
+// and gives the host each rank's expected output and the tolerance to check it with.
+struct OwnMath {
+    // Rank `rank`'s expected output (its out_rows x out_cols, row-major, fp32), from the op's
+    // deterministic data (the same the op's workspace holds in a functional run).
+    std::function<std::vector<float>(const OpParams&, int rank)> golden;
+    // An element errs when |actual - expected| > abs + rel * |expected|; a rank passes when at
+    // most max_failure_share of its elements err (and no NaN where the golden has none).
+    double abs = 0;
+    double rel = 0;
+    double max_failure_share = 0;
+    std::string source;  // where the rule comes from (the published host's tolerance, ...)
+    // Figures of the run for the results' extras (name -> values), e.g. rows per expert.
+    std::function<std::map<std::string, std::vector<double>>(const OpParams&)> extras;
+};
+
 struct OpDesc {
     std::string name;
     std::string title;         // for printed summaries ("AllGather GEMM")
@@ -279,6 +300,8 @@ struct OpDesc {
     RunShape scale_shape;
     // Set by an op that keeps the seed's printed format and data files (see SeedFormat).
     std::optional<SeedFormat> seed_format;
+    // Set by an op whose math is not the sharding's GEMM (see OwnMath).
+    std::optional<OwnMath> own_math;
 
     bool communicates() const { return comm_kind != kNoComm; }
     const VariantDesc* find_variant(const std::string& name) const;

@@ -13,6 +13,7 @@
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
+#include "kernels/moe_ffn/op.hpp"
 #include "kernels/param_error.hpp"
 
 namespace tandem::kernels {
@@ -26,6 +27,7 @@ const OpRegistry& shipped_registry() {
         &matmul_all_gather_op(),
         &matmul_reduce_scatter_op(),
         &gemm_op(),
+        &moe_ffn_op(),
     });
     return registry;
 }

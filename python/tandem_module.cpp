@@ -194,6 +194,7 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
                  d["takes_bias"] = i.takes_bias;
                  d["dtypes"] = i.dtypes;
                  d["out_dtypes"] = i.out_dtypes;
+                 d["own_math"] = i.own_math;
                  return d;
              }, py::arg("op"), py::arg("variant") = py::none(),
              "How the op splits A, B and the output over the ranks, its variants, and what `variant` (default: the "

@@ -42,10 +42,13 @@ struct PipeProfile {
     int cube_fractal = 0;                // f: the cube does one f x f x f fp16 product per cycle
     double cube_efficiency = 0;          // calibration: sustained share of that rate
     double cube_bf16_cost_factor = 0;    // a bf16 product's fractal term relative to fp16's
+    double cube_int8_cost_factor = 0;    // an int8 x int8 -> int32 product's fractal term relative to fp16's
     // Vector unit (PIPE_V, AIV): cost = vector_startup_cycles + ceil(bytes / vector_bytes_per_cycle)
     // cycles, bytes counted over the widest operand (one repeat of 256 bytes per cycle on Ascend).
     double vector_bytes_per_cycle = 0;
     double vector_startup_cycles = 0;
+    // Exp and divide (TEXP, TDIV) cost this many times an add's per-byte term.
+    double vector_transcendental_cost_factor = 0;
     // Scalar unit and intra-core synchronisation.
     double scalar_issue_cycles = 0;      // scalar cost of dispatching one instruction
     double set_flag_cycles = 0;

@@ -12,8 +12,8 @@ ShardShapes shard_shapes(const kernels::Sharding& s, const kernels::OpParams& p)
     sh.a_cols = (s.a == Split::Cols) ? part(sh.k_total) : sh.k_total;
     sh.b_rows = s.b == Split::Cols ? part(p.n) : p.n;
     sh.b_cols = (s.k_per_rank || s.b == Split::Rows) ? part(sh.k_total) : sh.k_total;
-    sh.out_rows = p.m;
-    sh.out_cols = s.out == Split::Cols ? part(p.n) : p.n;
+    sh.out_rows = s.out_like_a ? sh.a_rows : p.m;
+    sh.out_cols = s.out_like_a ? sh.a_cols : (s.out == Split::Cols ? part(p.n) : p.n);
     sh.bias_len = p.bias == kernels::BiasKind::M ? p.m : (p.bias == kernels::BiasKind::N ? p.n : 0);
     return sh;
 }

@@ -50,7 +50,21 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     const bool in_place = !timing_only && outputs.input_dir.empty() && !outputs.write_inputs;
     OpInputs inputs;
     std::vector<float> golden;
-    if (in_place) {
+    // An op with its own math (kernels::OwnMath) gives each rank's expected output itself.
+    const kernels::OwnMath* own = run.op->own_math ? &*run.op->own_math : nullptr;
+    std::vector<std::vector<float>> own_golden;
+    if (own != nullptr && !timing_only) {
+        // Functional: the host's A and B are placed as for any op (the op's kernels may ignore
+        // them), and the op's goldens are computed beside the views.
+        out.bench = run_op_views_in_place(
+            profile, run,
+            [&](const OpInputs&) {
+                for (int rank = 0; rank < params.ranks; ++rank) own_golden.push_back(own->golden(params, rank));
+            },
+            record_log, outputs.host_threads);
+    } else if (own != nullptr || timing_only) {
+        out.bench = run_op_views(profile, run, nullptr, record_log, outputs.host_threads);
+    } else if (in_place) {
         out.bench = run_op_views_in_place(
             profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); }, record_log,
             outputs.host_threads);
@@ -70,13 +84,21 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
                         out.bench.slowest.seq_compute_us, out.bench.slowest.pipelined_us};
     r.verification = Verification::Skipped;
     if (!timing_only) {
-        const Tolerance tol = tolerance_for(params.out_dtype);
+        Tolerance tol = tolerance_for(params.out_dtype);
+        if (own != nullptr) {
+            tol.rule = Tolerance::Rule::AbsPlusRel;
+            tol.abs = own->abs;
+            tol.rel = own->rel;
+            tol.max_failure_share = own->max_failure_share;
+            tol.max_zero_outputs = -1;
+        }
         bool passed = true;
         for (int rank = 0; rank < params.ranks; ++rank) {
             // Only a column-split output needs its own slice of the golden; the others compare
             // with the golden itself (no 4-byte-per-element copy of it per rank).
             const float* actual = out.bench.out[static_cast<std::size_t>(rank)].data();
-            out.verification.push_back(sharding.out == kernels::Split::Cols
+            out.verification.push_back(own != nullptr ? verify_rank(rank, actual, own_golden[static_cast<std::size_t>(rank)], tol)
+                                       : sharding.out == kernels::Split::Cols
                                            ? verify_rank(rank, actual, expected_for_rank(sharding, params, golden, rank), tol)
                                            : verify_rank(rank, actual, golden, tol));
             passed = passed && out.verification.back().passed;
@@ -86,7 +108,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
             out.failure_report = describe_failures(out.verification, shard_shapes(sharding, params).out_cols);
             if (tol.rule != Tolerance::Rule::AbsAndRel) out.failure_report += "  (rule: " + tol.describe() + ")\n";
         }
-        if (outputs.write_inputs) {
+        if (outputs.write_inputs && own == nullptr) {
             std::filesystem::create_directories(outputs.out_dir);
             write_fp32_file(golden_path(outputs.out_dir), golden, params.m, params.n);
             for (int rank = 0; rank < params.ranks; ++rank) {
@@ -106,6 +128,8 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     }
     r.extras["per_rank"] = per_rank;
     r.extras["views_reported_from"] = "slowest rank per view";
+    if (own != nullptr && own->extras)
+        for (const auto& [name, values] : own->extras(params)) r.extras[name] = values;
     // The seed's published times are averages; its per-rank reading is not stated, so the rank
     // mean is reported beside the slowest rank (the fidelity check compares the mean: MODEL.md).
     double sum = 0;

@@ -159,6 +159,9 @@ struct OpInfo {
     bool takes_bias = false;
     std::vector<std::string> dtypes;    // its input dtypes
     std::vector<std::string> out_dtypes;
+    // The op checks its output against a golden of its own (its math is not A x B: moe_ffn), so
+    // a reference made from the sharding does not apply to it.
+    bool own_math = false;
 };
 
 // A value of an OpConfig field or knob set by name (set_config).

@@ -24,6 +24,8 @@ CostModel::CostModel(const Profile& p)
       cube_fractal(p.pipes.cube_fractal),
       cube_efficiency(p.pipes.cube_efficiency),
       cube_bf16_factor(p.pipes.cube_bf16_cost_factor),
+      cube_int8_factor(p.pipes.cube_int8_cost_factor),
+      vector_transcendental_factor(p.pipes.vector_transcendental_cost_factor),
       vector_bytes_per_cycle(p.pipes.vector_bytes_per_cycle),
       vector_startup_cycles(p.pipes.vector_startup_cycles),
       cross_core_flag_ps(cycles_to_ps(p.pipes.cross_core_flag_latency_cycles, p.chip.core_clock_mhz)),
@@ -54,6 +56,17 @@ SimTime CostModel::cube_ps(int m, int k, int n, bool bf16) const {
                             ceil_div(n, cube_fractal);
     if (bf16) return cycles(cube_fixed_cycles + fractals * cube_bf16_factor / cube_efficiency);
     return cycles(cube_fixed_cycles + fractals / cube_efficiency);
+}
+
+SimTime CostModel::cube_int8_ps(int m, int k, int n) const {
+    const double fractals = static_cast<double>(ceil_div(m, cube_fractal)) * ceil_div(k, cube_fractal) *
+                            ceil_div(n, cube_fractal);
+    return cycles(cube_fixed_cycles + fractals * cube_int8_factor / cube_efficiency);
+}
+
+SimTime CostModel::vector_transcendental_ps(std::int64_t bytes) const {
+    return cycles(vector_startup_cycles +
+                  std::ceil(static_cast<double>(bytes) * vector_transcendental_factor / vector_bytes_per_cycle));
 }
 
 SimTime CostModel::vector_ps(std::int64_t bytes) const {

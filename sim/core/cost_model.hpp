@@ -23,6 +23,8 @@ struct CostModel {
     int cube_fractal;
     double cube_efficiency;
     double cube_bf16_factor;
+    double cube_int8_factor;
+    double vector_transcendental_factor;
     double vector_bytes_per_cycle;
     double vector_startup_cycles;
     SimTime cross_core_flag_ps;
@@ -51,6 +53,11 @@ struct CostModel {
     SimTime cycles(double n) const { return cycles_to_ps(n, clock_mhz); }
     // The cube's cost for m x k x n with fp16 (or, `bf16`, bf16) operands.
     SimTime cube_ps(int m, int k, int n, bool bf16 = false) const;
+    // The cube's cost for m x k x n with int8 operands (int32 accumulate): the fp16 fractal count
+    // times cube_int8_cost_factor.
+    SimTime cube_int8_ps(int m, int k, int n) const;
+    // TEXP / TDIV: the per-byte term times vector_transcendental_cost_factor.
+    SimTime vector_transcendental_ps(std::int64_t bytes) const;
     // One vector instruction over `bytes` (its widest operand): start-up plus one cycle per
     // `vector_bytes_per_cycle` bytes or part of them.
     SimTime vector_ps(std::int64_t bytes) const;

@@ -31,6 +31,15 @@ const char* opcode_name(Opcode op) {
         case Opcode::TADD_COLVEC: return "TADD_COLVEC";
         case Opcode::CROSS_CORE_SET_FLAG: return "CROSS_CORE_SET_FLAG";
         case Opcode::CROSS_CORE_WAIT_FLAG: return "CROSS_CORE_WAIT_FLAG";
+        case Opcode::TMUL: return "TMUL";
+        case Opcode::TDIV: return "TDIV";
+        case Opcode::TEXP: return "TEXP";
+        case Opcode::TABS: return "TABS";
+        case Opcode::TROWMAX: return "TROWMAX";
+        case Opcode::TROWEXPANDMUL: return "TROWEXPANDMUL";
+        case Opcode::TSORT: return "TSORT";
+        case Opcode::TSTORE_FP: return "TSTORE_FP";
+        case Opcode::SCALAR: return "SCALAR";
     }
     return "?";
 }

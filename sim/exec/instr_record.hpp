@@ -34,6 +34,15 @@ enum class Opcode : std::uint8_t {
     TADD_COLVEC,
     CROSS_CORE_SET_FLAG,
     CROSS_CORE_WAIT_FLAG,
+    TMUL,
+    TDIV,
+    TEXP,
+    TABS,
+    TROWMAX,
+    TROWEXPANDMUL,
+    TSORT,
+    TSTORE_FP,   // L0C int32 -> GM with the fixpipe's per-column dequant scale
+    SCALAR,      // a scalar loop (TSCALAR)
 };
 
 const char* opcode_name(Opcode op);

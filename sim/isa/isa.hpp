@@ -38,7 +38,7 @@ namespace isa_detail {
 class [[nodiscard]] MemMove {
 public:
     enum class Dir : std::uint8_t { Load, Store };
-    MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic = AtomicType::None);
+    MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic = AtomicType::None, const Tile* scale = nullptr);
     bool await_ready();
     void await_suspend(std::coroutine_handle<> h);
     void await_resume();
@@ -53,6 +53,9 @@ private:
     Pipe pipe_ = Pipe::MTE2;
     SimTime issue_ = 0;
     SimTime start_ = 0;
+    // TSTORE_FP: the fixpipe's per-column scale (an L1 tile, 1 x cols fp32) applied to an int32
+    // accumulator on its way to GM.
+    const Tile* scale_ = nullptr;
 };
 
 // TWAIT (blocks until the condition holds) and TTEST (reads once, returns the comparison).
@@ -102,7 +105,16 @@ isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic = A
 // L1 -> L0A / L0B on MTE1: the rows x cols of `dst` taken from `src` at (row, col).
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col);
 
+// L0C (int32 accumulator) -> GM on FIX with the fixpipe's dequant (Ascend's TMOV L1 -> FB, then
+// TSTORE_FP): dst[i][j] = cast(acc[i][j] * scale[j]), scale an L1 tile of 1 x cols fp32 (the
+// product taken in fp32, then rounded once to dst's fp16, bf16 or fp32). Costs a TSTORE of dst's
+// bytes; the scale's own MTE2 load is the kernel's TLOAD. Local GM only.
+isa_detail::MemMove TSTORE_FP(const GmTensor& dst, Tile& acc, const Tile& scale);
+
 // ---- cube ---------------------------------------------------------------------------------
+// int8 operands: a and b both int8 and c int32 (exact integer sums: int8 x int8 -> int32, Ascend's
+// int8 cube mode). Cost: the fp16 formula's fractal term times cube_int8_cost_factor (the profile;
+// int8 runs at twice the fp16 rate on the 910 family). Computed at once (not deferred).
 // c = a * b (TMATMUL) or c += a * b (TMATMUL_ACC): a in L0A (m x k fp16), b in L0B (k x n fp16),
 // c in L0C (m x n fp32).
 // a and b are both fp16 or both bf16 (same cost on 910B: profile pipes.cube_bf16_cost_factor).
@@ -122,6 +134,26 @@ void TCVT(Tile& dst, const Tile& src);                           // dst = src ca
 void TMOV(Tile& dst, const Tile& src);                           // UB -> UB copy
 void TADD_ROWVEC(Tile& dst, const Tile& src, const Tile& vec);   // dst[i][j] = src[i][j] + vec[j], vec 1 x cols
 void TADD_COLVEC(Tile& dst, const Tile& src, const Tile& vec);   // dst[i][j] = src[i][j] + vec[i], vec rows x 1
+// TCVT also converts to and from int8 (dst int8: round to nearest even, saturate to [-128, 127];
+// the cast Ascend's quantisers use), costed like any TCVT.
+void TMUL(Tile& dst, const Tile& a, const Tile& b);              // dst = a * b
+void TDIV(Tile& dst, const Tile& a, const Tile& b);              // dst = a / b   (transcendental cost)
+void TEXP(Tile& dst, const Tile& src);                           // dst = e^src   (transcendental cost)
+void TABS(Tile& dst, const Tile& src);                           // dst = |src|
+// dst (rows x 1) = the max of each row of src; costs one pass over src.
+void TROWMAX(Tile& dst, const Tile& src);
+// dst[i][j] = src[i][j] * vec[i], vec rows x 1 (a per-row scale: dynamic quantisation).
+void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec);
+// Sorts the 1 x n fp32 `keys` in place in descending order (stable) and writes each sorted
+// element's original position into `idx` (1 x n fp32; exact below 2^24), Ascend's TSORT32 +
+// TMRGSORT: a 32-element block sort, then 4-way merge rounds. Cost: 1 + ceil(log4(ceil(n/32)))
+// vector passes over keys and idx.
+void TSORT(Tile& keys, Tile& idx);
+
+// ---- scalar -------------------------------------------------------------------------------
+// A scalar loop of `instructions` scalar instructions (count runs, prefix sums, index walks):
+// scalar_issue_cycles each on the scalar clock. Computes nothing; the kernel's C++ does.
+void TSCALAR(BlockCtx& blk, std::int64_t instructions);
 
 // ---- communication ------------------------------------------------------------------------
 // Copy src (local GM) to dst (a peer's window) through the UB tile `ub`: TLOAD, wait, TSTORE,

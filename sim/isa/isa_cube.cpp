@@ -23,9 +23,11 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
                                    instr, c.name, mem_kind_name(c.kind), a.name, mem_kind_name(a.kind), b.name,
                                    mem_kind_name(b.kind)));
     }
-    const bool operands_ok = (a.dtype == DType::F16 || a.dtype == DType::BF16) && b.dtype == a.dtype;
-    if (!operands_ok || c.dtype != DType::F32) {
-        throw SimError(fmt::format("{}: the cube takes fp16 or bf16 a and b (both the same) and accumulates fp32 c; got "
+    const bool int8 = a.dtype == DType::I8;
+    const bool operands_ok = (a.dtype == DType::F16 || a.dtype == DType::BF16 || int8) && b.dtype == a.dtype;
+    if (!operands_ok || c.dtype != (int8 ? DType::I32 : DType::F32)) {
+        throw SimError(fmt::format("{}: the cube takes fp16 or bf16 a and b (both the same) and accumulates fp32 c, or "
+                                   "int8 a and b into int32 c; got "
                                    "a '{}' {}, b '{}' {}, c '{}' {}",
                                    instr, a.name, dtype_name(a.dtype), b.name, dtype_name(b.dtype), c.name,
                                    dtype_name(c.dtype)));
@@ -73,7 +75,10 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, Mode mode,
                                    "{:.4f} us (missing set_flag/wait_flag?)",
                                    instr, c.name, to_us(start), to_us(c.read_end)));
     }
-    const SimTime end = start + cost.cube_ps(a.rows, a.cols, b.cols, a.dtype == DType::BF16);
+    const bool int8 = a.dtype == DType::I8;
+    if (int8 && bias != nullptr) throw SimError(fmt::format("{}: no bias with int8 operands", instr));
+    const SimTime end = start + (int8 ? cost.cube_int8_ps(a.rows, a.cols, b.cols)
+                                      : cost.cube_ps(a.rows, a.cols, b.cols, a.dtype == DType::BF16));
     blk.now_ref() = issue;
     blk.occupy(Pipe::M, start, end);
     const_cast<Tile&>(a).read_end = std::max(a.read_end, end);
@@ -86,6 +91,31 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, Mode mode,
     isa_detail::record(blk, Pipe::M, op, start, end, isa_detail::RecordArgs{flops});
     if (!blk.functional()) return;
     if (c.column_major) throw SimError(fmt::format("{}: accumulator '{}' must be row-major", instr, c.name));
+    if (int8) {
+        // Exact integer sums, computed now: c (+)= a * b in int32 (wider sums wrap as int32 does).
+        materialize(a);
+        materialize(b);
+        materialize(c);
+        const auto* ad = reinterpret_cast<const std::int8_t*>(a.data);
+        const auto* bd = reinterpret_cast<const std::int8_t*>(b.data);
+        auto* cd = c.as<std::int32_t>();
+        const int m = a.rows, k = a.cols, n = b.cols;
+        auto at = [&](int i, int p) { return static_cast<std::int32_t>(a.column_major ? ad[std::size_t(p) * m + i] : ad[std::size_t(i) * k + p]); };
+        auto bt = [&](int p, int j) { return static_cast<std::int32_t>(b.column_major ? bd[std::size_t(j) * k + p] : bd[std::size_t(p) * n + j]); };
+        std::vector<std::int32_t> brow(static_cast<std::size_t>(n));
+        if (!accumulate) std::fill(cd, cd + std::size_t(m) * n, 0);
+        for (int p = 0; p < k; ++p) {
+            for (int j = 0; j < n; ++j) brow[std::size_t(j)] = bt(p, j);
+            for (int i = 0; i < m; ++i) {
+                const std::int32_t av = at(i, p);
+                if (av == 0) continue;
+                std::int32_t* crow = cd + std::size_t(i) * n;
+                for (int j = 0; j < n; ++j)
+                    crow[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(crow[j]) + static_cast<std::uint32_t>(av * brow[std::size_t(j)]));
+            }
+        }
+        return;
+    }
     // Deferred (sim/isa/deferred_cube.hpp): the product is a term of the accumulator's chain.
     MatmulTerm term{operand_of(a), operand_of(b)};
     if (bias != nullptr) {  // the bias's values as the cube reads them now, broadcast when evaluated

@@ -56,16 +56,32 @@ void check_hazard(const char* instr, const Tile& t, SimTime start, bool writes) 
     }
 }
 
-MemMove::MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic)
-    : dir_(dir), atomic_(atomic), tile_(tile), gm_(gm), blk_(*tile.owner) {
+MemMove::MemMove(Dir dir, Tile& tile, const GmTensor& gm, AtomicType atomic, const Tile* scale)
+    : dir_(dir), atomic_(atomic), tile_(tile), gm_(gm), blk_(*tile.owner), scale_(scale) {
     prepare();
 }
 
 void MemMove::prepare() {
-    const char* instr = dir_ == Dir::Load ? "TLOAD" : "TSTORE";
+    const char* instr = scale_ != nullptr ? "TSTORE_FP" : (dir_ == Dir::Load ? "TLOAD" : "TSTORE");
     blk_.current_instr = instr;
     if (!gm_.valid()) throw SimError(fmt::format("{}: the GM tensor is not set", instr));
-    check_same_shape(instr, tile_, gm_, dir_ == Dir::Store);
+    if (scale_ != nullptr) {
+        if (tile_.kind != MemKind::L0C || tile_.dtype != DType::I32 || !is_float_dtype(gm_.dtype()) ||
+            tile_.rows != gm_.rows() || tile_.cols != gm_.cols()) {
+            throw SimError(fmt::format("TSTORE_FP: takes an int32 L0C tile into an fp32, fp16 or bf16 GM tensor of its "
+                                       "shape; got tile '{}' {}x{} {} in {}, GM {}",
+                                       tile_.name, tile_.rows, tile_.cols, dtype_name(tile_.dtype),
+                                       mem_kind_name(tile_.kind), gm_.describe()));
+        }
+        if (scale_->kind != MemKind::L1 || scale_->dtype != DType::F32 || scale_->rows != 1 || scale_->cols != tile_.cols) {
+            throw SimError(fmt::format("TSTORE_FP: scale '{}' must be an fp32 L1 tile of 1x{}, got {}x{} {} in {}",
+                                       scale_->name, tile_.cols, scale_->rows, scale_->cols, dtype_name(scale_->dtype),
+                                       mem_kind_name(scale_->kind)));
+        }
+        if (gm_.rank() != blk_.rank()) throw SimError("TSTORE_FP: the fixpipe stores into local GM only");
+    } else {
+        check_same_shape(instr, tile_, gm_, dir_ == Dir::Store);
+    }
     if (atomic_ == AtomicType::AtomicAdd && !is_float_dtype(gm_.dtype())) {
         throw SimError(fmt::format("TSTORE with AtomicAdd into {}: atomic adds take fp32, fp16 or bf16", gm_.describe()));
     }
@@ -96,9 +112,10 @@ void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, is
 
 void MemMove::await_resume() {
     const bool load = dir_ == Dir::Load;
-    const char* instr = load ? "TLOAD" : "TSTORE";
+    const char* instr = scale_ != nullptr ? "TSTORE_FP" : (load ? "TLOAD" : "TSTORE");
     blk_.current_instr = instr;
     check_hazard(instr, tile_, start_, load);
+    if (scale_ != nullptr) check_hazard(instr, *scale_, start_, false);
     blk_.now_ref() = issue_;
     LogicalProcess& lp = blk_.lp();
     const CostModel& cost = lp.cost();
@@ -138,11 +155,12 @@ void MemMove::await_resume() {
         tile_.last_writer = "TLOAD";
     } else {
         tile_.read_end = std::max(tile_.read_end, end);
+        if (scale_ != nullptr) const_cast<Tile*>(scale_)->read_end = std::max(scale_->read_end, end);
     }
     if (remote) lp.count_remote_bytes(load, bytes);
     // An atomic add lands at the target no earlier than an atomic's latency after issue.
     const SimTime visible = atomic ? std::max(end, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
-    record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : Opcode::TSTORE), start_, end,
+    record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : (scale_ != nullptr ? Opcode::TSTORE_FP : Opcode::TSTORE)), start_, end,
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
     if (StreamSanitizer* san = lp.sanitizer()) {
         using A = StreamSanitizer::Access;
@@ -168,6 +186,25 @@ void MemMove::await_resume() {
         m.dtype = gm_.dtype();
         m.payload = pack_tile_as(tile_, gm_.dtype());
         lp.send(std::move(m));
+        return;
+    }
+    if (scale_ != nullptr) {
+        // The fixpipe's dequant: int32 x scale[col] in fp32, rounded once to GM's dtype.
+        materialize(tile_);
+        const std::vector<float> sc = tile_values(*scale_);
+        std::vector<float> v(static_cast<std::size_t>(tile_.rows) * static_cast<std::size_t>(tile_.cols));
+        const auto* acc = tile_.as<const std::int32_t>();
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>(acc[i]) * sc[i % static_cast<std::size_t>(tile_.cols)];
+        Tile wide;
+        wide.owner = &blk_;
+        wide.name = tile_.name;
+        wide.kind = MemKind::L0C;
+        wide.rows = tile_.rows;
+        wide.cols = tile_.cols;
+        wide.dtype = DType::F32;
+        wide.data = reinterpret_cast<std::byte*>(v.data());
+        copy_tile_to_gm(gm_, wide, lp.work_scratch());
         return;
     }
     if (load && tile_.kind == MemKind::L1) {
@@ -213,6 +250,10 @@ isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src) {
 
 isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic) {
     return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, src, dst, atomic);
+}
+
+isa_detail::MemMove TSTORE_FP(const GmTensor& dst, Tile& acc, const Tile& scale) {
+    return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, acc, dst, AtomicType::None, &scale);
 }
 
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {

@@ -113,4 +113,15 @@ void pipe_barrier(BlockCtx& blk, Pipe pipe) {
     isa_detail::record(blk, pipe == Pipe::ALL ? Pipe::S : pipe, Opcode::PIPE_BARRIER, issue, done);
 }
 
+void TSCALAR(BlockCtx& blk, std::int64_t instructions) {
+    blk.current_instr = "TSCALAR";
+    if (instructions <= 0) return;
+    const CostModel& cost = blk.cost();
+    const SimTime start = blk.now();
+    const SimTime end = start + cost.issue_ps * instructions;
+    blk.now_ref() = end;
+    blk.lp().count_instruction();
+    isa_detail::record(blk, Pipe::S, Opcode::SCALAR, start, end, isa_detail::RecordArgs{instructions});
+}
+
 }  // namespace tandem

@@ -10,6 +10,8 @@
 // correctly rounded result in that type. A scalar operand is first rounded to the tile's dtype,
 // as the hardware takes it in that dtype.
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
@@ -33,7 +35,7 @@ std::size_t index_of(const Tile& t, std::size_t r, std::size_t c) {
     return t.column_major ? c * static_cast<std::size_t>(t.rows) + r : r * static_cast<std::size_t>(t.cols) + c;
 }
 
-void check_ub(const char* instr, const BlockCtx& blk, const Tile& t) {
+void check_ub(const char* instr, const BlockCtx& blk, const Tile& t, bool any_dtype = false) {
     if (t.kind != MemKind::UB) {
         throw SimError(fmt::format("{}: tile '{}' is in {}; the vector unit works on UB tiles", instr, t.name,
                                    mem_kind_name(t.kind)));
@@ -41,7 +43,7 @@ void check_ub(const char* instr, const BlockCtx& blk, const Tile& t) {
     if (t.owner != &blk) {
         throw SimError(fmt::format("{}: tile '{}' belongs to another block", instr, t.name));
     }
-    if (!is_float_dtype(t.dtype)) {
+    if (!is_float_dtype(t.dtype) && !(any_dtype && t.dtype == DType::I8)) {
         throw SimError(fmt::format("{}: tile '{}' is {}; the vector instructions take fp32, fp16 or bf16", instr,
                                    t.name, dtype_name(t.dtype)));
     }
@@ -63,14 +65,22 @@ void check_same_dtype(const char* instr, const Tile& dst, const Tile& src) {
 
 // Issues one vector instruction: checks hazards, books PIPE_V, records it. Returns whether the
 // block moves data (functional).
-bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const Tile*> srcs) {
+// How an instruction is costed: one pass (an add), one pass of transcendental work (exp,
+// divide), or `passes` plain passes (a sort's rounds).
+struct VecCost {
+    bool transcendental = false;
+    int passes = 1;
+    bool any_dtype = false;  // TCVT: int8 operands allowed
+};
+
+bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const Tile*> srcs, VecCost how = {}) {
     BlockCtx& blk = *dst.owner;
     blk.current_instr = instr;
     blk.require_pipe(Pipe::V, instr);
-    check_ub(instr, blk, dst);
+    check_ub(instr, blk, dst, how.any_dtype);
     std::int64_t bytes = dst.bytes();
     for (const Tile* s : srcs) {
-        check_ub(instr, blk, *s);
+        check_ub(instr, blk, *s, how.any_dtype);
         bytes = std::max(bytes, s->bytes());
     }
     const CostModel& cost = blk.cost();
@@ -78,7 +88,8 @@ bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const 
     const SimTime start = blk.pipe_start(Pipe::V, issue_at);
     for (const Tile* s : srcs) isa_detail::check_hazard(instr, *s, start, false);
     isa_detail::check_hazard(instr, dst, start, true);
-    const SimTime end = start + cost.vector_ps(bytes);
+    const SimTime one = how.transcendental ? cost.vector_transcendental_ps(bytes) : cost.vector_ps(bytes);
+    const SimTime end = start + one * how.passes;
     blk.now_ref() = issue_at;
     blk.occupy(Pipe::V, start, end);
     for (const Tile* s : srcs) const_cast<Tile*>(s)->read_end = std::max(s->read_end, end);
@@ -154,8 +165,16 @@ void TMULS(Tile& dst, const Tile& src, float s) {
 
 void TCVT(Tile& dst, const Tile& src) {
     check_same_shape("TCVT", dst, src);
-    if (!issue("TCVT", Opcode::TCVT, dst, {&src})) return;
+    if (!issue("TCVT", Opcode::TCVT, dst, {&src}, VecCost{false, 1, true})) return;
     if (&dst == &src) return;  // one tile has one dtype: nothing to convert
+    if (dst.dtype == DType::I8 || src.dtype == DType::I8) {
+        const std::size_t n = count_of(src);
+        const std::size_t ds = static_cast<std::size_t>(dtype_bytes(dst.dtype));
+        const std::size_t ss = static_cast<std::size_t>(dtype_bytes(src.dtype));
+        for (std::size_t i = 0; i < n; ++i) store_from_float(dst.data + i * ds, dst.dtype, load_as_float(src.data + i * ss, src.dtype));
+        dst.column_major = src.column_major;
+        return;
+    }
     dispatch_float_dtype(dst.dtype, [&]<DType D>() {
         dispatch_float_dtype(src.dtype, [&]<DType S>() { map_unary<D, S>(dst, src, [](float x) { return x; }); });
     });
@@ -212,6 +231,115 @@ void TADD_ROWVEC(Tile& dst, const Tile& src, const Tile& vec) {
 
 void TADD_COLVEC(Tile& dst, const Tile& src, const Tile& vec) {
     add_vec("TADD_COLVEC", Opcode::TADD_COLVEC, dst, src, vec, false);
+}
+
+namespace {
+
+// dst = f(a, b) element by element (same shapes, dtypes and storage order).
+template <class F>
+void binary(const char* instr, Opcode op, Tile& dst, const Tile& a, const Tile& b, VecCost how, F f) {
+    check_same_shape(instr, dst, a);
+    check_same_shape(instr, dst, b);
+    check_same_dtype(instr, dst, a);
+    check_same_dtype(instr, dst, b);
+    if (a.column_major != b.column_major)
+        throw SimError(fmt::format("{}: tiles '{}' and '{}' are stored in different orders", instr, a.name, b.name));
+    if (!issue(instr, op, dst, {&a, &b}, how)) return;
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() {
+        const std::size_t es = static_cast<std::size_t>(dtype_bytes(T));
+        for (std::size_t i = 0; i < count_of(dst); ++i)
+            store_from_float<T>(dst.data + i * es, f(load_as_float<T>(a.data + i * es), load_as_float<T>(b.data + i * es)));
+        dst.column_major = a.column_major;
+    });
+}
+
+template <class F>
+void unary(const char* instr, Opcode op, Tile& dst, const Tile& src, VecCost how, F f) {
+    check_same_shape(instr, dst, src);
+    check_same_dtype(instr, dst, src);
+    if (!issue(instr, op, dst, {&src}, how)) return;
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() { map_unary_same<T>(dst, src, f); });
+}
+
+}  // namespace
+
+void TMUL(Tile& dst, const Tile& a, const Tile& b) {
+    binary("TMUL", Opcode::TMUL, dst, a, b, VecCost{}, [](float x, float y) { return x * y; });
+}
+void TDIV(Tile& dst, const Tile& a, const Tile& b) {
+    binary("TDIV", Opcode::TDIV, dst, a, b, VecCost{true}, [](float x, float y) { return x / y; });
+}
+void TEXP(Tile& dst, const Tile& src) {
+    unary("TEXP", Opcode::TEXP, dst, src, VecCost{true}, [](float x) { return std::exp(x); });
+}
+void TABS(Tile& dst, const Tile& src) {
+    unary("TABS", Opcode::TABS, dst, src, VecCost{}, [](float x) { return std::fabs(x); });
+}
+
+void TROWMAX(Tile& dst, const Tile& src) {
+    check_same_dtype("TROWMAX", dst, src);
+    if (dst.rows != src.rows || dst.cols != 1) {
+        throw SimError(fmt::format("TROWMAX: destination '{}' is {}x{}; for a {}x{} source it must be {}x1", dst.name,
+                                   dst.rows, dst.cols, src.rows, src.cols, src.rows));
+    }
+    if (!issue("TROWMAX", Opcode::TROWMAX, dst, {&src})) return;
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() {
+        const std::size_t es = static_cast<std::size_t>(dtype_bytes(T));
+        for (std::size_t r = 0; r < static_cast<std::size_t>(src.rows); ++r) {
+            float m = load_as_float<T>(src.data + index_of(src, r, 0) * es);
+            for (std::size_t c = 1; c < static_cast<std::size_t>(src.cols); ++c)
+                m = std::max(m, load_as_float<T>(src.data + index_of(src, r, c) * es));
+            store_from_float<T>(dst.data + r * es, m);
+        }
+    });
+}
+
+void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec) {
+    check_same_shape("TROWEXPANDMUL", dst, src);
+    check_same_dtype("TROWEXPANDMUL", dst, src);
+    check_same_dtype("TROWEXPANDMUL", dst, vec);
+    if (vec.rows != src.rows || vec.cols != 1) {
+        throw SimError(fmt::format("TROWEXPANDMUL: vector tile '{}' is {}x{}; for a {}x{} tile it must be {}x1", vec.name,
+                                   vec.rows, vec.cols, src.rows, src.cols, src.rows));
+    }
+    if (!issue("TROWEXPANDMUL", Opcode::TROWEXPANDMUL, dst, {&src, &vec})) return;
+    std::vector<std::byte> vcopy(vec.data, vec.data + vec.bytes());  // dst may be vec itself
+    dispatch_float_dtype(dst.dtype, [&]<DType T>() {
+        const std::size_t es = static_cast<std::size_t>(dtype_bytes(T));
+        for (std::size_t r = 0; r < static_cast<std::size_t>(src.rows); ++r) {
+            const float v = load_as_float<T>(vcopy.data() + r * es);
+            for (std::size_t c = 0; c < static_cast<std::size_t>(src.cols); ++c) {
+                const std::size_t i = index_of(src, r, c);
+                store_from_float<T>(dst.data + i * es, load_as_float<T>(src.data + i * es) * v);
+            }
+        }
+        dst.column_major = src.column_major;
+    });
+}
+
+void TSORT(Tile& keys, Tile& idx) {
+    if (keys.rows != 1 || idx.rows != 1 || keys.cols != idx.cols || keys.dtype != DType::F32 || idx.dtype != DType::F32) {
+        throw SimError(fmt::format("TSORT: keys '{}' and idx '{}' must both be fp32 tiles of 1 x n with the same n", keys.name,
+                                   idx.name));
+    }
+    // A 32-element block sort, then 4-way merge rounds until one run is left.
+    int passes = 1;
+    for (std::int64_t runs = (keys.cols + 31) / 32; runs > 1; runs = (runs + 3) / 4) ++passes;
+    if (!issue("TSORT", Opcode::TSORT, idx, {&keys}, VecCost{false, passes})) return;
+    // TSORT also writes `keys` (in place): it ends when idx does.
+    keys.write_end = idx.write_end;
+    keys.last_writer = "TSORT";
+    const std::size_t n = static_cast<std::size_t>(keys.cols);
+    std::vector<std::pair<float, std::size_t>> v(n);
+    const float* k = keys.as<const float>();
+    for (std::size_t i = 0; i < n; ++i) v[i] = {k[i], i};
+    std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    float* ko = keys.as<float>();
+    float* io = idx.as<float>();
+    for (std::size_t i = 0; i < n; ++i) {
+        ko[i] = v[i].first;
+        io[i] = static_cast<float>(v[i].second);
+    }
 }
 
 }  // namespace tandem

@@ -2,6 +2,7 @@
 // One element of a floating-point tile or tensor, read as a float (exactly: every fp16 and bf16
 // value is a float) and written from a float (rounded to nearest even for fp16 and bf16). Used
 // by the functional vector unit, the FIX pipe's casts and atomic adds; timing never calls it.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -37,9 +38,26 @@ inline void store_from_float(std::byte* p, float f) {
     }
 }
 
-// Runtime-dtype versions (for code that is not per element hot).
+// An int8 element: read exactly; written rounded to nearest even and saturated to [-128, 127]
+// (the vector unit's cast to int8 with rint rounding).
+inline float load_i8_as_float(const std::byte* p) { return static_cast<float>(static_cast<std::int8_t>(*p)); }
+inline void store_i8_from_float(std::byte* p, float f) {
+    const float r = std::nearbyint(f);
+    const float c = r > 127.0f ? 127.0f : (r < -128.0f ? -128.0f : r);
+    *p = static_cast<std::byte>(static_cast<std::int8_t>(c));
+}
+inline std::int32_t load_i32(const std::byte* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Runtime-dtype versions (for code that is not per element hot). I32 reads and writes exact
+// integers (an integer accumulator); I8 as above.
 inline float load_as_float(const std::byte* p, DType t) {
     switch (t) {
+        case DType::I8: return load_i8_as_float(p);
+        case DType::I32: return static_cast<float>(load_i32(p));
         case DType::F16: return load_as_float<DType::F16>(p);
         case DType::BF16: return load_as_float<DType::BF16>(p);
         default: return load_as_float<DType::F32>(p);
@@ -47,6 +65,12 @@ inline float load_as_float(const std::byte* p, DType t) {
 }
 inline void store_from_float(std::byte* p, DType t, float f) {
     switch (t) {
+        case DType::I8: store_i8_from_float(p, f); return;
+        case DType::I32: {
+            const std::int32_t v = static_cast<std::int32_t>(std::nearbyint(f));
+            std::memcpy(p, &v, sizeof v);
+            return;
+        }
         case DType::F16: store_from_float<DType::F16>(p, f); return;
         case DType::BF16: store_from_float<DType::BF16>(p, f); return;
         default: store_from_float<DType::F32>(p, f); return;

@@ -62,14 +62,22 @@ bool on_data_pipe(Opcode op) {
         case Opcode::TCVT:
         case Opcode::TMOV:
         case Opcode::TADD_ROWVEC:
-        case Opcode::TADD_COLVEC: return true;
+        case Opcode::TADD_COLVEC:
+        case Opcode::TMUL:
+        case Opcode::TDIV:
+        case Opcode::TEXP:
+        case Opcode::TABS:
+        case Opcode::TROWMAX:
+        case Opcode::TROWEXPANDMUL:
+        case Opcode::TSORT:
+        case Opcode::TSTORE_FP: return true;
         default: return false;
     }
 }
 
 bool on_scalar(const InstrRecord& r) {
     return r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST ||
-           r.op == Opcode::CROSS_CORE_WAIT_FLAG || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
+           r.op == Opcode::CROSS_CORE_WAIT_FLAG || r.op == Opcode::SCALAR || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
 }
 
 // JSON string escaping for names that come from users (allocation names).

@@ -1,0 +1,130 @@
+// moe_ffn (the MegaMoE layer: dispatch, int8 GMM1 -> SwiGLU + quant -> int8 GMM2, combine,
+// unpermute), what is its own (tests/op_conformance_test.cpp checks what every op must do):
+// both variants verify on EP 2, 4 and 8 with the seeded routers (the round-robin one in the
+// conformance suite); timing-only gives the functional
+// times; each fault fails verification; the routing tables hold the published balance; shapes
+// the kernels cannot take are refused with the rule.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "host/run/program.hpp"
+#include "kernels/moe_ffn/moe_data.hpp"
+#include "tests/op_run.hpp"
+#include "tests/test_support.hpp"
+
+namespace tandem::host {
+namespace {
+
+RunRequest moe(const std::string& variant, int ranks, int m, int routing, int k = 256, int n = 512) {
+    RunRequest r;
+    r.op = "moe_ffn";
+    r.variant = variant;
+    r.ranks = ranks;
+    r.m = m;
+    r.k = k;
+    r.n = n;
+    r.knobs["routing"] = routing;
+    r.knobs["topk"] = 4;
+    r.knobs["experts_per_rank"] = 4;
+    r.compute_blocks = 4;
+    r.comm_blocks = 6;
+    return r;
+}
+
+TEST(MoeFfn, VerifiesOnEp248WithTheSeededRouters) {
+    // The round-robin router on 2, 4 and 8 ranks, both variants and both x dtypes: the
+    // conformance suite (tests/op_conformance_test.cpp). Here the seeded routers (uniform 1,
+    // Zipf 2), whose experts are unbalanced.
+    struct Case {
+        const char* variant;
+        int ranks, routing;
+    };
+    for (const Case& c : {Case{"per_expert", 2, 1}, Case{"per_expert", 4, 2}, Case{"per_expert", 8, 1}, Case{"bulk", 4, 1},
+                          Case{"bulk", 8, 2}}) {
+        const ProgramOutput out = test::run_op(moe(c.variant, c.ranks, 16, c.routing));
+        EXPECT_EQ(out.results.verification, Verification::Passed)
+            << c.variant << " ranks " << c.ranks << " routing " << c.routing << "\n"
+            << out.failure_report;
+        EXPECT_GT(out.results.times.pipelined_us, 0.0);
+    }
+}
+
+TEST(MoeFfn, TimingOnlyEqualsFunctional) {
+    for (const char* variant : {"bulk", "per_expert"}) {
+        RunRequest r = moe(variant, 4, 16, 2);
+        const ProgramOutput functional = test::run_op(r);
+        r.timing_only = true;
+        const ProgramOutput timing = test::run_op(r);
+        EXPECT_EQ(functional.results.times.pipelined_us, timing.results.times.pipelined_us) << variant;
+        EXPECT_EQ(functional.results.times.compute_only_us, timing.results.times.compute_only_us) << variant;
+        EXPECT_EQ(functional.results.times.seq_comm_us, timing.results.times.seq_comm_us) << variant;
+        EXPECT_EQ(functional.results.times.seq_compute_us, timing.results.times.seq_compute_us) << variant;
+    }
+}
+
+TEST(MoeFfn, EveryFaultFailsVerification) {
+    for (const char* fault : {"skip_last_route", "drop_scale1"}) {
+        RunRequest r = moe("per_expert", 2, 16, 1);
+        r.fault = fault;
+        const ProgramOutput out = test::run_op(r);
+        EXPECT_EQ(out.results.verification, Verification::Failed) << fault;
+    }
+}
+
+TEST(MoeFfn, OverlapBeatsBulkAndComputeOnlyIsTheFloor) {
+    RunRequest r = moe("bulk", 8, 64, 0, 1024, 1024);
+    r.timing_only = true;
+    r.knobs.clear();  // the published topK 8, 16 experts per rank
+    r.compute_blocks.reset();
+    r.comm_blocks.reset();
+    const ProgramOutput bulk = test::run_op(r);
+    r.variant = "per_expert";
+    const ProgramOutput fused = test::run_op(r);
+    EXPECT_LT(fused.results.times.pipelined_us, bulk.results.times.pipelined_us);
+    EXPECT_LE(bulk.results.times.compute_only_us, bulk.results.times.pipelined_us);
+}
+
+TEST(MoeFfn, RoundRobinRoutingHasThePublishedBalance) {
+    // EP8, topK 8, 16 experts per rank, M a multiple of 16: M/16 rows per (source, global expert),
+    // M/2 rows per local expert, 8M rows per rank, and a token's 8 routes on one rank.
+    kernels::moe::MoeShape s;
+    s.ranks = 8;
+    s.m = 64;
+    s.k = 256;
+    s.n = 256;
+    const kernels::moe::RouteTables t = kernels::moe::make_route_tables(s);
+    for (int src = 0; src < 8; ++src)
+        for (int g = 0; g < 128; ++g) EXPECT_EQ(t.count[src][g], 64 / 16);
+    for (int d = 0; d < 8; ++d) {
+        EXPECT_EQ(t.recv_total[d], 8 * 64);
+        for (int e = 0; e < 16; ++e) EXPECT_EQ(t.recv_rows[d][e], 64 / 2);
+    }
+    for (int tok = 0; tok < 64; ++tok)
+        for (int k = 1; k < 8; ++k) EXPECT_EQ(t.expert[3][tok * 8 + k] / 16, t.expert[3][tok * 8] / 16);
+}
+
+TEST(MoeFfn, SeededRoutersGiveDistinctExpertsAndZipfIsSkewed) {
+    kernels::moe::MoeShape s;
+    s.ranks = 4;
+    s.m = 256;
+    s.routing = kernels::moe::Routing::Zipf;
+    const kernels::moe::RouteTables t = kernels::moe::make_route_tables(s);
+    for (int tok = 0; tok < s.m; ++tok)
+        for (int a = 0; a < 8; ++a)
+            for (int b = a + 1; b < 8; ++b) EXPECT_NE(t.expert[0][tok * 8 + a], t.expert[0][tok * 8 + b]);
+    // Rank 0 holds the most popular experts: it receives more rows than the last rank.
+    EXPECT_GT(t.recv_total[0], t.recv_total[3]);
+}
+
+TEST(MoeFfn, RefusesShapesTheKernelsCannotTake) {
+    RunRequest r = moe("bulk", 2, 16, 0);
+    r.k = 300;
+    EXPECT_NE(test::refusal_of(r).find("256"), std::string::npos) << test::refusal_of(r);
+    r = moe("bulk", 2, 16, 0);
+    r.comm_blocks = 2;
+    EXPECT_NE(test::refusal_of(r), "");
+}
+
+}  // namespace
+}  // namespace tandem::host
