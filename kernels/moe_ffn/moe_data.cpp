@@ -146,17 +146,21 @@ float prob_value(const MoeShape& s, int rank, int t, int k) {
 
 // The weights are hashed rather than periodic: a periodic pattern against a smooth x cancels to
 // nearly zero, too small for the tolerance to see a wrong route. Ranges as gen_data.py's.
-std::int8_t w1_value(const MoeShape&, int g, int kk, int nn) {
-    const std::uint64_t z = splitmix((static_cast<std::uint64_t>(g) << 40) ^ (static_cast<std::uint64_t>(kk) << 20) ^
-                                     static_cast<std::uint64_t>(nn) ^ 0x5731ULL);
-    return static_cast<std::int8_t>(static_cast<int>(z % 7) - 3);  // -3..3
+namespace {
+// One row of a hashed int8 matrix: one splitmix per 8 columns, a byte each, mod `span`, minus
+// `span / 2`. A row at a time because the weights are most of what a functional run generates.
+void hashed_row(std::uint64_t salt, int g, int row, int cols, int span, std::int8_t* out) {
+    const std::uint64_t seed = splitmix((static_cast<std::uint64_t>(g) << 40) ^ (static_cast<std::uint64_t>(row) << 20) ^ salt);
+    for (int c0 = 0; c0 < cols; c0 += 8) {
+        std::uint64_t z = splitmix(seed + static_cast<std::uint64_t>(c0));
+        for (int c = c0; c < std::min(cols, c0 + 8); ++c, z >>= 8)
+            out[c] = static_cast<std::int8_t>(static_cast<int>((z & 0xFF) % static_cast<std::uint64_t>(span)) - span / 2);
+    }
 }
+}  // namespace
 
-std::int8_t w2_value(const MoeShape&, int g, int kk, int cc) {
-    const std::uint64_t z = splitmix((static_cast<std::uint64_t>(g) << 40) ^ (static_cast<std::uint64_t>(kk) << 20) ^
-                                     static_cast<std::uint64_t>(cc) ^ 0x9AB2ULL);
-    return static_cast<std::int8_t>(static_cast<int>(z % 9) - 4);  // -4..4
-}
+void w1_row(const MoeShape& s, int g, int kk, std::int8_t* out) { hashed_row(0x5731ULL, g, kk, s.n, 7, out); }     // -3..3
+void w2_row(const MoeShape& s, int g, int j, std::int8_t* out) { hashed_row(0x9AB2ULL, g, j, s.k, 9, out); }      // -4..4
 
 // gen_data.py's scales: (1/16)(1 + ((i + off) mod 5)/8).
 float scale1_value(const MoeShape&, int g, int nn) { return (1.0f / 16.0f) * (1.0f + static_cast<float>((nn + g) % 5) / 8.0f); }
@@ -187,10 +191,10 @@ std::vector<float> golden_rank(const MoeShape& s, int rank) {
     std::vector<float> out(static_cast<std::size_t>(s.m) * K, 0.0f);
     std::vector<float> xf(static_cast<std::size_t>(K));
     std::vector<std::int8_t> q(static_cast<std::size_t>(K));
-    std::vector<double> acc1(static_cast<std::size_t>(N));
+    std::vector<std::int32_t> acc1(static_cast<std::size_t>(N));
     std::vector<float> h(static_cast<std::size_t>(N)), y(static_cast<std::size_t>(H));
     std::vector<std::int8_t> q2(static_cast<std::size_t>(H));
-    std::vector<double> acc2(static_cast<std::size_t>(K));
+    std::vector<std::int32_t> acc2(static_cast<std::size_t>(K));
     std::vector<float> sum(static_cast<std::size_t>(K));
     // Each expert's weights and scales, made once when first routed to.
     std::vector<std::vector<std::int8_t>> w1(static_cast<std::size_t>(s.global_experts())), w2(w1.size());
@@ -199,11 +203,9 @@ std::vector<float> golden_rank(const MoeShape& s, int rank) {
         const std::size_t gi = static_cast<std::size_t>(g);
         if (!w1[gi].empty()) return;
         w1[gi].resize(static_cast<std::size_t>(K) * N);
-        for (int kk = 0; kk < K; ++kk)
-            for (int nn = 0; nn < N; ++nn) w1[gi][static_cast<std::size_t>(kk) * N + nn] = w1_value(s, g, kk, nn);
+        for (int kk = 0; kk < K; ++kk) w1_row(s, g, kk, w1[gi].data() + static_cast<std::size_t>(kk) * N);
         w2[gi].resize(static_cast<std::size_t>(H) * K);
-        for (int j = 0; j < H; ++j)
-            for (int c = 0; c < K; ++c) w2[gi][static_cast<std::size_t>(j) * K + c] = w2_value(s, g, j, c);
+        for (int j = 0; j < H; ++j) w2_row(s, g, j, w2[gi].data() + static_cast<std::size_t>(j) * K);
         for (int nn = 0; nn < N; ++nn) sc1[gi].push_back(scale1_value(s, g, nn));
         for (int c = 0; c < K; ++c) sc2[gi].push_back(scale2_value(s, g, c));
     };
@@ -217,29 +219,30 @@ std::vector<float> golden_rank(const MoeShape& s, int rank) {
             const std::int8_t* W2 = w2[static_cast<std::size_t>(g)].data();
             const float* S1 = sc1[static_cast<std::size_t>(g)].data();
             const float* S2 = sc2[static_cast<std::size_t>(g)].data();
-            // GMM1: exact integer sums (doubles hold them exactly), fixpipe scale, fp16.
-            std::fill(acc1.begin(), acc1.end(), 0.0);
+            // GMM1: exact integer sums (int32 as the cube's L0C: |sum| <= K x 127 x 4 fits), fixpipe
+            // scale, fp16.
+            std::fill(acc1.begin(), acc1.end(), 0);
             for (int kk = 0; kk < K; ++kk) {
-                const double a = q[static_cast<std::size_t>(kk)];
+                const std::int32_t a = q[static_cast<std::size_t>(kk)];
                 if (a == 0) continue;
                 for (int nn = 0; nn < N; ++nn) acc1[static_cast<std::size_t>(nn)] += a * W1[static_cast<std::size_t>(kk) * N + nn];
             }
             for (int nn = 0; nn < N; ++nn) {
-                const float c16 = round_half(static_cast<float>(static_cast<std::int32_t>(acc1[static_cast<std::size_t>(nn)])) * S1[nn]);
+                const float c16 = round_half(static_cast<float>(acc1[static_cast<std::size_t>(nn)]) * S1[nn]);
                 h[static_cast<std::size_t>(nn)] = c16 * s1;
             }
             for (int j = 0; j < H; ++j) y[static_cast<std::size_t>(j)] = swiglu(h[static_cast<std::size_t>(j)], h[static_cast<std::size_t>(H + j)]);
             const float s2 = quantize_row(y.data(), H, q2.data());
             // GMM2, fixpipe scale, fp16; combine: x s2, fp16.
-            std::fill(acc2.begin(), acc2.end(), 0.0);
+            std::fill(acc2.begin(), acc2.end(), 0);
             for (int j = 0; j < H; ++j) {
-                const double a = q2[static_cast<std::size_t>(j)];
+                const std::int32_t a = q2[static_cast<std::size_t>(j)];
                 if (a == 0) continue;
                 for (int c = 0; c < K; ++c) acc2[static_cast<std::size_t>(c)] += a * W2[static_cast<std::size_t>(j) * K + c];
             }
             const float p = prob_value(s, rank, t, k);
             for (int c = 0; c < K; ++c) {
-                const float o16 = round_half(static_cast<float>(static_cast<std::int32_t>(acc2[static_cast<std::size_t>(c)])) * S2[c]);
+                const float o16 = round_half(static_cast<float>(acc2[static_cast<std::size_t>(c)]) * S2[c]);
                 const float comb = round_half(o16 * s2);
                 const float v = comb * p;
                 sum[static_cast<std::size_t>(c)] = k == 0 ? v : sum[static_cast<std::size_t>(c)] + v;

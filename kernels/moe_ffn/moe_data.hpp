@@ -66,8 +66,8 @@ RouteTables make_route_tables(const MoeShape& s);
 // Deterministic inputs (values do not affect timing).
 float x_value(const MoeShape& s, int rank, int t, int c);             // exact in s.x_dtype
 float prob_value(const MoeShape& s, int rank, int t, int k);          // normalised over k
-std::int8_t w1_value(const MoeShape& s, int g, int kk, int nn);       // global expert g, [K, N]
-std::int8_t w2_value(const MoeShape& s, int g, int kk, int cc);       // [N/2, K]
+void w1_row(const MoeShape& s, int g, int kk, std::int8_t* out);      // global expert g's W1 row kk: N values
+void w2_row(const MoeShape& s, int g, int j, std::int8_t* out);       // W2 row j: K values
 float scale1_value(const MoeShape& s, int g, int nn);
 float scale2_value(const MoeShape& s, int g, int cc);
 

@@ -278,10 +278,8 @@ private:
         auto* s2 = reinterpret_cast<float*>(d + lay_.scale2);
         for (int e = 0; e < E; ++e) {
             const int g = rank * E + e;
-            for (int kk = 0; kk < K; ++kk)
-                for (int nn = 0; nn < N; ++nn) w1[(std::int64_t{e} * K + kk) * N + nn] = w1_value(s, g, kk, nn);
-            for (int j = 0; j < H; ++j)
-                for (int c = 0; c < K; ++c) w2[(std::int64_t{e} * H + j) * K + c] = w2_value(s, g, j, c);
+            for (int kk = 0; kk < K; ++kk) w1_row(s, g, kk, w1 + (std::int64_t{e} * K + kk) * N);
+            for (int j = 0; j < H; ++j) w2_row(s, g, j, w2 + (std::int64_t{e} * H + j) * K);
             for (int nn = 0; nn < N; ++nn) s1[std::int64_t{e} * N + nn] = scale1_value(s, g, nn);
             for (int c = 0; c < K; ++c) s2[std::int64_t{e} * K + c] = scale2_value(s, g, c);
         }
