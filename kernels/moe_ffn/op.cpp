@@ -14,8 +14,10 @@
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/view_plans.hpp"
+#include "kernels/moe_ffn/expert_major.hpp"
 #include "kernels/moe_ffn/moe_data.hpp"
 #include "kernels/moe_ffn/moe_kernels.hpp"
+#include "kernels/moe_ffn/moe_slots.hpp"
 #include "kernels/param_error.hpp"
 #include "sim/mem/bf16.hpp"
 #include "sim/mem/fp16.hpp"
@@ -27,27 +29,34 @@ namespace {
 
 using namespace moe;
 
-constexpr int kFront = 0, kGmm1 = 1, kSwiglu = 2, kGmm2 = 3, kCombine = 4;
+constexpr int kFront = 0, kGmm1 = 1, kSwiglu = 2, kGmm2 = 3, kCombine = 4, kMegaMoeV1 = 5;
+
+// The schedules (README.md "Variants").
+enum class Plan { Bulk, PerExpert, ExpertMajor };
 
 std::int64_t align64(std::int64_t v) { return round_up(v, std::int64_t{64}); }
 
 // Offsets of the window (same on every rank) and of the local buffers.
 struct Layout {
-    explicit Layout(const RouteTables& t) {
+    explicit Layout(const RouteTables& t) : slots(t.shape.ranks, t.shape.experts) {
         const MoeShape& s = t.shape;
         const std::int64_t R = s.routes(), K = s.k, N = s.n, H = s.half_n(), E = s.experts, P = s.packed_row_bytes();
         const std::int64_t rows = std::max(1, t.max_recv);
+        global_experts = s.global_experts();
         packed = 0;
         combined = align64(packed + R * P);
         count_rows = align64(combined + R * K * 2);
         counters = align64(count_rows + std::int64_t{s.ranks} * 256 * 4);
-        barrier1 = DeviceBarrierLayout(s.ranks, align64(counters + 4 * 4 * E));
+        barrier1 = DeviceBarrierLayout(s.ranks, align64(counters + 4LL * slots.table.words()));
         barrier2 = DeviceBarrierLayout(s.ranks, align64(barrier1.region_offset + barrier1.bytes()));
         window = align64(barrier2.region_offset + barrier2.bytes());
         x = 0;
         keys = align64(x + std::int64_t{s.m} * K * 2);
         probs = align64(keys + R * 4);
-        w1 = align64(probs + R * 4);
+        sorted = align64(probs + R * 4);
+        row_of_route = align64(sorted + 2 * R * 4);
+        token_counts = align64(row_of_route + R * 4);
+        w1 = align64(token_counts + token_count_cols() * 4);
         w2 = align64(w1 + E * K * N);
         scale1 = align64(w2 + E * H * K);
         scale2 = align64(scale1 + E * N * 4);
@@ -58,9 +67,13 @@ struct Layout {
         gmm2_out = align64(swiglu_s + rows * 32);
         local = align64(gmm2_out + rows * K * 2);
     }
+    MoeSlots slots;
     std::int64_t packed, combined, count_rows, counters, window;
     DeviceBarrierLayout barrier1, barrier2;
-    std::int64_t x, keys, probs, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s, gmm2_out, local;
+    std::int64_t x, keys, probs, sorted, row_of_route, token_counts, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s,
+        gmm2_out, local;
+    int global_experts = 0;
+    int token_count_cols() const { return std::max(256, global_experts); }
 };
 
 // The knobs, as given or defaulted (the published cases' topK 8, 16 experts per rank).
@@ -108,18 +121,38 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     }
 }
 
+// expert_major: one MIX launch's clusters, each an AIC and two AIVs, split 2/3 : 1/3 into the
+// GMM1 and GMM2 groups.
+void validate_expert_major(const OpParams& p, const BufferLimits& lim) {
+    validate(p, lim);
+    if (p.compute_blocks < 3) {
+        throw ParamError({{kParamComputeBlocks, p.compute_blocks}},
+                         "expert_major's clusters split 2/3 : 1/3 into GMM1 and GMM2 groups: at least 3",
+                         {{kParamComputeBlocks, lim.aic_cores}});
+    }
+    if (p.comm_blocks != 2 * p.compute_blocks) {
+        throw ParamError({{kParamCommBlocks, p.comm_blocks}, {kParamComputeBlocks, p.compute_blocks}},
+                         fmt::format("expert_major is one MIX launch: every cluster is an AIC and two AIVs, so the AIV "
+                                     "blocks must be twice the AIC blocks ({})",
+                                     2 * p.compute_blocks),
+                         {{kParamCommBlocks, 2 * p.compute_blocks}});
+    }
+}
+
 class MoeFfnRun final : public OpInstance {
 public:
-    MoeFfnRun(const OpParams& p, bool overlapped)
-        : p_(p), overlapped_(overlapped), tables_(std::make_shared<RouteTables>(make_route_tables(moe_shape_of(p)))),
-          lay_(*tables_), window_(static_cast<std::size_t>(p.ranks), nullptr), local_(static_cast<std::size_t>(p.ranks), nullptr),
+    MoeFfnRun(const OpParams& p, Plan plan)
+        : p_(p), plan_(plan), overlapped_(plan != Plan::Bulk),
+          tables_(std::make_shared<RouteTables>(make_route_tables(moe_shape_of(p)))), lay_(*tables_),
+          slots_(std::make_shared<MoeSlots>(lay_.slots)), schedule_(expert_major_schedule(tables_->shape, p.compute_blocks)),
+          window_(static_cast<std::size_t>(p.ranks), nullptr), local_(static_cast<std::size_t>(p.ranks), nullptr),
           window_bases_(static_cast<std::size_t>(p.ranks), -1), ranks_(static_cast<std::size_t>(p.ranks)) {
         const std::string& f = p.fault;
         fault_ = f == "skip_last_route" ? Fault::SkipLastRoute : (f == "drop_scale1" ? Fault::DropScale1 : Fault::None);
         const int aiv = p.comm_blocks, aic = p.compute_blocks;
         // The reference views (compute-only, sequential) run each stage on all the cores.
         all_blocks_ = StageBlocks{aiv, aiv, aic, aiv, aic, aiv, aiv};
-        if (!overlapped) {
+        if (!overlapped_) {
             blocks_ = all_blocks_;
         } else {
             const int third = aiv / 3;
@@ -128,7 +161,14 @@ public:
         }
     }
 
-    std::vector<std::string> streams() const override { return {"front", "gmm1", "swiglu", "gmm2", "combine"}; }
+    std::vector<std::string> streams() const override {
+        if (plan_ == Plan::ExpertMajor) {
+            // The published V1's core groups (expert_major.hpp), one stream each.
+            // The sequential view's stage streams, then the published V1's one MIX launch.
+            return {"front", "gmm1", "swiglu", "gmm2", "combine", "megamoe_v1"};
+        }
+        return {"front", "gmm1", "swiglu", "gmm2", "combine"};
+    }
 
     void allocate_workspace(int rank, GlobalMemory& gm) override {
         const GmAllocation& w = gm.allocate("moe_window", lay_.window, /*shared=*/true);
@@ -144,6 +184,7 @@ public:
         auto a = std::make_shared<MoeRank>();
         a->rank = rank;
         a->tables = tables_;
+        a->slots = slots_;
         a->fault = fault_;
         const GmAllocation& l = *local_[static_cast<std::size_t>(rank)];
         const int K = s.k, N = s.n, H = s.half_n(), E = s.experts, P = s.packed_row_bytes(), R = s.routes();
@@ -151,6 +192,9 @@ public:
         a->x = GmTensor(l, lay_.x, s.m, K, K, s.x_dtype);
         a->keys = GmTensor(l, lay_.keys, 1, R, R, DType::F32);
         a->probs = GmTensor(l, lay_.probs, s.m, s.topk, s.topk, DType::F32);
+        a->sorted = GmTensor(l, lay_.sorted, 2, R, R, DType::F32);
+        a->row_of_route = GmTensor(l, lay_.row_of_route, 1, R, R, DType::I32);
+        a->token_counts = GmTensor(l, lay_.token_counts, 1, lay_.token_count_cols(), lay_.token_count_cols(), DType::F32);
         for (int e = 0; e < E; ++e) {
             a->w1.emplace_back(l, lay_.w1 + std::int64_t{e} * K * N, K, N, N, DType::I8);
             a->w2.emplace_back(l, lay_.w2 + std::int64_t{e} * H * K, H, K, K, DType::I8);
@@ -170,11 +214,8 @@ public:
             a->combined.emplace_back(w, lay_.combined, R, K, K, DType::F16);
             a->count_rows.emplace_back(w, lay_.count_rows, p_.ranks, 256, 256, DType::I32);
         }
-        const std::int64_t c = window_bases_[static_cast<std::size_t>(rank)] + lay_.counters;
-        a->dispatched = SignalAddr{rank, c};
-        a->gmm1_done = SignalAddr{rank, c + 4LL * E};
-        a->swiglu_done = SignalAddr{rank, c + 8LL * E};
-        a->gmm2_done = SignalAddr{rank, c + 12LL * E};
+        a->window_bases = window_bases_;
+        a->slots_offset = lay_.counters;
         a->after_reorder = DeviceBarrier{lay_.barrier1, rank, window_bases_};
         a->after_combine = DeviceBarrier{lay_.barrier2, rank, window_bases_};
         ranks_[static_cast<std::size_t>(rank)] = std::move(a);
@@ -188,10 +229,12 @@ public:
         const std::int64_t base = window_bases_[static_cast<std::size_t>(rank)];
         const int E = tables_->shape.experts;
         const bool compute_only = kind == ViewKind::ComputeOnly;
-        plan.reset = [this, base, E, compute_only, b](HostContext& host) {
-            host.write_signals(base + lay_.counters, 4 * E, 0);
+        const bool v1 = plan_ == Plan::ExpertMajor && kind != ViewKind::Sequential;
+        plan.reset = [this, base, E, compute_only, b, v1](HostContext& host) {
+            host.write_signals(base + lay_.counters, lay_.slots.table.words(), 0);
             // Compute-only: the tokens are already in place (every expert dispatched).
-            if (compute_only) host.write_signals(base + lay_.counters, E, b.dispatch);
+            if (compute_only && v1) host.write_signals(base + lay_.counters + 4LL * lay_.slots.gmm1_ready, E, 1);
+            else if (compute_only) host.write_signals(base + lay_.counters + 4LL * lay_.slots.dispatched, E, b.dispatch);
             lay_.barrier1.host_reset(host, base);
             lay_.barrier2.host_reset(host, base);
         };
@@ -201,6 +244,12 @@ public:
             ph.launches.push_back(StreamLaunch{stream, std::move(k)});
             return ph;
         };
+        if (v1) {
+            // The published V1: one MIX launch (its FFN parts alone for compute-only).
+            plan.phases.push_back(phase(compute_only ? PhaseRole::Compute : PhaseRole::Both, kMegaMoeV1,
+                                        expert_major_kernel(a, schedule_, compute_only)));
+            return plan;
+        }
         if (compute_only && overlapped_) {
             // The variant's FFN stages at once on their core groups, the tokens already in place.
             ViewPhase ph;
@@ -242,14 +291,9 @@ public:
         const std::int64_t base = window_bases_.at(static_cast<std::size_t>(rank));
         if (base < 0 || address < base || address >= base + lay_.window) return {};
         const std::int64_t off = address - base;
-        const int E = tables_->shape.experts;
         if (off >= lay_.barrier2.region_offset) return "combine_" + lay_.barrier2.name_of(rank, off);
         if (off >= lay_.barrier1.region_offset) return "reorder_" + lay_.barrier1.name_of(rank, off);
-        if (off >= lay_.counters) {
-            const std::int64_t i = (off - lay_.counters) / 4;
-            static const char* names[] = {"dispatched", "gmm1_done", "swiglu_done", "gmm2_done"};
-            if (i < 4LL * E) return fmt::format("{}[{}]", names[i / E], i % E);
-        }
+        if (off >= lay_.counters) return lay_.slots.table.name_of(static_cast<int>((off - lay_.counters) / 4));
         return {};
     }
 
@@ -286,10 +330,13 @@ private:
     }
 
     OpParams p_;
+    Plan plan_;
     bool overlapped_;
     Fault fault_ = Fault::None;
     std::shared_ptr<RouteTables> tables_;
     Layout lay_;
+    std::shared_ptr<const MoeSlots> slots_;
+    ExpertMajorSchedule schedule_;
     StageBlocks blocks_;
     StageBlocks all_blocks_;
     std::vector<const GmAllocation*> window_;
@@ -374,12 +421,19 @@ const OpDesc& moe_ffn_op() {
         VariantDesc bulk = derive_variant(moe_defaults(), "bulk",
                                           "each stage to completion: reorder + quant, dispatch all-to-all-v, GMM1, SwiGLU, "
                                           "GMM2, combine all-to-all, unpermute (the sequential reference)");
-        bulk.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, false); };
+        bulk.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::Bulk); };
         VariantDesc per_expert = derive_variant(moe_defaults(), "per_expert",
                                                 "the stages on their own core groups at once, handing over expert by expert "
                                                 "through GM counters (the published kernel's structure, simplified)");
-        per_expert.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, true); };
-        d.variants = {per_expert, bulk};
+        per_expert.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::PerExpert); };
+        VariantDesc expert_major =
+            derive_variant(moe_defaults(), "expert_major",
+                           "replica of the published MegaMoE V1 (expert-major): fixed AIC/AIV groups (GMM1 on 24 then 16 "
+                           "AICs, GMM2 on 8 joined by 16), per-expert arrival/ready signals with coordinators, the per-M "
+                           "knob table, the three sort paths, count-as-flag, two Unpermute phases");
+        expert_major.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::ExpertMajor); };
+        expert_major.validate = validate_expert_major;
+        d.variants = {per_expert, bulk, expert_major};
         d.own_math = OwnMath{[](const OpParams& p, int rank) { return golden_rank(moe_shape_of(p), rank); }, 1e-4, 1e-3, 1e-3,
                              "the published host's check: |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
                              "floor(rtol x numel) elements may err",

@@ -53,6 +53,8 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
     }
     mem_used_[k] = offset + bytes;
     Tile& t = tiles_.emplace_back();
+    t.write_end = freed_busy_until_[static_cast<std::size_t>(k)];
+    t.read_end = t.write_end;
     t.owner = this;
     t.name = name;
     t.kind = kind;
@@ -66,6 +68,21 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
         t.data = mem.data() + offset;
     }
     return t;
+}
+
+void BlockCtx::free_tiles_since(std::size_t mark) {
+    if (mark > tiles_.size()) {
+        throw SimError(fmt::format("free_tiles_since({}): only {} tiles are allocated (a mark from another block, or "
+                                   "freed twice)",
+                                   mark, tiles_.size()));
+    }
+    while (tiles_.size() > mark) {
+        const Tile& t = tiles_.back();
+        const auto k = static_cast<std::size_t>(t.kind);
+        freed_busy_until_[k] = std::max({freed_busy_until_[k], t.write_end, t.read_end});
+        mem_used_[k] = t.offset_bytes;
+        tiles_.pop_back();
+    }
 }
 
 void BlockCtx::wrong_pipe(Pipe p, const char* instr) const {

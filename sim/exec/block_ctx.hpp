@@ -54,6 +54,13 @@ public:
     // Allocate a rows x cols tile in this core's local memory `kind`; throws SimError when the
     // memory is full (naming the tile, the memory and the bytes in use).
     Tile& alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name);
+    // Tiles are freed in stack order, as an Ascend kernel re-initialises its buffers between
+    // stages: take a mark, allocate a stage's tiles, then free every tile allocated since the
+    // mark. A tile allocated afterwards in the same memory starts after every access to the freed
+    // tiles of that memory (their pending reads and writes), so no hazard is lost. Tile&s of freed
+    // tiles must not be used again.
+    std::size_t tile_mark() const { return tiles_.size(); }
+    void free_tiles_since(std::size_t mark);
 
     // ---- for the instruction implementations ----
     int slot() const { return place_.slot; }
@@ -121,6 +128,7 @@ private:
     BlockPlace place_;
     SimTime now_;
     std::array<std::int64_t, kMemKindCount> mem_used_{};
+    std::array<SimTime, kMemKindCount> freed_busy_until_{};  // the last access to a freed tile, per memory
     std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid
     std::array<std::uint16_t, kPipeCount * kPipeCount * kEventIds> flag_index_{};  // 1 + index in flag_queues_, 0: none
     static_assert(kPipeCount * kPipeCount * kEventIds < 0xFFFF, "flag_index_ holds 1 + any queue's index");

@@ -38,6 +38,7 @@ const char* opcode_name(Opcode op) {
         case Opcode::TROWMAX: return "TROWMAX";
         case Opcode::TROWEXPANDMUL: return "TROWEXPANDMUL";
         case Opcode::TSORT: return "TSORT";
+        case Opcode::TMRGSORT: return "TMRGSORT";
         case Opcode::TSTORE_FP: return "TSTORE_FP";
         case Opcode::SCALAR: return "SCALAR";
     }

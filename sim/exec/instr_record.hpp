@@ -41,6 +41,7 @@ enum class Opcode : std::uint8_t {
     TROWMAX,
     TROWEXPANDMUL,
     TSORT,
+    TMRGSORT,
     TSTORE_FP,   // L0C int32 -> GM with the fixpipe's per-column dequant scale
     SCALAR,      // a scalar loop (TSCALAR)
 };

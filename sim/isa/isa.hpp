@@ -149,6 +149,10 @@ void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec);
 // TMRGSORT: a 32-element block sort, then 4-way merge rounds. Cost: 1 + ceil(log4(ceil(n/32)))
 // vector passes over keys and idx.
 void TSORT(Tile& keys, Tile& idx);
+// TMRGSORT: the same result when `keys` already holds at most four sorted runs (a 4-way merge,
+// as the published MoE kernel's final merge across its sort cores): one vector pass over keys
+// and idx. (Functionally a stable sort: the runs are not checked.)
+void TMRGSORT(Tile& keys, Tile& idx);
 
 // ---- scalar -------------------------------------------------------------------------------
 // A scalar loop of `instructions` scalar instructions (count runs, prefix sums, index walks):

@@ -317,18 +317,18 @@ void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec) {
     });
 }
 
-void TSORT(Tile& keys, Tile& idx) {
+namespace {
+// TSORT and TMRGSORT: `passes` vector passes over keys and idx; keys sorted in place (descending,
+// stable), idx the original positions.
+void sort_keys(const char* name, Opcode op, Tile& keys, Tile& idx, int passes) {
     if (keys.rows != 1 || idx.rows != 1 || keys.cols != idx.cols || keys.dtype != DType::F32 || idx.dtype != DType::F32) {
-        throw SimError(fmt::format("TSORT: keys '{}' and idx '{}' must both be fp32 tiles of 1 x n with the same n", keys.name,
+        throw SimError(fmt::format("{}: keys '{}' and idx '{}' must both be fp32 tiles of 1 x n with the same n", name, keys.name,
                                    idx.name));
     }
-    // A 32-element block sort, then 4-way merge rounds until one run is left.
-    int passes = 1;
-    for (std::int64_t runs = (keys.cols + 31) / 32; runs > 1; runs = (runs + 3) / 4) ++passes;
-    if (!issue("TSORT", Opcode::TSORT, idx, {&keys}, VecCost{false, passes})) return;
-    // TSORT also writes `keys` (in place): it ends when idx does.
+    if (!issue(name, op, idx, {&keys}, VecCost{false, passes})) return;
+    // The sort also writes `keys` (in place): it ends when idx does.
     keys.write_end = idx.write_end;
-    keys.last_writer = "TSORT";
+    keys.last_writer = name;
     const std::size_t n = static_cast<std::size_t>(keys.cols);
     std::vector<std::pair<float, std::size_t>> v(n);
     const float* k = keys.as<const float>();
@@ -341,5 +341,15 @@ void TSORT(Tile& keys, Tile& idx) {
         io[i] = static_cast<float>(v[i].second);
     }
 }
+}  // namespace
+
+void TSORT(Tile& keys, Tile& idx) {
+    // A 32-element block sort, then 4-way merge rounds until one run is left.
+    int passes = 1;
+    for (std::int64_t runs = (keys.cols + 31) / 32; runs > 1; runs = (runs + 3) / 4) ++passes;
+    sort_keys("TSORT", Opcode::TSORT, keys, idx, passes);
+}
+
+void TMRGSORT(Tile& keys, Tile& idx) { sort_keys("TMRGSORT", Opcode::TMRGSORT, keys, idx, 1); }
 
 }  // namespace tandem

@@ -70,6 +70,7 @@ bool on_data_pipe(Opcode op) {
         case Opcode::TROWMAX:
         case Opcode::TROWEXPANDMUL:
         case Opcode::TSORT:
+        case Opcode::TMRGSORT:
         case Opcode::TSTORE_FP: return true;
         default: return false;
     }
