@@ -89,6 +89,13 @@ class FusedConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0):
                 raise ValueError(f"FusedConfig.{name} = {value!r}: must be a positive integer or None")
+        for name in ("cache_modifier_a", "cache_modifier_b"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"FusedConfig.{name} = {getattr(self, name)!r}: must be a string (a load cache "
+                                 "policy such as '.ca')")
+        for name in ("allow_tf32", "ksplit"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"FusedConfig.{name} = {getattr(self, name)!r}: must be True or False")
         if self.num_sms is not None and self.gemm_sms is not None and self.num_sms != self.gemm_sms:
             raise ValueError(f"FusedConfig.gemm_sms = {self.gemm_sms} and num_sms = {self.num_sms}: both set the GEMM's "
                              "blocks; give one")
@@ -379,7 +386,10 @@ def _matrix(name: str, t, rank: int) -> np.ndarray:
         raise TypeError(f"{name}: a numpy array (a tensor made by ctx.zeros/empty/ones/randn), not {type(t).__name__}")
     if t.ndim != 2:
         raise ValueError(f"{name}: a 2-D tensor on each rank, got shape {t.shape} on rank {rank}")
-    _np_dtype(t.dtype)
+    if t.dtype not in _DTYPES:
+        raise TypeError(f"{name} is {t.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
+    if min(t.shape) < 1:
+        raise ValueError(f"{name} has shape {t.shape} on rank {rank}: both sizes must be at least 1")
     return t
 
 
@@ -628,6 +638,10 @@ class _RankOps:
         out = _matrix("output_tensor", output_tensor, rank)
         a = _matrix(spec.a_name, a, rank)
         b = _matrix("B", b, rank)
+        if not out.flags.writeable:
+            raise ValueError(f"output_tensor is read-only on rank {rank}: the op writes its result into it")
+        if not isinstance(async_op, (bool, np.bool_)):
+            raise TypeError(f"async_op={async_op!r}: must be True or False, not {type(async_op).__name__}")
         if workspace is not None and not isinstance(workspace, IrisWorkspace):
             raise TypeError(f"workspace: the IrisWorkspace an earlier call returned, not {type(workspace).__name__}")
         for name, t in ((spec.a_name, a), ("B", b)):
@@ -642,6 +656,8 @@ class _RankOps:
                           "no meaning on the simulated Ascend cluster: ignored", stacklevel=3)
         if bias is not None and not isinstance(bias, np.ndarray):
             raise TypeError(f"bias: a 1-D tensor (numpy array), not {type(bias).__name__}")
+        if bias is not None and bias.dtype not in _DTYPES:
+            raise TypeError(f"bias is {bias.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
         mnk = _check_shapes(op, world.nprocs, out, a, b, bias, rank)
         entry = {"out": out, "a": a, "b": b, "bias": bias, "config": cfg, "mnk": mnk}
         call = world.meet(rank, op, entry, lambda entries: _run_op(op, world, entries), wait=not async_op)
