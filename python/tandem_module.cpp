@@ -162,8 +162,22 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
         .def_property_readonly("shape", [](const Tensor& t) { return py::make_tuple(t.ranks(), t.rows(), t.cols()); })
         .def_property_readonly("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
         .def("numpy", &to_numpy, "The data as one array of shape (ranks, rows, cols)")
-        .def("copy_", [](Tensor& t, const py::array& a) { copy_from_numpy(t, a); return t; }, py::arg("array"),
-             "Overwrite every rank's data from an array of shape (ranks, rows, cols)")
+        .def("copy_",
+             [](Tensor& t, const py::object& a) {
+                 // Any object: a wrong one is a one-line TypeError naming the argument, not pybind's
+                 // list of signatures. A 2-D array is the same data on every rank.
+                 if (!py::isinstance<py::array>(a))
+                     throw py::type_error("copy_: array: a numpy array of shape (ranks, rows, cols) or (rows, cols), not " +
+                                          py::str(py::type::of(a).attr("__name__")).cast<std::string>());
+                 py::array array = py::reinterpret_borrow<py::array>(a);
+                 if (array.ndim() == 2)
+                     array = py::module_::import("numpy").attr("broadcast_to")(
+                         array, py::make_tuple(t.ranks(), array.shape(0), array.shape(1)));
+                 copy_from_numpy(t, array);
+                 return t;
+             },
+             py::arg("array"), "Overwrite every rank's data from an array of shape (ranks, rows, cols), or (rows, cols) for "
+                               "the same data on every rank")
         .def("__repr__", [](const Tensor& t) {
             return "tandem.Tensor(ranks=" + std::to_string(t.ranks()) + ", rows=" + std::to_string(t.rows()) +
                    ", cols=" + std::to_string(t.cols()) + ", dtype=" + dtype_name(t.dtype()) + ")";

@@ -89,6 +89,13 @@ class FusedConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0):
                 raise ValueError(f"FusedConfig.{name} = {value!r}: must be a positive integer or None")
+        for name in ("cache_modifier_a", "cache_modifier_b"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"FusedConfig.{name} = {getattr(self, name)!r}: must be a string (a load cache "
+                                 "policy such as '.ca')")
+        for name in ("allow_tf32", "ksplit"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"FusedConfig.{name} = {getattr(self, name)!r}: must be True or False")
         if self.num_sms is not None and self.gemm_sms is not None and self.num_sms != self.gemm_sms:
             raise ValueError(f"FusedConfig.gemm_sms = {self.gemm_sms} and num_sms = {self.num_sms}: both set the GEMM's "
                              "blocks; give one")
@@ -379,7 +386,10 @@ def _matrix(name: str, t, rank: int) -> np.ndarray:
         raise TypeError(f"{name}: a numpy array (a tensor made by ctx.zeros/empty/ones/randn), not {type(t).__name__}")
     if t.ndim != 2:
         raise ValueError(f"{name}: a 2-D tensor on each rank, got shape {t.shape} on rank {rank}")
-    _np_dtype(t.dtype)
+    if t.dtype not in _DTYPES:
+        raise TypeError(f"{name} is {t.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
+    if min(t.shape) < 1:
+        raise ValueError(f"{name} has shape {t.shape} on rank {rank}: both sizes must be at least 1")
     return t
 
 
@@ -414,16 +424,22 @@ def _check_shapes(op: str, w: int, out, a, b, bias, rank: int):
             raise ValueError(f"B has {rb} rows on rank {rank}: {op} needs B's rows = {a_name}'s columns = {ca}")
         m, n, k = (ra * w if op == "matmul_all_gather" else ra), cb, ca
         if op == "matmul_reduce_scatter":
-            if n % w != 0:
-                raise ValueError(f"B has {n} columns: matmul_reduce_scatter gives rank r columns "
-                                 f"[r*N/world_size, (r+1)*N/world_size) of the sum, so N must be a multiple of "
-                                 f"world_size = {w}")
-            want = (m, n // w)
+            # Two forms, as in Iris: the seed's (M, N / world) column block, or Iris's tile path's
+            # full-size (M, N) output of which each rank writes the tiles it owns.
+            if (ro, co) == (m, n):
+                want = (m, n)
+            elif n % w != 0:
+                raise ValueError(f"output_tensor is {ro} x {co} on rank {rank}: matmul_reduce_scatter writes either "
+                                 f"M x N = {m} x {n} (the tiles this rank owns) or M x N/world_size, which needs N = "
+                                 f"{n} to be a multiple of world_size = {w}")
+            else:
+                want = (m, n // w)
         else:
             want = (m, n)
     if (ro, co) != want:
+        also = f" (or {m} x {n}, the full-size tile-owner form)" if op == "matmul_reduce_scatter" else ""
         raise ValueError(f"output_tensor is {ro} x {co} on rank {rank}: {op} with {a_name} {ra} x {ca} and B {rb} x {cb} "
-                         f"on {w} ranks writes {want[0]} x {want[1]}")
+                         f"on {w} ranks writes {want[0]} x {want[1]}{also}")
     if bias is not None:
         if not isinstance(bias, np.ndarray) or bias.ndim != 1:
             raise ValueError(f"bias: a 1-D tensor of length M or N (Iris's), got "
@@ -439,7 +455,7 @@ def _tandem_config(op: str, cfg: FusedConfig, w: int, m: int, n: int, k: int):
     cfg.validate(world_size=w)
     given = cfg.given()
     rows = m // w if op == "matmul_all_gather" else m          # the output tile's rows come from these
-    cols = n // w if op == "matmul_reduce_scatter" else n
+    cols = -(-n // w) if op == "matmul_reduce_scatter" else n  # a rank's columns (the full form: N padded)
     base_m = cfg.block_size_m if "block_size_m" in given else _fit(rows, _DEFAULT_TILE[0])
     base_n = cfg.block_size_n if "block_size_n" in given else _fit(cols, _DEFAULT_TILE[1])
     if op == "all_gather_matmul" and "block_size_n" not in given:
@@ -517,14 +533,18 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
             b.append(bp)
         out_shape = (mp, n)
     elif op == "matmul_reduce_scatter":
-        n_local = n // w
+        # Column block s of the sum, [s * n_local, s * n_local + widths[s]), is rank s's output,
+        # padded to whole tiles. The full-size form runs the same op with N / world rounded up
+        # (the last blocks narrower, or empty) and gathers the blocks into the ranks' owned tiles.
+        n_local = -(-n // w)
+        widths = [max(0, min(n_local, n - s * n_local)) for s in range(w)]
         np_local = _round_up(n_local, bn)
         a = [entries[r]["a"].astype(np.float32) for r in range(w)]
         b = []
         for r in range(w):  # each rank's column block of B padded to whole tiles
             bp = np.zeros((k, np_local * w), dtype=np.float32)
             for s in range(w):
-                bp[:, s * np_local:s * np_local + n_local] = entries[r]["b"][:, s * n_local:(s + 1) * n_local]
+                bp[:, s * np_local:s * np_local + widths[s]] = entries[r]["b"][:, s * n_local:s * n_local + widths[s]]
             b.append(bp)
         out_shape = (m, np_local)
     else:  # matmul_all_reduce: the op pads M and N itself
@@ -537,7 +557,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
         length = first["bias"].shape[0]
         per_row = length == m  # Iris: (M,) is one value per row; (N,) one per column
         rows_total = out_shape[0]
-        cols_total = n if op != "matmul_reduce_scatter" else _round_up(n // w, bn) * w
+        cols_total = n if op != "matmul_reduce_scatter" else np_local * w
         stack = []
         for r in range(w):
             v = entries[r]["bias"].astype(np.float32)
@@ -553,9 +573,8 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
             else:
                 row = np.zeros((1, cols_total), dtype=np.float32)
                 if op == "matmul_reduce_scatter":
-                    np_local, n_local = cols_total // w, n // w
                     for s in range(w):
-                        row[0, s * np_local:s * np_local + n_local] = v[s * n_local:(s + 1) * n_local]
+                        row[0, s * np_local:s * np_local + widths[s]] = v[s * n_local:s * n_local + widths[s]]
                 else:
                     row[0, :n] = v
                 stack.append(row)
@@ -567,6 +586,15 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
     ws = ctx.ops.run(op, C, A, B, bias=bias_t, config=config)
     if world.functional:
         c = C.numpy()
+        if op == "matmul_reduce_scatter" and first["out"].shape == (m, n) and w > 1:
+            # Iris's tile path: rank r writes the tiles it owns of the full-size (M, N) output and
+            # leaves the rest of its output as it was.
+            total = np.concatenate([c[s][:m, :widths[s]] for s in range(w)], axis=1)
+            for r in range(w):
+                out = entries[r]["out"]
+                for rows, cols in _owned_tiles(m, n, w, first["config"])[r]:
+                    out[rows, cols] = total[rows, cols].astype(out.dtype)
+            return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
         for r in range(w):
             if op == "matmul_all_gather":
                 mp_local = out_shape[0] // w
@@ -575,6 +603,24 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
                 got = c[r][:entries[r]["out"].shape[0], :entries[r]["out"].shape[1]]
             entries[r]["out"][...] = got.astype(entries[r]["out"].dtype)
     return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
+
+
+def _owned_tiles(m: int, n: int, w: int, cfg: FusedConfig) -> list:
+    """Iris's tile ownership in matmul_reduce_scatter's full-size (M, N) form: the output is cut
+    into block_size_m x block_size_n tiles (FusedConfig's values, its defaults when not given),
+    numbered row-major; rank r owns the contiguous tiles [r * T // W, (r + 1) * T // W) with
+    T // W tiles each and the last rank also the remainder. Returns, per rank, (rows, cols)
+    slices of its tiles."""
+    bm, bn = int(cfg.block_size_m), int(cfg.block_size_n)
+    tiles_m, tiles_n = -(-m // bm), -(-n // bn)
+    total = tiles_m * tiles_n
+    per = total // w
+    owned = []
+    for r in range(w):
+        first, last = r * per, (r + 1) * per if r < w - 1 else total
+        owned.append([(slice((t // tiles_n) * bm, (t // tiles_n + 1) * bm), slice((t % tiles_n) * bn, (t % tiles_n + 1) * bn))
+                      for t in range(first, last)])
+    return owned
 
 
 class _RankOps:
@@ -592,6 +638,10 @@ class _RankOps:
         out = _matrix("output_tensor", output_tensor, rank)
         a = _matrix(spec.a_name, a, rank)
         b = _matrix("B", b, rank)
+        if not out.flags.writeable:
+            raise ValueError(f"output_tensor is read-only on rank {rank}: the op writes its result into it")
+        if not isinstance(async_op, (bool, np.bool_)):
+            raise TypeError(f"async_op={async_op!r}: must be True or False, not {type(async_op).__name__}")
         if workspace is not None and not isinstance(workspace, IrisWorkspace):
             raise TypeError(f"workspace: the IrisWorkspace an earlier call returned, not {type(workspace).__name__}")
         for name, t in ((spec.a_name, a), ("B", b)):
@@ -606,6 +656,8 @@ class _RankOps:
                           "no meaning on the simulated Ascend cluster: ignored", stacklevel=3)
         if bias is not None and not isinstance(bias, np.ndarray):
             raise TypeError(f"bias: a 1-D tensor (numpy array), not {type(bias).__name__}")
+        if bias is not None and bias.dtype not in _DTYPES:
+            raise TypeError(f"bias is {bias.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
         mnk = _check_shapes(op, world.nprocs, out, a, b, bias, rank)
         entry = {"out": out, "a": a, "b": b, "bias": bias, "config": cfg, "mnk": mnk}
         call = world.meet(rank, op, entry, lambda entries: _run_op(op, world, entries), wait=not async_op)
@@ -629,7 +681,10 @@ class _RankOps:
 
     def matmul_reduce_scatter(self, output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None):
         """output = columns [r*N/W, (r+1)*N/W) of sum over ranks of A_r @ B_r (+ bias). A (M, K), B (K, N),
-        output (M, N / world_size)."""
+        output (M, N / world_size). An output of the full size (M, N) takes Iris's tile path's form instead:
+        this rank writes the block_size_m x block_size_n tiles of the sum it owns (a contiguous run of
+        T // world_size of the T tiles numbered row-major; the last rank also the remainder) and leaves the
+        rest of the output as it was."""
         return self._call("matmul_reduce_scatter", output_tensor, A, B, bias, async_op, config, workspace)
 
 

@@ -224,13 +224,20 @@ def test_tandem_errors_reach_every_rank():
     assert issubclass(iris.Error, RuntimeError) and iris.Error is tandem.Error
 
 
-def test_the_iris_example_script_runs():
+@pytest.mark.parametrize("script,args", [
+    # Iris's ops examples 28, 29 and 30 as ported (docs/IRIS.md), on small shapes that are not tile multiples.
+    ("iris_matmul_all_reduce.py", ["--num_ranks", "2", "-m", "96", "-k", "40", "-n", "72", "--variant", "atomic"]),
+    ("iris_matmul_all_reduce.py", ["--num_ranks", "3", "-m", "64", "-k", "32", "-n", "48"]),
+    ("iris_all_gather_matmul.py", ["--num_ranks", "2", "-m", "96", "--k_local", "40", "-n", "64"]),
+    ("iris_matmul_all_gather.py", ["--num_ranks", "2", "-m", "100", "-k", "40", "-n", "72"]),
+    ("iris_matmul_all_gather.py", ["--num_ranks", "4", "-m", "64", "-k", "32", "-n", "32"]),
+])
+def test_the_iris_example_scripts_run(script, args):
     import os
     import subprocess
     import sys
-    script = os.path.join(os.path.dirname(__file__), "..", "examples", "iris_all_gather_matmul.py")
-    done = subprocess.run([sys.executable, script, "--num_ranks", "2", "-m", "96", "--k_local", "40", "-n", "64"],
-                          capture_output=True, text=True, timeout=120)
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", script)
+    done = subprocess.run([sys.executable, path] + args, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "outputs match numpy" in done.stdout
 
@@ -248,3 +255,58 @@ def test_sms_fields_set_the_block_counts():
     same = iris.spawn(fn, w, args=(iris.FusedConfig(num_sms=2, comm_sms=2),), functional=False)[0]
     assert fewer["pipelined_us"] > 2 * default["pipelined_us"]  # 2 AI cores instead of every one
     assert same["pipelined_us"] == fewer["pipelined_us"]        # num_sms and gemm_sms: one meaning
+
+
+def iris_owned_tiles(m, n, w, block_m, block_n):
+    """Iris's tile path of matmul_reduce_scatter, written out from its rule for the test: the
+    (M, N) output in block_m x block_n tiles numbered row-major; rank r owns the contiguous tiles
+    [r * (T // W), (r + 1) * (T // W)), the last rank also the remainder."""
+    tiles_n = -(-n // block_n)
+    total = -(-m // block_m) * tiles_n
+    per = total // w
+    owner = np.zeros((m, n), dtype=int)
+    for t in range(total):
+        r = min(t // per, w - 1) if per else w - 1
+        i, j = divmod(t, tiles_n)
+        owner[i * block_m:(i + 1) * block_m, j * block_n:(j + 1) * block_n] = r
+    return owner
+
+
+@pytest.mark.parametrize("w,m,k,n,config", [
+    (4, 96, 80, 128, {"block_size_m": 64, "block_size_n": 64}),  # 2 x 2 tiles: one per rank
+    (3, 300, 40, 200, None),                                     # Iris's default 256 x 64 tiles: 8, 2 + 2 + 4
+    (2, 100, 48, 90, {"block_size_m": 32, "block_size_n": 32}),  # N not a multiple of the world; 12 + 12 tiles
+    (4, 50, 16, 30, {"block_size_m": 64, "block_size_n": 64}),   # one tile: ranks 0-2 own none, rank 3 all
+])
+def test_matmul_reduce_scatter_full_size_output_is_written_on_the_owned_tiles(w, m, k, n, config):
+    rng = np.random.default_rng(6)
+    a = [ints(rng, (m, k)) for _ in range(w)]
+    b = [ints(rng, (k, n)) for _ in range(w)]
+    bias = ints(rng, (n,))
+    total = sum(a[r].astype(np.float32) @ b[r].astype(np.float32) for r in range(w)) + bias.astype(np.float32)
+    cfg = iris.FusedConfig(**(config or {}))
+    owner = iris_owned_tiles(m, n, w, cfg.block_size_m, cfg.block_size_n)
+
+    def fn(rank):
+        ctx = iris.iris()
+        out = np.full((m, n), -7.0, dtype=np.float32)  # what the rank's output held before
+        ws = ctx.ops.matmul_reduce_scatter(out, a[rank], b[rank], bias=bias, config=config)
+        assert ws.shape == (m, n, k)
+        return out
+
+    for r, out in enumerate(iris.spawn(fn, w)):
+        mine = owner == r
+        np.testing.assert_array_equal(out[mine], total[mine])
+        assert (out[~mine] == -7.0).all()  # the tiles other ranks own are left as they were
+
+
+def test_matmul_reduce_scatter_output_of_neither_form_names_both():
+    def fn(rank):
+        ctx = iris.iris()
+        with pytest.raises(ValueError, match=r"output_tensor is 64 x 30 on rank .* writes 64 x 16 \(or 64 x 32, the "
+                                             "full-size tile-owner form\\)"):
+            ctx.ops.matmul_reduce_scatter(ctx.zeros((64, 30)), ctx.ones((64, 32)), ctx.ones((32, 32)))
+        with pytest.raises(ValueError, match="writes either M x N = 64 x 31 .* multiple of world_size = 2"):
+            ctx.ops.matmul_reduce_scatter(ctx.zeros((64, 15)), ctx.ones((64, 32)), ctx.ones((32, 31)))
+
+    iris.spawn(fn, 2)

@@ -1,6 +1,7 @@
 """The Python module's keywords against Tandem's parameter schema (tandem.parameters(), the same
 table the command line, sweeps and results are built from): every keyword the module takes is a
 parameter's, and every parameter the schema gives a Python keyword is taken where it says."""
+import inspect
 import re
 
 import pytest
@@ -12,9 +13,19 @@ OPERANDS = {"output_tensor", "A", "B", "bias", "config", "workspace"}
 
 
 def signature_keywords(function):
-    """The keyword names of a pybind11 function, from its signature line."""
+    """The keyword names of a function: a Python one's (tandem.Context and ctx.ops check their
+    arguments in Python, python/tandem/_context.py), or a pybind11 one's from its signature line."""
+    try:
+        return set(inspect.signature(function).parameters)
+    except ValueError:
+        pass
     first = function.__doc__.splitlines()[0]
     return set(re.findall(r"(\w+): ", first[first.index("("):]))
+
+
+def test_the_python_layer_takes_the_modules_keywords():
+    assert signature_keywords(tandem.Context.__init__) == signature_keywords(tandem._core.Context.__init__)
+    assert signature_keywords(tandem.Ops.run) == signature_keywords(tandem._core.Ops.run)
 
 
 def schema(place):

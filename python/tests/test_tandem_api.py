@@ -107,10 +107,14 @@ def test_bad_calls_raise(ctx):
     A, B, C, _ = ag_problem(ctx, 256, 256, 256, seed=0)
     ws = ctx.ops.allgather_gemm(C, A, B)
     wide = ctx.zeros(256, 512, np.float32)
-    with pytest.raises(tandem.Error, match="B is 256 x 256 fp16 per rank; this call needs 256 x 512"):
+    # A wrong output is blamed on the output (not on B, which the simulator would name).
+    with pytest.raises(ValueError, match="output_tensor is 256 x 512 per rank: allgather_gemm with A 128 x 256 and B "
+                                         "256 x 256 per rank writes 256 x 256 per rank"):
         ctx.ops.allgather_gemm(wide, A, B)
-    with pytest.raises(tandem.Error, match="A is bf16 and B is fp16"):
+    with pytest.raises(TypeError, match="A is bf16: allgather_gemm streaming takes fp16 inputs"):
         ctx.ops.allgather_gemm(C, ctx.zeros(128, 256, "bf16"), B)
+    with pytest.raises(tandem.Error, match="A is fp16 and B is bf16"):  # both taken, but not together
+        ctx.ops.matmul_all_gather(C, A, ctx.zeros(256, 256, "bf16"))
     A2 = ctx.zeros(128, 512, "fp16")
     B2 = ctx.zeros(512, 256, "fp16")
     with pytest.raises(tandem.Error, match="workspace was made for another shape"):
@@ -128,7 +132,7 @@ def test_bad_calls_raise(ctx):
         A.copy_(np.zeros((RANKS, 128, 256), dtype=np.float32))
     with pytest.raises(tandem.Error, match="expected"):
         ctx.tensor(np.zeros((RANKS, 2, 2), dtype=np.float16)).copy_(np.zeros((RANKS, 3, 2), dtype=np.float16))
-    with pytest.raises(tandem.Error, match="config"):
+    with pytest.raises(TypeError, match=r"config\['variant'\] = 3.5: must be a string"):
         ctx.ops.allgather_gemm(C, A, B, config={"variant": 3.5})
     # The context is still usable.
     ctx.ops.allgather_gemm(C, A, B, workspace=ws)
@@ -143,3 +147,57 @@ def test_timing_only_context_gives_the_same_times():
         C = ctx.zeros(256, 256, "fp32")
         times.append(ctx.ops.allgather_gemm(C, A, B).results["pipelined_us"])
     assert times[0] == times[1]
+
+
+def test_numpy_arrays_where_tensors_are(ctx):
+    """A 3-D array is one matrix per rank, a 2-D one the same on every rank; a numpy output is
+    written in place (2-D where every rank gets the same result)."""
+    rng = np.random.default_rng(11)
+    m, k, n = 256, 256, 256
+    a = rng.integers(-1, 2, size=(RANKS, m, k)).astype(np.float16)   # matmul_all_reduce: each rank its own A
+    b = rng.integers(-1, 2, size=(k, n)).astype(np.float16)          # and the same B everywhere
+    expected = sum(a[r].astype(np.float32) @ b.astype(np.float32) for r in range(RANKS))
+    out3 = np.zeros((RANKS, m, n), dtype=np.float32)
+    ws = ctx.ops.matmul_all_reduce(out3, a, b)
+    assert ws.results["pipelined_us"] > 0
+    for r in range(RANKS):
+        np.testing.assert_array_equal(out3[r], expected)
+    out2 = np.zeros((m, n), dtype=np.float32)
+    ctx.ops.run("matmul_all_reduce", out2, a, b)
+    np.testing.assert_array_equal(out2, expected)
+    # Tensors and arrays mix; zeros((rows, cols)) takes Iris's shape tuple.
+    out_t = ctx.zeros((m, n), dtype=np.float32)
+    ctx.ops.matmul_all_reduce(out_t, ctx.tensor(a), b)
+    np.testing.assert_array_equal(out_t.numpy()[1], expected)
+
+
+def test_numpy_bias_1d_and_async_numpy_output(ctx):
+    rng = np.random.default_rng(12)
+    m, k_local, n = 256, 256, 256  # M == N: a length-M bias is per row (Iris's rule)
+    a = rng.integers(-1, 2, size=(RANKS, m, k_local)).astype(np.float16)  # all_gather_matmul: K split
+    b = rng.integers(-1, 2, size=(RANKS * k_local, n)).astype(np.float16)
+    bias = rng.integers(-2, 3, size=m).astype(np.float16)
+    expected = np.concatenate(list(a), axis=1).astype(np.float32) @ b.astype(np.float32) + bias[:, None]
+    out = np.zeros((RANKS, m, n), dtype=np.float32)
+    ctx.ops.all_gather_matmul(out, a, b, bias=bias, async_op=True)
+    assert not out.any()  # written when the call completes
+    ctx.barrier()
+    for r in range(RANKS):
+        np.testing.assert_array_equal(out[r], expected)
+
+
+def test_fused_config_and_gpu_only_keys_in_the_all_ranks_api(ctx):
+    A, B, C, expected = ag_problem(ctx, 256, 256, 256, seed=3)
+    with pytest.warns(UserWarning, match="block_size_k describe a GPU kernel"):
+        ctx.ops.allgather_gemm(C, A, B, config={"block_size_k": 32, "block_size_m": 64})
+    np.testing.assert_array_equal(C.numpy()[0], expected)
+    ws = ctx.ops.allgather_gemm(C, A, B, config=tandem.FusedConfig(block_size_m=64, num_sms=4))
+    assert ws.results["pipelined_us"] > 0
+    np.testing.assert_array_equal(C.numpy()[1], expected)
+
+
+def test_timing_only_context_takes_numpy_arrays():
+    ctx = tandem.Context(num_ranks=RANKS, functional=False)
+    out = np.full((RANKS, 256, 256), 5.0, dtype=np.float32)
+    ws = ctx.ops.allgather_gemm(out, np.zeros((128, 256), np.float16), np.zeros((256, 256), np.float16))
+    assert ws.results["pipelined_us"] > 0 and (out == 5.0).all()  # no data computed: the output is left alone

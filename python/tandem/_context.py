@@ -1,0 +1,446 @@
+"""tandem.Context and ctx.ops as Python users call them: the all-ranks API of the C++ module
+(tandem._core) with every argument checked first, so that a wrong type, shape or dtype is one
+line naming the argument (a TypeError, a ValueError or a tandem.Error) and never a pybind cast
+message; and plain numpy arrays accepted where a tensor is:
+
+- a 3-D array (ranks, rows, cols): one matrix per rank;
+- a 2-D array (rows, cols): the same matrix on every rank (an output only where the op gives every
+  rank the same result: its info()["out_split"] is "replicated");
+- a bias may also be 1-D: length M adds one value per row, length N one per column (M wins when
+  M == N, as in Iris).
+
+float16 arrays are fp16 tensors, float32 arrays fp32 tensors; a bf16 tensor is made with
+ctx.tensor(array, dtype="bf16"). A numpy output is written in place when the call completes
+(an async call: at ctx.barrier()). The parameter keywords are the parameter schema's
+(tandem.parameters()), as in the C++ module.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import warnings
+
+import numpy as np
+
+from tandem import _core
+
+Error = _core.Error
+
+_NUMPY_DTYPES = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32"}
+_DTYPE_NAMES = ("fp16", "bf16", "fp32")
+_DEFAULT_DTYPE = object()  # zeros()/empty() without a dtype: fp16
+
+
+
+def _core_args(function) -> list:
+    """A pybind11 function's arguments from its signature line (python/tandem_module.cpp, where the
+    keywords are the parameter schema's): [(name, python type, default)], self left out."""
+    first = function.__doc__.splitlines()[0]
+    out = []
+    for name, kind, default in re.findall(r"(\w+): ([\w.]+)(?: = ([^,)]+))?", first[first.index("("):]):
+        if name != "self":
+            out.append((name, {"int": int, "str": str, "bool": bool}.get(kind, object), ast.literal_eval(default)))
+    return out
+
+
+# _core.Context's arguments, in its order: num_ranks, soc, profile, functional, host_threads.
+_CONTEXT_ARGS = [(name, kind) for name, kind, _ in _core_args(_core.Context.__init__)]
+
+# FusedConfig's fields that describe a GPU kernel and have no meaning on this machine (tandem.iris
+# has the list): a config dict may set them; they are checked as Iris checks them, then ignored
+# with one warning.
+_GPU_ONLY = {"block_size_k": int, "group_size_m": int, "num_xcds": int, "chunk_size": int, "cache_modifier_a": str,
+             "cache_modifier_b": str, "allow_tf32": bool, "all_reduce_num_rings": int, "reduce_num_sms": int,
+             "ksplit": bool}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _kind(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"a {v.ndim}-D {v.dtype} array"
+    return type(v).__name__
+
+
+def _config_keys() -> dict:
+    """Config key -> the schema's type ("int", "flag", "text", ...), for the schema's config
+    parameters and their aliases."""
+    keys = {}
+    for p in _core.parameters():
+        if p["python_place"] == "config":
+            for k in [p["python_keyword"]] + list(p["python_aliases"]):
+                keys[k] = p["type"]
+    return keys
+
+
+class Context(_core.Context):
+    """A simulated cluster (tandem._core.Context): Context(num_ranks=2, soc="Ascend910B1",
+    profile="", functional=True, host_threads=0). Its ops take tandem tensors or numpy arrays."""
+
+    def __init__(self, *args, **kwargs):
+        names = [n for n, _ in _CONTEXT_ARGS]
+        if len(args) > len(names):
+            raise TypeError(f"Context takes at most {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"Context: no argument '{key}' (it takes {', '.join(names)})")
+            if key in given:
+                raise TypeError(f"Context: {key} given twice")
+            given[key] = value
+        for key, kind in _CONTEXT_ARGS:
+            if key not in given:
+                continue
+            value = given[key]
+            ok = _is_int(value) if kind is int else isinstance(value, (bool, np.bool_)) if kind is bool else isinstance(value, str)
+            if not ok:
+                raise TypeError(f"Context: {key}={value!r}: must be {'an int' if kind is int else 'True or False' if kind is bool else 'a string'}, "
+                                f"not {type(value).__name__}")
+            given[key] = kind(value)
+        super().__init__(**given)
+        self._pending = []  # numpy outputs of async calls, written at barrier()
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind)
+           for name, kind, default in _core_args(_core.Context.__init__)])
+
+    @property
+    def ops(self) -> "Ops":
+        return Ops(self, _core.Context.ops.__get__(self))
+
+    # Tensors ---------------------------------------------------------------------------------
+
+    def _shape(self, what, rows, cols, dtype):
+        """(rows, cols, dtype) from zeros(rows, cols[, dtype]) or zeros((rows, cols)[, dtype])."""
+        if isinstance(rows, (tuple, list)):
+            if cols is not None:  # zeros((rows, cols), dtype) with the dtype positional
+                if dtype is not _DEFAULT_DTYPE:
+                    raise TypeError(f"{what}: give the shape as (rows, cols) once and the dtype once")
+                dtype = cols
+            shape = tuple(rows)
+        else:
+            shape = (rows, cols)
+        if len(shape) != 2 or not all(_is_int(s) for s in shape):
+            raise TypeError(f"{what}: the shape per rank is two ints, {what}(rows, cols) or {what}((rows, cols)); got "
+                            f"{shape!r}")
+        if min(shape) < 1:
+            raise ValueError(f"{what}: shape {shape}: both sizes must be at least 1")
+        return int(shape[0]), int(shape[1]), _dtype_arg("dtype", "fp16" if dtype is _DEFAULT_DTYPE else dtype)
+
+    def zeros(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
+        """A tensor of zeros, rows x cols on every rank: zeros(rows, cols) or zeros((rows, cols));
+        dtype "fp16" (the default), "bf16", "fp32" or numpy float16 / float32."""
+        return _core.Context.zeros(self, *self._shape("zeros", rows, cols, dtype))
+
+    def empty(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
+        """A tensor rows x cols on every rank (zeros too: the simulator's memory starts zeroed)."""
+        return _core.Context.empty(self, *self._shape("empty", rows, cols, dtype))
+
+    def tensor(self, array, dtype=None):
+        """A tensor from a numpy array: (ranks, rows, cols), one matrix per rank, or (rows, cols),
+        the same on every rank. dtype: the array's (float16: fp16, float32: fp32) unless given."""
+        return self._tensor("array", array, dtype)
+
+    def _tensor(self, name, array, dtype=None, ndims=(2, 3)):
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"{name}: a tandem.Tensor or a numpy array, not {type(array).__name__}")
+        if array.ndim not in ndims:
+            raise ValueError(f"{name}: a numpy array of shape (ranks, rows, cols) or (rows, cols), got shape "
+                             f"{array.shape}")
+        if dtype is None:
+            if array.dtype not in _NUMPY_DTYPES:
+                raise TypeError(f"{name}: a {array.dtype} array; give float16 (fp16) or float32 (fp32) data, or "
+                                "ctx.tensor(array, dtype='bf16') for bf16")
+            dtype = _NUMPY_DTYPES[array.dtype]
+        else:
+            dtype = _dtype_arg("dtype", dtype)
+            if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+                raise TypeError(f"{name}: a {array.dtype} array; give numbers")
+            array = array.astype(np.float16 if dtype == "fp16" else np.float32, copy=False)
+        if array.ndim == 2:
+            array = np.broadcast_to(array, (self.num_ranks,) + array.shape)
+        if array.shape[0] != self.num_ranks:
+            raise ValueError(f"{name}: an array of shape {array.shape} has {array.shape[0]} matrices; this context "
+                             f"has {self.num_ranks} ranks (give one per rank, or a 2-D array for the same on every rank)")
+        if min(array.shape[1:]) < 1:
+            raise ValueError(f"{name}: shape {array.shape}: rows and cols must be at least 1")
+        if not self.functional:  # a timing-only context holds no data: the shape is what matters
+            return _core.Context.empty(self, array.shape[1], array.shape[2], dtype)
+        return _core.Context.tensor(self, np.ascontiguousarray(array), dtype)
+
+    # Completion ------------------------------------------------------------------------------
+
+    def barrier(self):
+        """Completes every pending async call (numpy outputs are written then), then a host barrier."""
+        _core.Context.barrier(self)
+        self._flush()
+
+    def synchronize(self):
+        _core.Context.synchronize(self)
+        self._flush()
+
+    def _flush(self):
+        pending, self._pending = self._pending, []
+        for write in pending:
+            write()
+
+
+def _dtype_arg(name, dtype) -> str:
+    if isinstance(dtype, str):
+        if dtype not in _DTYPE_NAMES:
+            raise ValueError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32)")
+        return dtype
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32)") from None
+    if d not in _NUMPY_DTYPES:
+        raise TypeError(f"{name}={d}: tandem tensors are fp16, bf16 or fp32 (numpy float16 / float32)")
+    return _NUMPY_DTYPES[d]
+
+
+class Ops:
+    """ctx.ops: ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None,
+    workspace=None, sanitize=False) -> tandem.Workspace, or ctx.ops.run(op, ...). Tensors are
+    tandem.Tensor or numpy arrays (the module's doc says how)."""
+
+    def __init__(self, ctx: Context, core_ops):
+        self._ctx = ctx
+        self._core = core_ops
+
+    def names(self):
+        return self._core.names()
+
+    def info(self, op, variant=None):
+        if not isinstance(op, str):
+            raise TypeError(f"op: an op's name (a string; ctx.ops.names() lists them), not {type(op).__name__}")
+        if variant is not None and not isinstance(variant, str):
+            raise TypeError(f"variant: a variant's name (a string), not {type(variant).__name__}")
+        return self._core.info(op, variant)
+
+    def add(self, *args, **kwargs):
+        return self._core.add(*args, **kwargs)
+
+    def __dir__(self):
+        return self.names()
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._core.names():
+            raise AttributeError(f"tandem ops have no '{name}' (registered: {', '.join(self._core.names())})")
+
+        def op(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None, sanitize=False):
+            return self.run(name, output_tensor, A, B, bias=bias, async_op=async_op, config=config,
+                            workspace=workspace, sanitize=sanitize)
+
+        op.__name__ = name
+        op.__qualname__ = f"ctx.ops.{name}"  # Python's own errors (an unknown keyword) say ctx.ops.<op>()
+        op.__doc__ = self._core.info(name)["doc"]
+        return op
+
+    def run(self, op, output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None, sanitize=False):
+        if not isinstance(op, str):
+            raise TypeError(f"op: an op's name (a string; ctx.ops.names() lists them), not {type(op).__name__}")
+        if op not in self._core.names():
+            raise ValueError(f"op '{op}': no such op (ops: {', '.join(self._core.names())})")
+        ctx = self._ctx
+        info = self._core.info(op)
+        for key, value in (("async_op", async_op), ("sanitize", sanitize)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{key}={value!r}: must be True or False, not {type(value).__name__}")
+        if workspace is not None and not isinstance(workspace, _core.Workspace):
+            raise TypeError(f"workspace: the tandem.Workspace an earlier call returned, or None; not {_kind(workspace)}")
+        cfg = _config_arg(op, config)
+        a = self._input("A", A)
+        b = self._input("B", B)
+        out, write_back = self._output(info, output_tensor, a)
+        if not info["own_math"]:
+            _check_shapes(op, info, ctx.num_ranks, out, a, b)
+        # What the variant takes (ops.info), checked here to name the argument at fault.
+        variant = (cfg or {}).get("variant")
+        vinfo = self._core.info(op, variant) if isinstance(variant, str) else info
+        for name, t, allowed in (("A", a, vinfo["dtypes"]), ("B", b, vinfo["dtypes"]),
+                                 ("output_tensor", out, vinfo["out_dtypes"])):
+            if t.dtype not in allowed:
+                raise TypeError(f"{name} is {t.dtype}: {op} {vinfo['variant']} takes {', '.join(allowed)} "
+                                f"{'outputs' if name == 'output_tensor' else 'inputs'}")
+        if bias is not None and not vinfo["takes_bias"]:
+            raise Error(f"{op}: bias: the {vinfo['variant']} variant takes no bias")
+        bias_t = self._bias(bias, info, out, a, b)
+        ws = self._core.run(op, out, a, b, bias=bias_t, async_op=bool(async_op), config=cfg, workspace=workspace,
+                            sanitize=bool(sanitize))
+        if write_back is not None:
+            if async_op:
+                ctx._pending.append(write_back)
+            else:
+                write_back()
+        return ws
+
+    def _input(self, name, value):
+        if isinstance(value, _core.Tensor):
+            return value
+        return self._ctx._tensor(name, value)
+
+    def _output(self, info, value, a):
+        """The output tensor, and for a numpy output the function writing the result into it."""
+        if isinstance(value, _core.Tensor):
+            return value, None
+        ctx = self._ctx
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"output_tensor: a tandem.Tensor or a numpy array, not {type(value).__name__}")
+        if value.ndim not in (2, 3):
+            raise ValueError(f"output_tensor: a numpy array of shape (ranks, rows, cols) or (rows, cols), got shape "
+                             f"{value.shape}")
+        if value.dtype not in _NUMPY_DTYPES:
+            raise TypeError(f"output_tensor: a {value.dtype} array; an output is float16 (fp16) or float32 (fp32)")
+        if not value.flags.writeable:
+            raise ValueError("output_tensor: a read-only array; the result is written into it")
+        if value.ndim == 2 and info["out_split"] != "replicated":
+            raise ValueError(f"output_tensor: a 2-D array holds one matrix, but {info['name']} gives each rank its own "
+                             f"part of the result ({info['out_split']}): give an array of shape (ranks, rows, cols)")
+        if value.ndim == 3 and value.shape[0] != ctx.num_ranks:
+            raise ValueError(f"output_tensor: an array of shape {value.shape} has {value.shape[0]} matrices; this "
+                             f"context has {ctx.num_ranks} ranks")
+        rows, cols = value.shape[-2:]
+        if min(rows, cols) < 1:
+            raise ValueError(f"output_tensor: shape {value.shape}: rows and cols must be at least 1")
+        tensor = _core.Context.zeros(ctx, rows, cols, _NUMPY_DTYPES[value.dtype])
+        if ctx.functional:
+            tensor.copy_(np.ascontiguousarray(np.broadcast_to(value, (ctx.num_ranks, rows, cols))))
+
+        def write_back():
+            if not ctx.functional:
+                return
+            result = tensor.numpy()
+            value[...] = result[0] if value.ndim == 2 else result
+
+        return tensor, write_back
+
+    def _bias(self, bias, info, out, a, b):
+        if bias is None or isinstance(bias, _core.Tensor):
+            return bias
+        if not isinstance(bias, np.ndarray):
+            raise TypeError(f"bias: a tandem.Tensor, a numpy array or None, not {type(bias).__name__}")
+        if bias.ndim == 1:
+            m, n = _whole_mn(info, self._ctx.num_ranks, out, a, b)
+            if bias.shape[0] == m:  # Iris: length M is one value per row (M wins when M == N)
+                bias = bias.reshape(m, 1)
+            elif bias.shape[0] == n:
+                bias = bias.reshape(1, n)
+            else:
+                raise ValueError(f"bias: a 1-D array of length {bias.shape[0]}; {info['name']} here takes length M = "
+                                 f"{m} (one value per row) or N = {n} (one per column)")
+        return self._ctx._tensor("bias", bias)
+
+
+def _config_arg(op, config):
+    """The config dict the C++ module takes: keys type-checked, sizes positive, FusedConfig's
+    GPU-only fields checked and dropped (one warning)."""
+    if config is None:
+        return None
+    from tandem import iris as _iris
+    if isinstance(config, _iris.FusedConfig):
+        return _fused_config(op, config)
+    if not isinstance(config, dict):
+        raise TypeError(f"config: a dict (or a tandem.FusedConfig), not {type(config).__name__}")
+    keys = _config_keys()
+    out, ignored = {}, []
+    for key, value in config.items():
+        if not isinstance(key, str):
+            raise TypeError(f"config: its keys are names (strings), not {key!r}")
+        if key in _GPU_ONLY:
+            kind = _GPU_ONLY[key]
+            ok = _is_int(value) and value > 0 if kind is int else isinstance(value, kind)
+            if not ok:
+                raise ValueError(f"config['{key}'] = {value!r}: must be "
+                                 f"{'a positive integer' if kind is int else 'True or False' if kind is bool else 'a string'}")
+            ignored.append(key)
+            continue
+        kind = keys.get(key, "int")  # not a schema key: a variant's knob (an int); C++ names unknown ones
+        if kind == "int":
+            if not _is_int(value):
+                raise TypeError(f"config['{key}'] = {value!r}: must be an integer, not {type(value).__name__}")
+            if key in keys and value <= 0:
+                raise ValueError(f"config['{key}'] = {value!r}: must be a positive integer (leave it out for the default)")
+            value = int(value)
+        elif kind == "flag":
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"config['{key}'] = {value!r}: must be True or False, not {type(value).__name__}")
+            value = bool(value)
+        elif not isinstance(value, str):
+            raise TypeError(f"config['{key}'] = {value!r}: must be a string, not {type(value).__name__}")
+        out[key] = value
+    if ignored:
+        warnings.warn(f"tandem: {op}: config field(s) {', '.join(sorted(ignored))} describe a GPU kernel and have no "
+                      "meaning on the simulated Ascend cluster: ignored", stacklevel=4)
+    return out
+
+
+def _fused_config(op, cfg):
+    """A tandem.FusedConfig as the C++ config dict: the fields tandem.iris honours, the same way
+    (block sizes when given, num_sms / gemm_sms, comm_sms, all_reduce_variant for
+    matmul_all_reduce); the GPU-only fields set are ignored with one warning."""
+    from tandem import iris as _iris
+    cfg.validate()
+    given = cfg.given()
+    out = {}
+    if "block_size_m" in given:
+        out["base_m"] = int(cfg.block_size_m)
+    if "block_size_n" in given:
+        out["base_n"] = int(cfg.block_size_n)
+    blocks = cfg.gemm_sms if cfg.gemm_sms is not None else cfg.num_sms
+    if blocks is not None:
+        out["compute_blocks"] = int(blocks)
+    if cfg.comm_sms is not None:
+        out["comm_blocks"] = int(cfg.comm_sms)
+    if op == "matmul_all_reduce":
+        if cfg.all_reduce_variant == "spinlock":
+            raise ValueError("config.all_reduce_variant = 'spinlock': Tandem has no replica of Iris's spinlock "
+                             "all-reduce; use atomic, ring, one_shot or two_shot")
+        out["variant"] = cfg.all_reduce_variant
+    ignored = sorted(f for f in given if f in _iris._GPU_ONLY_FIELDS)
+    if ignored:
+        warnings.warn(f"tandem: {op}: FusedConfig field(s) {', '.join(ignored)} describe a GPU kernel and have no "
+                      "meaning on the simulated Ascend cluster: ignored", stacklevel=4)
+    return out
+
+
+def _per_rank(t):
+    return t.shape[1], t.shape[2]
+
+
+def _whole_mn(info, w, out, a, b):
+    """The whole product's M and N, from A and B and the op's sharding."""
+    (ra, _), (_, cb) = _per_rank(a), _per_rank(b)
+    m = ra * w if info["a_split"] == "rows" and not info["k_per_rank"] else ra
+    n = cb * w if info["b_split"] == "cols" and not info["k_per_rank"] else cb
+    return m, n
+
+
+def _check_shapes(op, info, w, out, a, b):
+    """The op's sharding (ops.info) applied to A and B: B must fit A, and the output must be what
+    they make; each refused naming the argument at fault."""
+    (ra, ca), (rb, cb), (ro, co) = _per_rank(a), _per_rank(b), _per_rank(out)
+    if info["k_per_rank"]:  # each rank's A is M x K, its B K x N; the products are summed
+        m, k_a, k_b, n = ra, ca, rb, cb
+        how = "each rank's B has as many rows as its A has columns"
+    else:
+        m = ra * w if info["a_split"] == "rows" else ra
+        k_a = ca * w if info["a_split"] == "cols" else ca
+        k_b = rb * w if info["b_split"] == "rows" else rb
+        n = cb * w if info["b_split"] == "cols" else cb
+        def split(x):
+            return "the same on every rank" if info[x] == "replicated" else f"split by {info[x]} over {w} ranks"
+        how = f"A {split('a_split')}, B {split('b_split')}"
+    if k_a != k_b:
+        raise ValueError(f"B is {rb} x {cb} per rank: {op} with A {ra} x {ca} per rank needs K = {k_a} ({how}), and this "
+                         f"B gives K = {k_b}")
+    want = {"rows": (m // w, n), "cols": (m, n // w)}.get(info["out_split"], (m, n))
+    if (ro, co) != want:
+        raise ValueError(f"output_tensor is {ro} x {co} per rank: {op} with A {ra} x {ca} and B {rb} x {cb} per rank "
+                         f"writes {want[0]} x {want[1]} per rank")
