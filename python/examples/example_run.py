@@ -30,8 +30,14 @@ def main():
         A, B, C, bias, expected = make_problem(ctx, op, m, n, k)
         ws = getattr(ctx.ops, op)(C, A, B, bias=bias, async_op=args.async_op, config={"all_views": True})
         ctx.barrier()
-        check(C, expected, info["out_dtypes"][0])
         r = ws.results
+        if info["own_math"]:
+            # An op with its own math (moe_ffn generates its routes, weights and inputs) has no
+            # numpy reference here: its golden is checked by the command line's verification.
+            print(f"{op} ({r['variant']}) M={m} N={n} K={k} x{args.num_ranks}: fused {r['pipelined_us']:.2f} us; "
+                  f"its own math is verified by `build/tandem --op {op}`, not here")
+            continue
+        check(C, expected, info["out_dtypes"][0])
         print(f"{op} ({r['variant']}) M={m} N={n} K={k} x{args.num_ranks} on {ctx.profile}: "
               f"fused {r['pipelined_us']:.2f} us, collective then matmul {r['seq_comm_us'] + r['seq_compute_us']:.2f} us, "
               f"matmul alone {r['compute_only_us']:.2f} us: validated")
