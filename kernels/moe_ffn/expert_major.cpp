@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/moe_ffn/moe_stages.hpp"
+#include "kernels/moe_ffn/published_front.hpp"
 #include "sim/exec/block_ctx.hpp"
 #include "sim/isa/isa.hpp"
 
@@ -14,72 +15,6 @@ namespace {
 
 using Rank = std::shared_ptr<const MoeRank>;
 using Schedule = ExpertMajorSchedule;
-
-// The published sort limits: UB holds 192 KiB; a sort chunk at most 6144 keys.
-constexpr std::int64_t kSortUbBytes = 192 * 1024;
-
-int align32(int v) { return (v + 31) / 32 * 32; }
-
-// ---- FrontReorder on all 2C AIVs (worker v of 2C) -------------------------------------------
-Task front_reorder(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int v, int& aiv_round) {
-    const MoeShape& s = a.tables->shape;
-    const int R = s.routes(), aivs = 2 * sc.clusters;
-    const SignalAddr sync = a.slot(a.slots->sync_aiv);
-    const Crew all{v, aivs};
-    const SortPath path = sort_path(s);
-    if (path == SortPath::FullLoad) {
-        // Every active AIV repeats the whole sort in UB (by expert, then the inverse by route).
-        const int per = (R + aivs - 1) / aivs;
-        const int active = (R + per - 1) / per;
-        if (v < active) {
-            co_await sort_keys(blk, a, 0, R, 2, false);
-            if (v == 0) co_await store_row_index(blk, a, 0, R, false);
-            if (v == active - 1) co_await store_token_counts(blk, a, 0, R, false);
-            co_await quantize_routes(blk, a, v * per, std::min(R, (v + 1) * per));
-        }
-        co_await syncall(blk, sync, aivs, aiv_round);
-    } else {
-        if (path == SortPath::OneCore) {
-            if (v == 0) co_await sort_keys(blk, a, 0, R, 1, true);
-        } else {
-            // MultiCore: 4^ceil(log4(runs)) sort AIVs (at most 2C) sort their runs into GM, then
-            // AIV0 merges at most four runs at a time (more runs: merge rounds, each a SYNCALL).
-            int sorters = 1;
-            while (sorters < (R + kSortChunk - 1) / kSortChunk) sorters *= 4;
-            sorters = std::min(sorters, aivs);
-            const auto [k0, k1] = share(R, Crew{std::min(v, sorters - 1), sorters});
-            if (v < sorters) co_await sort_keys(blk, a, k0, k1 - k0, 1, true);
-            for (int runs = sorters; runs > 4; runs = (runs + 3) / 4) {
-                co_await syncall(blk, sync, aivs, aiv_round);
-                const int groups = (runs + 3) / 4;
-                const auto [m0, m1] = share(R, Crew{std::min(v, groups - 1), groups});
-                if (v < groups) co_await merge_sorted_runs(blk, a, m0, m1 - m0);
-            }
-            co_await syncall(blk, sync, aivs, aiv_round);
-            if (v == 0) co_await merge_sorted_runs(blk, a, 0, R);
-        }
-        co_await syncall(blk, sync, aivs, aiv_round);
-        // (a) counts (an atomic add per AIV), (b) the inverse, one element per store, (c) quant.
-        const auto [j0, j1] = share(R, all);
-        co_await store_token_counts(blk, a, j0, j1, true);
-        co_await syncall(blk, sync, aivs, aiv_round);
-        co_await store_row_index(blk, a, j0, j1, true);
-        co_await syncall(blk, sync, aivs, aiv_round);
-        co_await quantize_routes(blk, a, j0, j1);
-        co_await syncall(blk, sync, aivs, aiv_round);
-    }
-    // Count-as-flag: AIV i sends this rank's count row to rank i and waits for rank i's; then the
-    // prefix sums (preSumBeforeRank per peer, cumsumMM on AIV0), each followed by a SYNCALL.
-    co_await send_count_rows(blk, a, all, true);
-    for (int i = v; i < s.ranks; i += aivs) {
-        if (i == a.rank) continue;
-        co_await TWAIT(blk, a.slot(a.slots->count_landed, i), CmpOp::GE, 1);
-        TSCALAR(blk, s.global_experts());
-    }
-    co_await syncall(blk, sync, aivs, aiv_round);
-    if (v == 0) TSCALAR(blk, std::int64_t{s.ranks} * s.experts);
-    co_await syncall(blk, sync, aivs, aiv_round);
-}
 
 // A coordinator: once `producers` arrivals are in for expert e, the consumers' ready is set.
 Task coordinate(BlockCtx& blk, SignalAddr arrivals, int producers, SignalAddr ready) {
@@ -130,8 +65,7 @@ Task aiv0_low(BlockCtx& blk, Rank ap, Schedule sc) {
     const MoeRank& a = *ap;
     const MoeShape& s = a.tables->shape;
     const int b = blk.block_idx();
-    int aiv_round = 0;
-    co_await front_reorder(blk, a, sc, 2 * b, aiv_round);
+    co_await published_front_reorder(blk, a, sc.clusters, 2 * b);
     // Dispatch: worker b pulls the rows of sources b, b + D, ... expert by expert; worker
     // (rank mod D) coordinates each expert's GMM1 ready.
     const int D = std::min(s.ranks, sc.gmm1_cores);
@@ -177,8 +111,7 @@ Task swiglu_group(BlockCtx& blk, const MoeRank& a, const Schedule& sc) {
 Task aiv1_low(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
     const MoeRank& a = *ap;
     const int b = blk.block_idx();
-    int aiv_round = 0;
-    if (!ffn_only) co_await front_reorder(blk, a, sc, 2 * b + 1, aiv_round);
+    if (!ffn_only) co_await published_front_reorder(blk, a, sc.clusters, 2 * b + 1);
     co_await swiglu_group(blk, a, sc);
     if (ffn_only) co_return;
     co_await unpermute_phase1(blk, a, sc, 2 * b + 1);
@@ -189,7 +122,7 @@ Task aiv1_low(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
 Task gmm1_part(BlockCtx& blk, const MoeRank& a, const Schedule& sc, GemmBuffers& buf, int core) {
     const MoeShape& s = a.tables->shape;
     const GemmStage g = gmm1_stage(s);
-    int rotation = 0, aic_round = 0;
+    int rotation = 0;
     for (int e = 0; e < s.experts; ++e) {
         const bool full = e < sc.full_gmm1_experts;
         if (!full && core >= sc.gmm1_cores) break;  // the primaries leave for GMM2
@@ -197,7 +130,7 @@ Task gmm1_part(BlockCtx& blk, const MoeRank& a, const Schedule& sc, GemmBuffers&
         co_await gemm_expert(blk, a, g, buf, e, Crew{core, full ? sc.clusters : sc.gmm1_cores}, rotation, full);
         if (full) {
             // SYNCALL<AICOnly> over every AIC, then AIC0 sets SwiGLU's ready itself.
-            co_await syncall(blk, a.slot(a.slots->sync_aic), sc.clusters, aic_round);
+            co_await syncall(blk);
             if (core == 0) TNOTIFY(blk, a.slot(a.slots->swiglu_ready, e), 1, NotifyOp::Set);
         } else {
             release(blk, a.slot(a.slots->gmm1_arrival, e), 1, NotifyOp::AtomicAdd);
@@ -289,8 +222,7 @@ Task aiv0_high(BlockCtx& blk, Rank ap, Schedule sc) {
     const MoeShape& s = t.shape;
     const int l = blk.block_idx() - sc.gmm1_cores, lanes = sc.clusters - sc.gmm1_cores;
     const int v = 2 * blk.block_idx();
-    int aiv_round = 0;
-    co_await front_reorder(blk, a, sc, v, aiv_round);
+    co_await published_front_reorder(blk, a, sc.clusters, v);
     {
         const std::size_t mark = blk.tile_mark();
         CombineBuffers buf = alloc_combine_buffers(blk, a);
@@ -321,8 +253,7 @@ Task aiv0_high(BlockCtx& blk, Rank ap, Schedule sc) {
 Task aiv1_high(BlockCtx& blk, Rank ap, Schedule sc) {
     const MoeRank& a = *ap;
     const int v = 2 * blk.block_idx() + 1;
-    int aiv_round = 0;
-    co_await front_reorder(blk, a, sc, v, aiv_round);
+    co_await published_front_reorder(blk, a, sc.clusters, v);
     co_await unpermute_phase2(blk, a, sc, v);
 }
 
@@ -342,21 +273,6 @@ Task expert_major_part(BlockCtx& blk, Rank a, Schedule sc, bool ffn_only) {
 }
 
 }  // namespace
-
-SortPath sort_path(const MoeShape& s) {
-    const int R = s.routes();
-    if (R <= kSortChunk && 36LL * align32(R) + 4 * 128 + 13LL * s.k + 64 <= kSortUbBytes) return SortPath::FullLoad;
-    return R <= kSortChunk ? SortPath::OneCore : SortPath::MultiCore;
-}
-
-const char* sort_path_name(SortPath p) {
-    switch (p) {
-        case SortPath::FullLoad: return "FullLoad";
-        case SortPath::OneCore: return "OneCore";
-        case SortPath::MultiCore: return "MultiCore";
-    }
-    return "?";
-}
 
 ExpertMajorSchedule expert_major_schedule(const MoeShape& s, int clusters) {
     ExpertMajorSchedule sc;

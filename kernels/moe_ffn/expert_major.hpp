@@ -33,11 +33,6 @@ struct ExpertMajorSchedule {
 };
 ExpertMajorSchedule expert_major_schedule(const MoeShape& s, int clusters);
 
-// FrontReorder's sort path (the published host's choice by R = M x topK and K).
-enum class SortPath { FullLoad, OneCore, MultiCore };
-SortPath sort_path(const MoeShape& s);
-const char* sort_path_name(SortPath p);
-
 // The MIX launch of one rank. `ffn_only` (the compute-only view): the GMM and SwiGLU parts
 // alone, every expert's tokens already in place (the host sets gmm1_ready).
 KernelLaunch expert_major_kernel(const std::shared_ptr<const MoeRank>& a, const ExpertMajorSchedule& sc, bool ffn_only);

@@ -22,8 +22,6 @@ MoeSlots::MoeSlots(int ranks, int experts) {
     gmm1_done = table.add("gmm1_done", E);
     swiglu_done = table.add("swiglu_done", E);
     gmm2_done = table.add("gmm2_done", E);
-    sync_aiv = table.add("syncall_aiv", 1);
-    sync_aic = table.add("syncall_aic", 1);
     count_landed = table.add("count_row_landed", ranks);
     dispatch_arrival = table.add("dispatch_arrival", E);
     gmm1_ready = table.add("gmm1_ready", E);
@@ -41,8 +39,7 @@ MoeSlots::MoeSlots(int ranks, int experts) {
     combine_finished = table.add("combine_lanes_done", 1);
     unpermute_phase2 = table.add("unpermute_phase2_start", 1);
     progress = table.add("expert_progress", ranks);
-    gmm1_segment = table.add("gmm1_segment_done", 2);
-    swiglu_segment = table.add("swiglu_segment_done", 2);
+    cross_rank_sync = table.add("cross_rank_sync", 1);
 }
 
 }  // namespace tandem::kernels::moe

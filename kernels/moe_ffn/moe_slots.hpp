@@ -27,16 +27,14 @@ private:
 
 // Every schedule's slots (W ranks, E local experts). `per_expert`/`bulk` use the four stage
 // counters; `expert_major` (the published V1) its arrival/ready pairs per expert, the GMM2 join,
-// the Unpermute gates and the peers' ExpertProgress; `baseline` its per-expert and per-segment
-// hard flags.
+// the Unpermute gates and the peers' ExpertProgress; `baseline` its cross-rank sync (its other
+// hand-overs are FFTS flags, not GM words).
 struct MoeSlots {
     MoeSlots(int ranks, int experts);
 
     SlotTable table;
     // The simple schedules' stage counters (one count per block of the previous stage).
     int dispatched, gmm1_done, swiglu_done, gmm2_done;
-    // SYNCALL<AIVOnly> and SYNCALL<AICOnly> (monotone counters: round n waits for n x cores).
-    int sync_aiv, sync_aic;
     // Count-as-flag: count_landed[s] = 1 once source rank s's count row is in this window.
     int count_landed;
     // expert_major's per-expert chains: producers add an arrival, one coordinator sets ready.
@@ -45,8 +43,8 @@ struct MoeSlots {
     int gmm2_join;      // the join decision: e + 1 per expert boundary, | kJoinBit when joining at e
     int unpermute_release, unpermute_phase1, unpermute_phase1_done, combine_finished, unpermute_phase2;
     int progress;       // [W]: experts producer rank p has pushed back to this rank (ExpertProgress)
-    // baseline: the GMM1 -> SwiGLU and SwiGLU -> GMM2 hand-over per segment (experts [0, cut), [cut, E)).
-    int gmm1_segment, swiglu_segment;
+    // baseline: CrossRankSync's word (peers add 1 each).
+    int cross_rank_sync;
 
     static constexpr int kJoinBit = 0x40000000;
 };

@@ -61,10 +61,10 @@ void release(BlockCtx& blk, SignalAddr sig, int value, NotifyOp op) {
     TNOTIFY(blk, sig, value, op);
 }
 
-Task syncall(BlockCtx& blk, SignalAddr ctr, int cores, int& round) {
-    release(blk, ctr, 1, NotifyOp::AtomicAdd);
-    ++round;
-    co_await TWAIT(blk, ctr, CmpOp::GE, round * cores);
+Task syncall(BlockCtx& blk) {
+    pipe_barrier(blk, PIPE_ALL);
+    CrossCoreSetFlag(blk, 0, PIPE_S, kSyncAllFlag);
+    co_await CrossCoreWaitFlag(blk, kSyncAllFlag);
 }
 
 // ---- FrontReorder ----------------------------------------------------------------------------
@@ -515,6 +515,51 @@ Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int
     }
     wait_flag(blk, PIPE_V, PIPE_MTE2, 0);
     wait_flag(blk, PIPE_V, PIPE_MTE2, 1);
+}
+
+SubtileBuffers alloc_subtile_buffers(BlockCtx& blk) {
+    SubtileBuffers b;
+    b.in16 = &blk.alloc_tile(MemKind::UB, kSubtileRows, kTileN, DType::F16, "subtile_f16");
+    b.s2 = &blk.alloc_tile(MemKind::UB, kSubtileRows, 1, DType::F32, "subtile_s2");
+    b.f32 = &blk.alloc_tile(MemKind::UB, kSubtileRows, kTileN, DType::F32, "subtile_f32");
+    b.out16 = &blk.alloc_tile(MemKind::UB, kSubtileRows, kTileN, DType::F16, "subtile_out");
+    return b;
+}
+
+Task combine_subtile(BlockCtx& blk, const MoeRank& a, SubtileBuffers& b, int e, int r0, int rows, int c0) {
+    const RouteTables& t = *a.tables;
+    const int base = t.recv_base[sz(a.rank)][sz(e)];
+    const int g = t.global_expert(a.rank, e);
+    Tile in16 = view(*b.in16, rows, kTileN), s2 = view(*b.s2, rows, 1), f32 = view(*b.f32, rows, kTileN),
+         out16 = view(*b.out16, rows, kTileN);
+    co_await TLOAD(in16, a.gmm2_out.sub(base + r0, c0, rows, kTileN));
+    co_await TLOAD(s2, a.swiglu_s.sub(base + r0, 0, rows, 1));
+    sync(blk, PIPE_MTE2, PIPE_V);
+    TCVT(f32, in16);
+    TROWEXPANDMUL(f32, f32, s2);
+    TCVT(out16, f32);
+    sync(blk, PIPE_V, PIPE_MTE3);
+    // The sub-tile's rows, source by source (the expert's rows are in source order).
+    for (int src = 0, first = 0; src < t.shape.ranks && first < r0 + rows; ++src) {
+        const int n = t.count[sz(src)][sz(g)];
+        const int i0 = std::max(r0, first), i1 = std::min(r0 + rows, first + n);
+        if (i1 > i0) {
+            Tile part_rows = out16;
+            const std::int64_t skip = std::int64_t{i0 - r0} * kTileN * 2;
+            part_rows.rows = i1 - i0;
+            part_rows.offset_bytes += skip;
+            if (part_rows.data != nullptr) part_rows.data += skip;
+            co_await TSTORE(a.combined[sz(src)].sub(t.first_row[sz(src)][sz(g)] + (i0 - first), c0, i1 - i0, kTileN), part_rows);
+            fold(out16, part_rows);
+        }
+        first += n;
+    }
+    sync(blk, PIPE_MTE3, PIPE_V);
+    sync(blk, PIPE_MTE3, PIPE_MTE2);
+    fold(*b.in16, in16);
+    fold(*b.s2, s2);
+    fold(*b.f32, f32);
+    fold(*b.out16, out16);
 }
 
 // ---- Unpermute -------------------------------------------------------------------------------

@@ -26,9 +26,10 @@ std::pair<int, int> share(int items, Crew c);
 
 // Every store of this core has landed (pipe_barrier(PIPE_ALL)), then the signal is set or added to.
 void release(BlockCtx& blk, SignalAddr sig, int value, NotifyOp op);
-// SYNCALL over `cores` cores counting on the monotone counter `ctr`: the core's n-th call waits
-// until n x cores arrivals. `round` is this core's call count.
-Task syncall(BlockCtx& blk, SignalAddr ctr, int cores, int& round);
+// SYNCALL<AIVOnly> or <AICOnly>: every core of this core's type in the launch (FFTS mode 0 on
+// flag kSyncAllFlag), once its own pipes have drained.
+inline constexpr int kSyncAllFlag = 15;
+Task syncall(BlockCtx& blk);
 
 // ---- FrontReorder (AIV) -------------------------------------------------------------------
 // Sorts route keys [first, first + n) in UB, in chunks of at most kSortChunk, `rounds` times (the
@@ -103,6 +104,16 @@ struct CombineBuffers {
 CombineBuffers alloc_combine_buffers(BlockCtx& blk, const MoeRank& a);
 // Rows [i0, i1) of those source rank `src` sent to local expert e.
 Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int src, int i0, int i1);
+
+// The published baseline's small-M Combine: a 16 x 256 sub-tile of expert e's GMM2 output (rows
+// [r0, r0 + rows) of the expert, columns [c0, c0 + 256)), x s2 per row, fp16, stored to every
+// source rank its rows came from.
+inline constexpr int kSubtileRows = 16;
+struct SubtileBuffers {
+    Tile *in16 = nullptr, *s2 = nullptr, *f32 = nullptr, *out16 = nullptr;
+};
+SubtileBuffers alloc_subtile_buffers(BlockCtx& blk);
+Task combine_subtile(BlockCtx& blk, const MoeRank& a, SubtileBuffers& b, int e, int r0, int rows, int c0);
 
 // ---- Unpermute (AIV): out[t] = fp16(sum_k prob[t,k] * combined[row(t,k)]) ---------------------
 // Which tokens of a range a call does: all, or (the published V1's two phases) those whose every

@@ -14,6 +14,7 @@
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/view_plans.hpp"
+#include "kernels/moe_ffn/baseline.hpp"
 #include "kernels/moe_ffn/expert_major.hpp"
 #include "kernels/moe_ffn/moe_data.hpp"
 #include "kernels/moe_ffn/moe_kernels.hpp"
@@ -29,10 +30,10 @@ namespace {
 
 using namespace moe;
 
-constexpr int kFront = 0, kGmm1 = 1, kSwiglu = 2, kGmm2 = 3, kCombine = 4, kMegaMoeV1 = 5;
+constexpr int kFront = 0, kGmm1 = 1, kSwiglu = 2, kGmm2 = 3, kCombine = 4, kMegaMoe = 5;
 
 // The schedules (README.md "Variants").
-enum class Plan { Bulk, PerExpert, ExpertMajor };
+enum class Plan { Bulk, PerExpert, ExpertMajor, Baseline };
 
 std::int64_t align64(std::int64_t v) { return round_up(v, std::int64_t{64}); }
 
@@ -121,18 +122,19 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     }
 }
 
-// expert_major: one MIX launch's clusters, each an AIC and two AIVs, split 2/3 : 1/3 into the
-// GMM1 and GMM2 groups.
-void validate_expert_major(const OpParams& p, const BufferLimits& lim) {
+// The published replicas: one MIX launch's clusters, each an AIC and two AIVs (expert_major's
+// split 2/3 : 1/3 into the GMM1 and GMM2 groups).
+void validate_published(const OpParams& p, const BufferLimits& lim) {
     validate(p, lim);
     if (p.compute_blocks < 3) {
         throw ParamError({{kParamComputeBlocks, p.compute_blocks}},
-                         "expert_major's clusters split 2/3 : 1/3 into GMM1 and GMM2 groups: at least 3",
+                         "the published kernel's clusters (expert_major splits them 2/3 : 1/3 into GMM1 and GMM2 "
+                         "groups): at least 3",
                          {{kParamComputeBlocks, lim.aic_cores}});
     }
     if (p.comm_blocks != 2 * p.compute_blocks) {
         throw ParamError({{kParamCommBlocks, p.comm_blocks}, {kParamComputeBlocks, p.compute_blocks}},
-                         fmt::format("expert_major is one MIX launch: every cluster is an AIC and two AIVs, so the AIV "
+                         fmt::format("the published kernel is one MIX launch: every cluster is an AIC and two AIVs, so the AIV "
                                      "blocks must be twice the AIC blocks ({})",
                                      2 * p.compute_blocks),
                          {{kParamCommBlocks, 2 * p.compute_blocks}});
@@ -162,11 +164,9 @@ public:
     }
 
     std::vector<std::string> streams() const override {
-        if (plan_ == Plan::ExpertMajor) {
-            // The published V1's core groups (expert_major.hpp), one stream each.
-            // The sequential view's stage streams, then the published V1's one MIX launch.
-            return {"front", "gmm1", "swiglu", "gmm2", "combine", "megamoe_v1"};
-        }
+        // The sequential view's stage streams, then the published kernel's one MIX launch.
+        if (plan_ == Plan::ExpertMajor) return {"front", "gmm1", "swiglu", "gmm2", "combine", "megamoe_v1"};
+        if (plan_ == Plan::Baseline) return {"front", "gmm1", "swiglu", "gmm2", "combine", "megamoe_baseline"};
         return {"front", "gmm1", "swiglu", "gmm2", "combine"};
     }
 
@@ -230,6 +230,7 @@ public:
         const int E = tables_->shape.experts;
         const bool compute_only = kind == ViewKind::ComputeOnly;
         const bool v1 = plan_ == Plan::ExpertMajor && kind != ViewKind::Sequential;
+        const bool published = (plan_ == Plan::ExpertMajor || plan_ == Plan::Baseline) && kind != ViewKind::Sequential;
         plan.reset = [this, base, E, compute_only, b, v1](HostContext& host) {
             host.write_signals(base + lay_.counters, lay_.slots.table.words(), 0);
             // Compute-only: the tokens are already in place (every expert dispatched).
@@ -244,10 +245,11 @@ public:
             ph.launches.push_back(StreamLaunch{stream, std::move(k)});
             return ph;
         };
-        if (v1) {
-            // The published V1: one MIX launch (its FFN parts alone for compute-only).
-            plan.phases.push_back(phase(compute_only ? PhaseRole::Compute : PhaseRole::Both, kMegaMoeV1,
-                                        expert_major_kernel(a, schedule_, compute_only)));
+        if (published) {
+            // The published kernel: one MIX launch (its FFN parts alone for compute-only).
+            plan.phases.push_back(phase(compute_only ? PhaseRole::Compute : PhaseRole::Both, kMegaMoe,
+                                        v1 ? expert_major_kernel(a, schedule_, compute_only)
+                                           : baseline_kernel(a, baseline_schedule(tables_->shape, p_.compute_blocks), compute_only)));
             return plan;
         }
         if (compute_only && overlapped_) {
@@ -432,8 +434,15 @@ const OpDesc& moe_ffn_op() {
                            "AICs, GMM2 on 8 joined by 16), per-expert arrival/ready signals with coordinators, the per-M "
                            "knob table, the three sort paths, count-as-flag, two Unpermute phases");
         expert_major.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::ExpertMajor); };
-        expert_major.validate = validate_expert_major;
-        d.variants = {per_expert, bulk, expert_major};
+        expert_major.validate = validate_published;
+        VariantDesc baseline =
+            derive_variant(moe_defaults(), "baseline",
+                           "replica of the published MegaMoE baseline (the overview's version): AIVs stage by stage "
+                           "(dispatch with a SYNCALL per expert, SwiGLU per segment, combine, CrossRankSync, unpermute), "
+                           "GMM1 then GMM2 on all AICs, FFTS hard flags per expert and per segment");
+        baseline.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::Baseline); };
+        baseline.validate = validate_published;
+        d.variants = {per_expert, bulk, expert_major, baseline};
         d.own_math = OwnMath{[](const OpParams& p, int rank) { return golden_rank(moe_shape_of(p), rank); }, 1e-4, 1e-3, 1e-3,
                              "the published host's check: |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
                              "floor(rtol x numel) elements may err",
