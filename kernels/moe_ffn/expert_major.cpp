@@ -74,7 +74,8 @@ Task aiv0_low(BlockCtx& blk, Rank ap, Schedule sc) {
         PullBuffers p = alloc_pull_buffers(blk, a);
         for (int e = 0; e < s.experts; ++e) {
             for (int src = b; src < s.ranks; src += D) co_await pull_rows(blk, a, p, e, src, true);
-            release(blk, a.slot(a.slots->dispatch_arrival, e), 1, NotifyOp::AtomicAdd);
+            if (a.fault == Fault::FlagBeforeRows) TNOTIFY(blk, a.slot(a.slots->dispatch_arrival, e), 1, NotifyOp::AtomicAdd);
+            else release(blk, a.slot(a.slots->dispatch_arrival, e), 1, NotifyOp::AtomicAdd);
             if (b == a.rank % D) co_await coordinate(blk, a.slot(a.slots->dispatch_arrival, e), D, a.slot(a.slots->gmm1_ready, e));
         }
         drain_pull_buffers(blk);

@@ -24,8 +24,10 @@ inline constexpr int kSortChunk = 6144;
 // The published Unpermute's column chunk (3 x 2048 + 1024 at K = 7168).
 inline constexpr int kUnpermuteChunk = 2048;
 
-// Sabotage for tests (OpParams::fault).
-enum class Fault { None, SkipLastRoute, DropScale1 };
+// Sabotage for tests (OpParams::fault): a route left out of the sum, s1 not applied, a dispatch
+// arrival raised before its rows have landed (the replicas), the signal words not reset between
+// launches, so a later launch sees an earlier one's epochs (the replicas).
+enum class Fault { None, SkipLastRoute, DropScale1, FlagBeforeRows, StaleEpoch };
 
 struct MoeRank {
     int rank = 0;

@@ -150,7 +150,11 @@ public:
           window_(static_cast<std::size_t>(p.ranks), nullptr), local_(static_cast<std::size_t>(p.ranks), nullptr),
           window_bases_(static_cast<std::size_t>(p.ranks), -1), ranks_(static_cast<std::size_t>(p.ranks)) {
         const std::string& f = p.fault;
-        fault_ = f == "skip_last_route" ? Fault::SkipLastRoute : (f == "drop_scale1" ? Fault::DropScale1 : Fault::None);
+        fault_ = f == "skip_last_route"    ? Fault::SkipLastRoute
+                 : f == "drop_scale1"      ? Fault::DropScale1
+                 : f == "flag_before_rows" ? Fault::FlagBeforeRows
+                 : f == "stale_epoch"      ? Fault::StaleEpoch
+                                           : Fault::None;
         const int aiv = p.comm_blocks, aic = p.compute_blocks;
         // The reference views (compute-only, sequential) run each stage on all the cores.
         all_blocks_ = StageBlocks{aiv, aiv, aic, aiv, aic, aiv, aiv};
@@ -231,8 +235,9 @@ public:
         const bool compute_only = kind == ViewKind::ComputeOnly;
         const bool v1 = plan_ == Plan::ExpertMajor && kind != ViewKind::Sequential;
         const bool published = (plan_ == Plan::ExpertMajor || plan_ == Plan::Baseline) && kind != ViewKind::Sequential;
-        plan.reset = [this, base, E, compute_only, b, v1](HostContext& host) {
-            host.write_signals(base + lay_.counters, lay_.slots.table.words(), 0);
+        const bool stale = fault_ == Fault::StaleEpoch;
+        plan.reset = [this, base, E, compute_only, b, v1, stale](HostContext& host) {
+            if (!stale) host.write_signals(base + lay_.counters, lay_.slots.table.words(), 0);
             // Compute-only: the tokens are already in place (every expert dispatched).
             if (compute_only && v1) host.write_signals(base + lay_.counters + 4LL * lay_.slots.gmm1_ready, E, 1);
             else if (compute_only) host.write_signals(base + lay_.counters + 4LL * lay_.slots.dispatched, E, b.dispatch);
@@ -435,6 +440,7 @@ const OpDesc& moe_ffn_op() {
                            "knob table, the three sort paths, count-as-flag, two Unpermute phases");
         expert_major.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::ExpertMajor); };
         expert_major.validate = validate_published;
+        expert_major.faults = {"skip_last_route", "drop_scale1", "flag_before_rows", "stale_epoch"};
         VariantDesc baseline =
             derive_variant(moe_defaults(), "baseline",
                            "replica of the published MegaMoE baseline (the overview's version): AIVs stage by stage "
@@ -442,6 +448,7 @@ const OpDesc& moe_ffn_op() {
                            "GMM1 then GMM2 on all AICs, FFTS hard flags per expert and per segment");
         baseline.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::Baseline); };
         baseline.validate = validate_published;
+        baseline.faults = {"skip_last_route", "drop_scale1"};
         d.variants = {per_expert, bulk, expert_major, baseline};
         d.own_math = OwnMath{[](const OpParams& p, int rank) { return golden_rank(moe_shape_of(p), rank); }, 1e-4, 1e-3, 1e-3,
                              "the published host's check: |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
