@@ -1,7 +1,8 @@
 // The ISA moe_ffn added: int8 x int8 -> int32 on the cube (exact, at cube_int8_cost_factor of the
 // fp16 cost), TSTORE_FP (the fixpipe's per-column dequant of an int32 accumulator), and the
 // vector unit's TEXP, TDIV, TMUL, TABS, TROWMAX, TROWEXPANDMUL, TCVT to int8 (rint, saturating)
-// and TSORT (stable, descending, with its pass count).
+// and TSORT (stable, descending, with its pass count), TMRGSORT (one pass); and the tile scopes
+// the MoE kernels re-use UB with (BlockCtx::tile_mark / free_tiles_since).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -176,6 +177,61 @@ TEST(VectorMoe, CastToInt8RoundsToNearestEvenAndSaturates) {
         co_return;
     });
     EXPECT_EQ(out, (std::vector<std::int8_t>{0, 2, 2, 0, -2, 127, 127, -128}));
+}
+
+TEST(VectorMoe, MergeSortIsOnePassAndSortsStably) {
+    Runtime rt(profile(), ClusterOptions{1, DataMode::Functional, true});
+    std::vector<float> keys_out, idx_out;
+    test::run_one_kernel(rt, CoreType::AIV, 1, [&](BlockCtx& blk) -> Task {
+        Tile& k = blk.alloc_tile(MemKind::UB, 1, 100, DType::F32, "keys");
+        Tile& idx = blk.alloc_tile(MemKind::UB, 1, 100, DType::F32, "idx");
+        for (int i = 0; i < 100; ++i) k.as<float>()[i] = -static_cast<float>(i % 4 * 25 + i / 4);  // four sorted runs
+        TMRGSORT(k, idx);
+        pipe_barrier(blk, PIPE_ALL);
+        keys_out.assign(k.as<float>(), k.as<float>() + 100);
+        idx_out.assign(idx.as<float>(), idx.as<float>() + 100);
+        co_return;
+    });
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(keys_out[static_cast<std::size_t>(i)], -static_cast<float>(i)) << i;
+    EXPECT_EQ(idx_out[1], 4.0f);  // key -1 was at position 4
+    int merges = 0;
+    for (const InstrRecord& r : rt.cluster().event_log()) {
+        if (r.op != Opcode::TMRGSORT) continue;
+        ++merges;
+        const auto& p = profile().pipes;
+        EXPECT_EQ(r.end - r.start, cyc(p.vector_startup_cycles + std::ceil(400.0 / p.vector_bytes_per_cycle)));
+    }
+    EXPECT_EQ(merges, 1);
+}
+
+TEST(TileScope, FreedTilesAreReusedAfterTheirLastAccess) {
+    Runtime rt(profile(), ClusterOptions{1, DataMode::Functional, false});
+    std::int64_t first_offset = -1, again_offset = -2;
+    SimTime freed_end = 0, again_write_end = 0;
+    std::string bad_mark;
+    test::run_one_kernel(rt, CoreType::AIV, 1, [&](BlockCtx& blk) -> Task {
+        const std::size_t mark = blk.tile_mark();
+        Tile& a = blk.alloc_tile(MemKind::UB, 1, 4096, DType::F32, "a");
+        Tile& b = blk.alloc_tile(MemKind::UB, 1, 4096, DType::F32, "b");
+        TADD(b, a, a);  // b is written, a read, on the vector pipe
+        first_offset = a.offset_bytes;
+        freed_end = std::max({a.read_end, b.write_end});
+        blk.free_tiles_since(mark);
+        Tile& c = blk.alloc_tile(MemKind::UB, 1, 4096, DType::F32, "c");
+        again_offset = c.offset_bytes;
+        again_write_end = c.write_end;
+        try {
+            blk.free_tiles_since(mark + 5);
+        } catch (const SimError& e) {
+            bad_mark = e.what();
+        }
+        pipe_barrier(blk, PIPE_ALL);
+        co_return;
+    });
+    EXPECT_EQ(again_offset, first_offset);  // the same UB bytes again
+    EXPECT_GT(freed_end, 0);
+    EXPECT_EQ(again_write_end, freed_end);  // the new tile's first access waits for the freed ones'
+    EXPECT_NE(bad_mark.find("free_tiles_since"), std::string::npos) << bad_mark;
 }
 
 }  // namespace
