@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/common/int_math.hpp"
 #include "kernels/moe_ffn/moe_stages.hpp"
 #include "kernels/moe_ffn/published_front.hpp"
 #include "sim/exec/block_ctx.hpp"
@@ -87,7 +88,7 @@ Task aiv_part(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
         const int g = t.global_expert(a.rank, e);
         if (sc.small_combine) {
             // 16 x 256 sub-tiles of the expert's output, dealt round-robin over the AIVs.
-            const int col_tiles = s.k / kTileN, subtiles = (n + kSubtileRows - 1) / kSubtileRows * col_tiles;
+            const int col_tiles = s.k / kTileN, subtiles = ceil_div(n, kSubtileRows) * col_tiles;
             for (int j = v; j < subtiles; j += aivs) {
                 const int r0 = j / col_tiles * kSubtileRows;
                 co_await combine_subtile(blk, a, sub, e, r0, std::min(kSubtileRows, n - r0), j % col_tiles * kTileN);

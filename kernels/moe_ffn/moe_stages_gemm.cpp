@@ -1,4 +1,5 @@
 // moe_ffn's GMM1 and GMM2 pieces (int8 cube, fixpipe dequant), in tile code (moe_stages.hpp).
+#include "kernels/common/int_math.hpp"
 #include "kernels/moe_ffn/moe_stages.hpp"
 
 #include <algorithm>
@@ -90,7 +91,7 @@ Task gemm_expert(BlockCtx& blk, const MoeRank& a, const GemmStage& g, GemmBuffer
     const int rows = t.recv_rows[sz(a.rank)][sz(e)];
     const int base = t.recv_base[sz(a.rank)][sz(e)];
     const int n_tiles = g.n_out / kTileN;
-    const int m_tiles = (rows + kTileM - 1) / kTileM;
+    const int m_tiles = ceil_div(rows, kTileM);
     const int tiles = m_tiles * n_tiles;
     if (n_split && m_tiles == 1 && n_tiles < c.count) {
         // 32-column units dealt over the cores, the first (units mod cores) one more.

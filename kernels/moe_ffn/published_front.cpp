@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/common/int_math.hpp"
 #include "kernels/moe_ffn/moe_stages.hpp"
 #include "sim/exec/block_ctx.hpp"
 #include "sim/isa/isa.hpp"
@@ -14,13 +15,11 @@ namespace {
 // The published sort limits: UB holds 192 KiB; a sort chunk at most 6144 keys.
 constexpr std::int64_t kSortUbBytes = 192 * 1024;
 
-int align32(int v) { return (v + 31) / 32 * 32; }
-
 }  // namespace
 
 SortPath sort_path(const MoeShape& s) {
     const int R = s.routes();
-    if (R <= kSortChunk && 36LL * align32(R) + 4 * 128 + 13LL * s.k + 64 <= kSortUbBytes) return SortPath::FullLoad;
+    if (R <= kSortChunk && 36LL * round_up(R, 32) + 4 * 128 + 13LL * s.k + 64 <= kSortUbBytes) return SortPath::FullLoad;
     return R <= kSortChunk ? SortPath::OneCore : SortPath::MultiCore;
 }
 
@@ -40,8 +39,8 @@ Task published_front_reorder(BlockCtx& blk, const MoeRank& a, int clusters, int 
     const SortPath path = sort_path(s);
     if (path == SortPath::FullLoad) {
         // Every active AIV repeats the whole sort in UB (by expert, then the inverse by route).
-        const int per = (R + aivs - 1) / aivs;
-        const int active = (R + per - 1) / per;
+        const int per = ceil_div(R, aivs);
+        const int active = ceil_div(R, per);
         if (v < active) {
             co_await sort_keys(blk, a, 0, R, 2, false);
             if (v == 0) co_await store_row_index(blk, a, 0, R, false);
@@ -56,7 +55,7 @@ Task published_front_reorder(BlockCtx& blk, const MoeRank& a, int clusters, int 
             // MultiCore: 4^ceil(log4(runs)) sort AIVs (at most 2C) sort their runs into GM, then
             // AIV0 merges at most four runs at a time (more runs: merge rounds, each a SYNCALL).
             int sorters = 1;
-            while (sorters < (R + kSortChunk - 1) / kSortChunk) sorters *= 4;
+            while (sorters < ceil_div(R, kSortChunk)) sorters *= 4;
             sorters = std::min(sorters, aivs);
             const auto [k0, k1] = share(R, Crew{std::min(v, sorters - 1), sorters});
             if (v < sorters) co_await sort_keys(blk, a, k0, k1 - k0, 1, true);
