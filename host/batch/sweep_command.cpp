@@ -11,14 +11,9 @@
 #include "host/batch/sweep_plan.hpp"
 #include "host/batch/sweep_wire.hpp"
 #include "sim/sim_error.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
-namespace {
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
-
-}  // namespace
-
 SweepOptions sweep_options_for(const BatchOptions& batch, const std::string& prefix, const char* label,
                                std::ostream& err, const std::atomic<int>* interrupts, bool err_is_tty) {
     prepare_sweep_out(prefix);

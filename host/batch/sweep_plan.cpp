@@ -13,13 +13,12 @@
 #include "host/params/param_values.hpp"
 #include "host/params/param_words.hpp"
 #include "sim/sim_error.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
 namespace {
 
 namespace fs = std::filesystem;
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
 
 // A profile column naming a file rather than a SoC.
 bool names_a_file(const std::string& value) {

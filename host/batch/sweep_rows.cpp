@@ -10,20 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "host/params/param_schema.hpp"
+#include "host/params/param_values.hpp"
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
 namespace {
 
 namespace fs = std::filesystem;
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -34,7 +29,7 @@ std::string trim(const std::string& s) {
 
 // Column names are case-insensitive and '-' means '_'.
 std::string normalize_column(const std::string& name) {
-    std::string s = lower(trim(name));
+    std::string s = lower_case(trim(name));
     std::replace(s.begin(), s.end(), '-', '_');
     return s;
 }
@@ -234,7 +229,7 @@ SweepRows read_json(const std::string& text, const fs::path& file) {
 }
 
 bool looks_like_json(const std::string& text, const fs::path& file) {
-    if (lower(file.extension().string()) == ".json") return true;
+    if (lower_case(file.extension().string()) == ".json") return true;
     const auto first = text.find_first_not_of(" \t\r\n");
     return first != std::string::npos && text[first] == '[';
 }

@@ -18,13 +18,12 @@
 #include "host/run/program.hpp"
 #include "sim/host_threads.hpp"
 #include "sim/sim_error.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
 
 std::string duration_text(double s) { return s < 10 ? fmt::format("{:.1f} s", s) : fmt::format("{:.0f} s", s); }
 

@@ -16,11 +16,10 @@
 #include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 #include "sim/trace/chrome_trace.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
 namespace {
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
 
 // The text of every option given, by parameter (flags: "true"), and of every knob.
 struct ParseTargets {

@@ -10,16 +10,10 @@
 #include <fmt/format.h>
 
 #include "sim/sim_error.hpp"
+#include "host/params/fail.hpp"
 
 namespace tandem::host {
 namespace {
-
-[[noreturn]] void fail(const std::string& message) { throw tandem::SimError(message); }
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string joined(const std::vector<std::string>& names) {
     std::string out;
@@ -32,6 +26,11 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::string lower_case(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
 
 int parse_int_text(const std::string& text) {
     std::string_view digits = text;
@@ -50,14 +49,14 @@ int parse_int_text(const std::string& text) {
 }
 
 bool parse_flag_text(const std::string& text) {
-    const std::string t = lower(text);
+    const std::string t = lower_case(text);
     if (t == "true" || t == "1" || t == "yes") return true;
     if (t == "false" || t == "0" || t == "no") return false;
     fail(fmt::format("'{}' is not true or false (also accepted: 1/0, yes/no)", text));
 }
 
 std::string parse_choice_text(const ParamDesc& p, const std::string& text) {
-    const std::string t = lower(text);
+    const std::string t = lower_case(text);
     if (std::find(p.choices.begin(), p.choices.end(), t) == p.choices.end()) {
         fail(fmt::format("'{}' is not one of {}", text, joined(p.choices)));
     }
@@ -65,7 +64,7 @@ std::string parse_choice_text(const ParamDesc& p, const std::string& text) {
 }
 
 DType parse_dtype_text(const std::string& text) {
-    const std::string t = lower(text);
+    const std::string t = lower_case(text);
     if (t == "fp16") return DType::F16;
     if (t == "fp32") return DType::F32;
     if (t == "bf16") return DType::BF16;

@@ -18,6 +18,8 @@ namespace tandem::host {
 // Sizes are decimal: "0100" is 100 (not octal); "0x10", "1e3", "2.5" are refused, as is a value
 // that does not fit an int.
 int parse_int_text(const std::string& text);
+// `s` in lower case (ASCII), as the parsers compare names and choices.
+std::string lower_case(std::string s);
 // true/false (also 1/0, yes/no; any case).
 bool parse_flag_text(const std::string& text);
 // One of the parameter's choices (any case); the choice as the schema writes it.

@@ -16,8 +16,6 @@ namespace tandem::host {
 namespace {
 
 constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;
-constexpr std::uint64_t kStreamA = 0x4141414141414141ULL;
-constexpr std::uint64_t kStreamB = 0x4242424242424242ULL;
 
 // The four values 1 + (output >> 62) can take, in fp16 bits.
 struct ValueBits {

@@ -21,6 +21,11 @@
 
 namespace tandem::host {
 
+// The streams named above, shared with op_inputs.cpp (which cuts the same matrices into shards).
+inline constexpr std::uint64_t kStreamA = 0x4141414141414141ULL;  // "AAAAAAAA"
+inline constexpr std::uint64_t kStreamB = 0x4242424242424242ULL;  // "BBBBBBBB"
+
+
 inline constexpr std::uint64_t kDefaultInputSeed = 2025;
 // Outputs generated per splitmix64_run call by the fillers (a stack buffer's worth).
 inline constexpr std::int64_t kSplitmixChunk = 256;

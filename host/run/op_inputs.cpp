@@ -22,9 +22,7 @@ using kernels::OpParams;
 using kernels::Sharding;
 using kernels::Split;
 
-// The streams of input_gen.hpp ("AAAAAAAA", "BBBBBBBB"), and one for the bias ("CCCCCCCC").
-constexpr std::uint64_t kStreamA = 0x4141414141414141ULL;
-constexpr std::uint64_t kStreamB = 0x4242424242424242ULL;
+// The streams of input_gen.hpp (kStreamA, kStreamB), and one for the bias ("CCCCCCCC").
 constexpr std::uint64_t kStreamBias = 0x4343434343434343ULL;
 constexpr std::int64_t kMinBandElements = 1 << 20;
 

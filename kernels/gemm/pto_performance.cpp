@@ -22,7 +22,7 @@ void check_fixed(const ParamRef& p, int value, int published, const char* rule) 
                      {{p, published}});
 }
 
-void validate(const OpParams& p, const BufferLimits& lim) {
+void validate_published(const OpParams& p, const BufferLimits& lim) {
     check_fixed(kParamBaseM, p.base_m, T::kBaseM, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
     check_fixed(kParamBaseN, p.base_n, T::kBaseN, "the published kernel's base tile is 128 x 256 x 64 (compile-time constants)");
     check_fixed(kParamComputeBlocks, p.compute_blocks, T::kBlocks,
@@ -79,13 +79,13 @@ VariantDesc pto_performance_variant(const VariantDesc& defaults) {
     v.dtypes = {DType::F16};
     v.out_dtypes = {DType::F32};
     v.takes_bias = false;
-    v.padding = nullptr;  // the published kernel runs whole grids only (validate)
+    v.padding = nullptr;  // the published kernel runs whole grids only (validate_published)
     v.default_shape = std::array<int, 3>{6144, 6144, 6144};  // the published build
     v.default_compute_blocks = [](const BufferLimits&) { return PerfTiling::kBlocks; };
     v.faults = {"skip_last_k_step"};
     // The smallest grid it runs: 4 x 6 C blocks of one 128 x 256 tile, one L1 panel of K.
     v.test_shape = [](int ranks) { return RunShape{ranks, 512, 256, 1536, 128, 256, PerfTiling::kBlocks, std::nullopt}; };
-    v.validate = validate;
+    v.validate = validate_published;
     v.workspace_bytes = [](const OpParams&) { return 0.0; };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<PtoPerformanceRun>(p); };
     return v;

@@ -31,7 +31,7 @@ std::int64_t stream_k_bytes(const OpParams& p) {
     return stream_k_layout(schedule_of(p), p.base_m, p.base_n).bytes;
 }
 
-void validate(const OpParams& p, const BufferLimits& lim) {
+void validate_tiled(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_stream_k_blocks(p, lim);
@@ -104,7 +104,7 @@ VariantDesc tiled_variant(const VariantDesc& defaults) {
                     "(every rank adds it to its own C)";
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_last_k_panel"};
-    v.validate = validate;
+    v.validate = validate_tiled;
     v.workspace_bytes = [](const OpParams& p) { return static_cast<double>(stream_k_bytes(p)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TiledRun>(p); };
     return v;

@@ -15,7 +15,6 @@ namespace tandem::kernels::moe {
 namespace {
 
 using Rank = std::shared_ptr<const MoeRank>;
-using Schedule = BaselineSchedule;
 
 // FFTS flag ids (mode 2, within a cluster). Received by the AIC: Dispatch's expert e on
 // e mod 8, SwiGLU's segments on 8 and 9. Received by the AIVs: GMM1's segments on 8 and 9,
@@ -25,8 +24,8 @@ int dispatch_flag(int e) { return e % 8; }
 int segment_flag(int seg) { return 8 + seg; }
 int gmm2_flag(int e) { return 10 + e % 4; }
 
-int segment_of(const Schedule& sc, int e) { return e < sc.segment_cut ? 0 : 1; }
-bool last_of_segment(const Schedule& sc, int e, int experts) { return e == sc.segment_cut - 1 || e == experts - 1; }
+int segment_of(const BaselineSchedule& sc, int e) { return e < sc.segment_cut ? 0 : 1; }
+bool last_of_segment(const BaselineSchedule& sc, int e, int experts) { return e == sc.segment_cut - 1 || e == experts - 1; }
 
 // The producing side's cores meet (SYNCALL), then each cluster's part tells the others.
 Task hand_over(BlockCtx& blk, int flag) {
@@ -35,7 +34,7 @@ Task hand_over(BlockCtx& blk, int flag) {
 }
 
 // ---- the AIVs: stage by stage ----------------------------------------------------------------
-Task aiv_part(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
+Task aiv_part(BlockCtx& blk, Rank ap, BaselineSchedule sc, bool ffn_only) {
     const MoeRank& a = *ap;
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
@@ -118,7 +117,7 @@ Task aiv_part(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
 }
 
 // ---- the AICs: GMM1 for every expert, then GMM2 ----------------------------------------------
-Task aic_part(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aic_part(BlockCtx& blk, Rank ap, BaselineSchedule sc) {
     const MoeRank& a = *ap;
     const MoeShape& s = a.tables->shape;
     const Crew all{blk.block_idx(), sc.clusters};
@@ -144,7 +143,7 @@ Task aic_part(BlockCtx& blk, Rank ap, Schedule sc) {
     }
 }
 
-Task baseline_part(BlockCtx& blk, Rank a, Schedule sc, bool ffn_only) {
+Task baseline_part(BlockCtx& blk, Rank a, BaselineSchedule sc, bool ffn_only) {
     if (blk.core_type() == CoreType::AIC) co_await aic_part(blk, a, sc);
     else co_await aiv_part(blk, a, sc, ffn_only);
 }

@@ -14,7 +14,6 @@ namespace tandem::kernels::moe {
 namespace {
 
 using Rank = std::shared_ptr<const MoeRank>;
-using Schedule = ExpertMajorSchedule;
 
 // A coordinator: once `producers` arrivals are in for expert e, the consumers' ready is set.
 Task coordinate(BlockCtx& blk, SignalAddr arrivals, int producers, SignalAddr ready) {
@@ -23,7 +22,7 @@ Task coordinate(BlockCtx& blk, SignalAddr arrivals, int producers, SignalAddr re
 }
 
 // ---- Unpermute: phase 1 on the 2 G1 AIVs of clusters 0..G1-1, phase 2 on all 2C --------------
-Task unpermute_phase1(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int w) {
+Task unpermute_phase1(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc, int w) {
     const MoeShape& s = a.tables->shape;
     const int workers = 2 * sc.gmm1_cores;
     release(blk, a.slot(a.slots->unpermute_release), 1, NotifyOp::AtomicAdd);
@@ -43,7 +42,7 @@ Task unpermute_phase1(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int w
     release(blk, a.slot(a.slots->unpermute_phase1_done), 1, NotifyOp::AtomicAdd);
 }
 
-Task unpermute_phase2(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int v) {
+Task unpermute_phase2(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc, int v) {
     const MoeShape& s = a.tables->shape;
     if (v == 0) {
         co_await TWAIT(blk, a.slot(a.slots->unpermute_phase1_done), CmpOp::GE, 2 * sc.gmm1_cores);
@@ -61,7 +60,7 @@ Task unpermute_phase2(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int v
 }
 
 // ---- stream 0: AIV0 of clusters 0..G1-1 ------------------------------------------------------
-Task aiv0_low(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aiv0_low(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     const MoeRank& a = *ap;
     const MoeShape& s = a.tables->shape;
     const int b = blk.block_idx();
@@ -87,7 +86,7 @@ Task aiv0_low(BlockCtx& blk, Rank ap, Schedule sc) {
 }
 
 // ---- stream 2: AIV1 of clusters 0..G1-1 (SwiGLU) ---------------------------------------------
-Task swiglu_group(BlockCtx& blk, const MoeRank& a, const Schedule& sc) {
+Task swiglu_group(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc) {
     const RouteTables& t = *a.tables;
     const int b = blk.block_idx();
     const int S = sc.swiglu_aivs;
@@ -109,7 +108,7 @@ Task swiglu_group(BlockCtx& blk, const MoeRank& a, const Schedule& sc) {
     blk.free_tiles_since(mark);
 }
 
-Task aiv1_low(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
+Task aiv1_low(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc, bool ffn_only) {
     const MoeRank& a = *ap;
     const int b = blk.block_idx();
     if (!ffn_only) co_await published_front_reorder(blk, a, sc.clusters, 2 * b + 1);
@@ -120,7 +119,7 @@ Task aiv1_low(BlockCtx& blk, Rank ap, Schedule sc, bool ffn_only) {
 }
 
 // ---- GMM1 (streams 1 and 3): experts 0..F-1 on all C AICs, the rest on G1 ------------------
-Task gmm1_part(BlockCtx& blk, const MoeRank& a, const Schedule& sc, GemmBuffers& buf, int core) {
+Task gmm1_part(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc, GemmBuffers& buf, int core) {
     const MoeShape& s = a.tables->shape;
     const GemmStage g = gmm1_stage(s);
     int rotation = 0;
@@ -149,7 +148,7 @@ Task gmm2_expert(BlockCtx& blk, const MoeRank& a, GemmBuffers& buf, int e, Crew 
 }
 
 // Stream 1: GMM1, then GMM2 as a helper from the join expert (if any) on.
-Task aic_low(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aic_low(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     const MoeRank& a = *ap;
     const MoeShape& s = a.tables->shape;
     const int core = blk.block_idx();
@@ -174,7 +173,7 @@ Task aic_low(BlockCtx& blk, Rank ap, Schedule sc) {
 }
 
 // Stream 3: GMM1's first experts, then the GMM2 primaries with the join protocol.
-Task aic_high(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aic_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     const MoeRank& a = *ap;
     const MoeShape& s = a.tables->shape;
     const int p = blk.block_idx() - sc.gmm1_cores, primaries = sc.clusters - sc.gmm1_cores;
@@ -207,7 +206,7 @@ Task aic_high(BlockCtx& blk, Rank ap, Schedule sc) {
 
 // ---- stream 4: AIV0 of clusters G1..C-1 (Combine lanes) --------------------------------------
 // The GMM2 cores that worked on expert e: the primaries, or every AIC from the join on.
-Task gmm2_producers(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int e, int& producers) {
+Task gmm2_producers(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc, int e, int& producers) {
     producers = sc.clusters - sc.gmm1_cores;
     if (e < sc.join_check) co_return;
     const SignalAddr join = a.slot(a.slots->gmm2_join);
@@ -217,7 +216,7 @@ Task gmm2_producers(BlockCtx& blk, const MoeRank& a, const Schedule& sc, int e, 
         producers = sc.clusters;
 }
 
-Task aiv0_high(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aiv0_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     const MoeRank& a = *ap;
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
@@ -251,7 +250,7 @@ Task aiv0_high(BlockCtx& blk, Rank ap, Schedule sc) {
 }
 
 // ---- stream 5: AIV1 of clusters G1..C-1 ------------------------------------------------------
-Task aiv1_high(BlockCtx& blk, Rank ap, Schedule sc) {
+Task aiv1_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     const MoeRank& a = *ap;
     const int v = 2 * blk.block_idx() + 1;
     co_await published_front_reorder(blk, a, sc.clusters, v);
@@ -259,7 +258,7 @@ Task aiv1_high(BlockCtx& blk, Rank ap, Schedule sc) {
 }
 
 // The part of cluster blk.block_idx() that runs here: its AIC, its AIV0 or its AIV1.
-Task expert_major_part(BlockCtx& blk, Rank a, Schedule sc, bool ffn_only) {
+Task expert_major_part(BlockCtx& blk, Rank a, ExpertMajorSchedule sc, bool ffn_only) {
     const bool low = blk.block_idx() < sc.gmm1_cores;
     if (blk.core_type() == CoreType::AIC) {
         if (low) co_await aic_low(blk, a, sc);
