@@ -173,6 +173,9 @@ public:
     // after the run, when the cluster (and its GM allocations) may be gone: use addresses saved
     // at allocation time.
     virtual std::string signal_name(int rank, std::int64_t address) const;
+    // The names of the stages its kernels mark with BlockCtx::set_stage, by stage id ("dispatch",
+    // "gmm1", ...): the results' per-stage times, the trace's stage tracks. Empty: none.
+    virtual std::vector<std::string> stage_names() const { return {}; }
 };
 
 // The size of a run the tests and benches pick for an op: what -n, --gm, --gk, --gn, --base-m,

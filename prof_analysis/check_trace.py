@@ -19,8 +19,8 @@ Failures (exit status 3):
     enclosing slice); an "f" before its "s"; a flow whose TNOTIFY writes another address or
     rank than its TWAIT waits on; a TWAIT that stalled without exactly one incoming flow;
   * a counter sample without a numeric, non-negative "GB/s".
-Warnings (printed, exit status 0): names not in the format's lists, cats whose stream is not
-comm/compute, dangling flows in a filtered trace, and similar.
+Warnings (printed, exit status 0): names not in the format's lists, an empty cat (it names the
+stream), dangling flows in a filtered trace, and similar.
 """
 import argparse
 import bisect
@@ -37,9 +37,9 @@ X_FIELDS = ("name", "cat", "ph", "ts", "dur", "pid", "tid", "args")
 META_KEYS = ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks", "comm_blocks", "comm_mode",
              "data_mode", "profile_file", "view", "view_start_us", "view_end_us", "filter", "busy_us")
 DATA_NAMES = {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TSTORE", "TSTORE_ATOMIC_ADD",
-              "TADD", "TADDS", "TMULS", "TCVT", "TMOV", "TADD_ROWVEC", "TADD_COLVEC"}
-SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "CROSS_CORE_WAIT_FLAG"}
-STREAMS = {"comm", "compute"}
+              "TSTORE_FP", "TADD", "TADDS", "TMULS", "TCVT", "TMOV", "TADD_ROWVEC", "TADD_COLVEC", "TMUL", "TDIV",
+              "TEXP", "TABS", "TROWMAX", "TROWEXPANDMUL", "TSORT", "TMRGSORT"}
+SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "CROSS_CORE_WAIT_FLAG", "SCALAR"}
 COUNTER_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring \d+\))? GB/s$")
 
 
@@ -99,14 +99,11 @@ def check(doc, path):
         if s.track.name == f"tid {s.tid}" and s.track.kind == "other":
             f.fail("metadata", f"rank {s.rank} tid {s.tid} has X events but no thread_name")
         elif s.track.kind == "other":
-            f.warn("track names", f"rank {s.rank} track {s.track.name!r} is not a core/pipe, BLOCKS or link name")
+            f.warn("track names", f"rank {s.rank} track {s.track.name!r} is not a core/pipe, BLOCKS, link or stage name")
 
     # Names, cats, args, view bounds.
     vs, ve = trace.view_start_ps, trace.view_end_ps
-    no_compare = defaultdict(int)
     for s in trace.slices:
-        if s.name in ("TWAIT", "TTEST") and "compare" not in s.args:
-            no_compare[s.name] += 1
         tr = s.track
         if tr.kind == "pipe":
             allowed = SCALAR_NAMES if tr.pipe == "SCALAR" else DATA_NAMES
@@ -116,8 +113,8 @@ def check(doc, path):
             f.warn("event names", f"{where(s)}: BLOCKS slice not named 'block <b>'")
         cats = s.cats
         if tr.kind in ("pipe", "blocks"):
-            if not cats or cats[0] not in STREAMS:
-                f.warn("cat", f"{where(s)}: cat {s.cat!r} does not start with comm or compute")
+            if not cats or not cats[0]:
+                f.warn("cat", f"{where(s)}: cat {s.cat!r} does not start with its stream's name")
             if s.stalled and s.name != "TWAIT":
                 f.warn("cat", f"{where(s)}: cat has 'stall' but the event is not a TWAIT")
             if "block" not in s.args and tr.kind == "pipe":
@@ -126,8 +123,6 @@ def check(doc, path):
             f.fail("view bounds", f"{where(s)}: [{us(s.ts):.6f}, {us(s.end):.6f}] us is outside the view "
                                   f"[{us(vs):.6f}, {us(ve):.6f}] us")
 
-    for name, n in sorted(no_compare.items()):
-        f.warn("args", f"{n} {name} events have no 'compare' arg (TRACE_FORMAT.md lists it for TWAIT/TTEST)")
 
     # No overlap on a track.
     by_track = trace.slices_by_track()

@@ -361,6 +361,7 @@ def analyze(trace, results=None, results_path=None, top=5):
 
     busy_check = check_busy(trace, busy_raw, warnings)
     kernel_use = kernel_pipe_use(trace, warnings)
+    stages = stage_report(trace, results, warnings)
 
     results_part = None
     if results is not None:
@@ -407,7 +408,7 @@ def analyze(trace, results=None, results_path=None, top=5):
         "ranks": rank_reports,
         "overall": overall,
         "busy_check": busy_check,
-        "kernels": kernel_use,
+        "stages": stages, "kernels": kernel_use,
         "results": results_part,
         "warnings": warnings,
     }
@@ -497,6 +498,77 @@ def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, bloc
                        f"{nblocks} block{'' if nblocks == 1 else 's'}{idle_clause}), {where}; the longest wait was block {longest.block} on {sig}, "
                        f"{us(longest.dur):.1f} us{poll_clause}{end_clause}")
     return out
+
+
+def stage_report(trace, results, warnings):
+    """The stages of ops whose kernels name them (args.stage on the instructions), per rank: each
+    stage's extent (first to last instruction), the blocks that ran it, busy per pipe, and its
+    busiest pipe's busy as a share of the rank's device span (first BLOCKS start to last end) per
+    block. The stage with the highest share bounds the layer (docs/RESULTS.md "Stages"). Checked
+    against the trace's own stage slices and, given --results, the results' pipelined_stages."""
+    per = defaultdict(lambda: {"start": None, "end": None, "blocks": set(), "busy": defaultdict(int)})
+    span = {}
+    for s in trace.slices:
+        kind = s.track.kind
+        if kind == "blocks":
+            a, b = span.get(s.rank, (s.ts, s.end))
+            span[s.rank] = (min(a, s.ts), max(b, s.end))
+        if kind != "pipe" or s.track.pipe == "SCALAR" or "stage" not in s.args:
+            continue  # data-pipe instructions only, as the simulator counts a stage
+        st = per[(s.rank, s.args["stage"])]
+        st["start"] = s.ts if st["start"] is None else min(st["start"], s.ts)
+        st["end"] = s.end if st["end"] is None else max(st["end"], s.end)
+        st["blocks"].add((s.track.core_type, s.track.core, s.args.get("block")))
+        st["busy"][s.track.pipe] += s.dur
+    if not per:
+        return None
+    slices = {(s.rank, s.name): s for s in trace.slices if s.track.kind == "stage"}
+    out = {}
+    for rank in sorted({r for r, _ in per}):
+        a, b = span.get(rank, (0, 0))
+        dev_ps = b - a
+        rows = []
+        for (r, name), st in sorted(per.items(), key=lambda kv: (kv[1]["start"], kv[0][1])):
+            if r != rank:
+                continue
+            n = len(st["blocks"])
+            busiest, pct = "none", 0.0
+            for pipe, ps in sorted(st["busy"].items()):
+                x = 100.0 * ps / (dev_ps * n) if dev_ps > 0 and n else 0.0
+                if x > pct:
+                    busiest, pct = pipe, x
+            rows.append({"stage": name, "start_us": us(st["start"]), "end_us": us(st["end"]),
+                         "span_us": us(st["end"] - st["start"]), "blocks": n,
+                         "busy_us": {p: us(v) for p, v in sorted(st["busy"].items())},
+                         "busiest_pipe": busiest, "busiest_pipe_pct": pct})
+            sl = slices.get((rank, name))
+            if sl is not None and (sl.ts != st["start"] or sl.end != st["end"] or sl.args.get("blocks") != n):
+                warnings.append(f"rank {rank} stage {name}: the stage slice ({us(sl.ts):.6f} .. {us(sl.end):.6f} us, "
+                                f"{sl.args.get('blocks')} blocks) differs from its instructions "
+                                f"({us(st['start']):.6f} .. {us(st['end']):.6f} us, {n} blocks)")
+        bound = max(rows, key=lambda x: x["busiest_pipe_pct"]) if rows else None
+        out[str(rank)] = {"device_span_us": us(dev_ps), "stages": rows,
+                          "bounding_stage": bound["stage"] if bound else None}
+    if results is not None and "0" in out:
+        given = (results.get("pipelined_stages") or {}).get("bounding_stage")
+        mine = out["0"]["bounding_stage"]
+        if given is not None and given != mine:
+            warnings.append(f"rank 0's bounding stage from the trace ({mine}) differs from the results' ({given})")
+    return out
+
+
+def _stage_lines(stages):
+    if not stages:
+        return []
+    L = ["stages (ops whose kernels name them; busiest pipe's busy / (blocks x the rank's device span)):"]
+    for rank, rep in stages.items():
+        parts = ", ".join(f"{s['stage']} {s['span_us']:.1f}" for s in rep["stages"])
+        L.append(f"  rank {rank}: {parts} us from first to last instruction (device span {rep['device_span_us']:.3f} us)")
+        b = next((s for s in rep["stages"] if s["stage"] == rep["bounding_stage"]), None)
+        if b is not None:
+            L.append(f"    bounding stage: {b['stage']}: {b['busiest_pipe']} busy {b['busiest_pipe_pct']:.1f}% of the span "
+                     f"on each of its {b['blocks']} blocks on average (the busiest stage)")
+    return L
 
 
 def check_busy(trace, busy, warnings):
@@ -730,6 +802,9 @@ def format_text(a):
         L.append(f"  critical path (the rank that waited most): {o['critical_path']}")
     L.append("")
     L.extend(_kernel_lines(a["kernels"]))
+    if a.get("stages"):
+        L.append("")
+        L.extend(_stage_lines(a["stages"]))
     L.append("")
     res = a["results"]
     if res is None:

@@ -35,6 +35,7 @@ STALL_CAT = "stall"
 
 _CORE_TRACK_RE = re.compile(r"^(AIC|AIV)(\d+) (CUBE|MTE1|MTE2|MTE3|FIXP|VECTOR|SCALAR|BLOCKS)$")
 _LINK_TRACK_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring (\d+)\))?$")
+_STAGE_TRACK_RE = re.compile(r"^stage (\S+)$")
 _SRC_RE = re.compile(r"\[src=(\d+)\]")
 _CHUNK_RE = re.compile(r"\[chunk=(\d+)\]")
 _BLOCK_NAME_RE = re.compile(r"^block (\d+)$")
@@ -58,7 +59,8 @@ Track = namedtuple("Track", "pid tid name kind core_type core pipe link_src link
 Track.__doc__ = """One thread of a rank's process.
 
 kind: "pipe" (<AIC|AIV><core> <PIPE>), "blocks" (<AIC|AIV><core> BLOCKS), "link"
-(link <src>-><dst>[ (ring <lane>)]) or "other" (a name this module does not know, or no
+(link <src>-><dst>[ (ring <lane>)]), "stage" (stage <name>: one slice over a stage's extent on
+the rank, for ops whose kernels name stages) or "other" (a name this module does not know, or no
 thread_name metadata at all). core_type/core/pipe are None unless kind is pipe or blocks;
 link_src/link_dst/lane are None unless kind is link (lane None for a single ring/mesh)."""
 
@@ -74,6 +76,8 @@ def parse_track_name(name, pid=None, tid=None):
     if m:
         lane = int(m.group(3)) if m.group(3) is not None else None
         return Track(pid, tid, name, "link", None, None, None, int(m.group(1)), int(m.group(2)), lane)
+    if _STAGE_TRACK_RE.match(name or ""):
+        return Track(pid, tid, name, "stage", None, None, None, None, None, None)
     return Track(pid, tid, name, "other", None, None, None, None, None, None)
 
 

@@ -223,6 +223,10 @@ class TrackNameTest(unittest.TestCase):
         t = tt.parse_track_name("link 2->1 (ring 1)")
         self.assertEqual((t.kind, t.link_src, t.link_dst, t.lane), ("link", 2, 1, 1))
 
+    def test_stage_tracks(self):
+        t = tt.parse_track_name("stage gmm1", 0, 1000002)
+        self.assertEqual((t.kind, t.core_type, t.pipe), ("stage", None, None))
+
     def test_unknown_names(self):
         for name in ("AIC CUBE", "AIX3 CUBE", "AIC3 M", "aic3 CUBE", "AIC3  CUBE", "", "link 0-1"):
             self.assertEqual(tt.parse_track_name(name).kind, "other", name)
@@ -882,6 +886,38 @@ class EndToEndTest(TmpDirCase):
                 self.assertAlmostEqual(launch["pipe_ratio"]["AIC"][pipe][stat],
                                        want["pipe_ratio"]["aic"][report.PIPE_KEYS[pipe]][stat], places=9)
         self.assertGreater(launch["pipe_ratio"]["AIC"]["CUBE"]["mean"], 0.0)
+
+    def test_moe_stages_and_the_bounding_stage_match_the_results(self):
+        tp, rp, jp = self.path("moe_trace.json"), self.path("moe.json"), self.path("moe_report.json")
+        cmd = [os.environ["TANDEM_BIN"], "--op", "moe_ffn", "--variant", "expert_major", "-n", "4", "--gm", "32",
+               "--gk", "256", "--gn", "512", "--topk", "4", "--experts-per-rank", "4", "--compute-blocks", "4",
+               "--comm-blocks", "8", "--timing-only", "--quiet", "--trace", tp, "--json", rp]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, f"{' '.join(cmd)} failed:\n{r.stdout}\n{r.stderr}")
+        r = run_tool(os.path.join(HERE, "check_trace.py"), tp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(" 0 warnings", r.stdout)
+        r = run_tool(os.path.join(HERE, "report.py"), tp, "--results", rp, "--json", jp, "--strict")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("bounding stage:", r.stdout)
+        with open(jp) as f:
+            rep = json.load(f)
+        with open(rp) as f:
+            res = json.load(f)
+        want = res["pipelined_stages"]
+        mine = rep["stages"]["0"]
+        self.assertEqual(mine["bounding_stage"], want["bounding_stage"])
+        self.assertEqual(sorted(s["stage"] for s in mine["stages"]), sorted(s["stage"] for s in want["stages"]))
+        by_name = {s["stage"]: s for s in want["stages"]}
+        for s in mine["stages"]:
+            w = by_name[s["stage"]]
+            self.assertAlmostEqual(s["span_us"], w["span_us"], places=5)
+            self.assertEqual(s["blocks"], w["blocks"])
+            self.assertAlmostEqual(s["busiest_pipe_pct"], w["busiest_pipe_pct"], places=6)
+        with open(tp) as f:
+            doc = json.load(f)
+        names = {e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name" and e["pid"] == 0}
+        self.assertTrue({"stage front", "stage combine", "stage unpermute"} <= names, names)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 namespace tandem::host {
 
 namespace {
@@ -49,6 +51,7 @@ KernelFigures measure_kernel(const KernelStats& stats) {
     KernelFigures f;
     f.start = stats.start;
     f.end = stats.end;
+    f.stages = stats.stages;
     const SimTime kernel_ps = stats.end - stats.start;
     for (CoreType t : {CoreType::AIC, CoreType::AIV}) {
         int cores = 0;
@@ -76,8 +79,115 @@ KernelFigures measure_kernel(const KernelStats& stats) {
     return f;
 }
 
+std::vector<StageFigures> stage_figures(const KernelFigures& k, const std::vector<std::string>& stage_names) {
+    std::vector<StageFigures> out;
+    const double kernel_ps = static_cast<double>(k.end - k.start);
+    for (std::size_t s = 0; s < k.stages.size(); ++s) {
+        const StageBusy& b = k.stages[s];
+        if (b.blocks == 0) continue;  // a stage id this kernel never entered
+        StageFigures f{s < stage_names.size() ? stage_names[s] : fmt::format("stage{}", s), &b, Pipe::S, 0};
+        for (int p = 0; p < kPipeCount; ++p) {
+            const Pipe pipe = static_cast<Pipe>(p);
+            if (pipe == Pipe::S || pipe == Pipe::ALL) continue;
+            const double pct = kernel_ps > 0 ? 100.0 * static_cast<double>(b.busy_ps[static_cast<std::size_t>(p)]) /
+                                                   (kernel_ps * b.blocks)
+                                             : 0.0;
+            if (pct > f.busiest_pct) {
+                f.busiest_pct = pct;
+                f.busiest = pipe;
+            }
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+namespace {
+
+nlohmann::json stages_json(const KernelFigures& k, const std::vector<std::string>& stage_names, nlohmann::json& entry) {
+    nlohmann::json out = nlohmann::json::array();
+    const StageFigures* bound = nullptr;
+    const std::vector<StageFigures> figures = stage_figures(k, stage_names);
+    for (const StageFigures& f : figures) {
+        nlohmann::json busy = nlohmann::json::object();
+        for (int p = 0; p < kPipeCount; ++p) {
+            const SimTime ps = f.busy->busy_ps[static_cast<std::size_t>(p)];
+            if (ps > 0) busy[pipe_key(static_cast<Pipe>(p))] = to_us(ps);
+        }
+        out.push_back({{"stage", f.name},
+                       {"start_us", to_us(f.busy->start)},
+                       {"end_us", to_us(f.busy->end)},
+                       {"span_us", to_us(f.busy->end - f.busy->start)},
+                       {"blocks", f.busy->blocks},
+                       {"busy_us", busy},
+                       {"busiest_pipe", f.busiest_pct > 0 ? pipe_key(f.busiest) : "none"},
+                       {"busiest_pipe_pct", f.busiest_pct}});
+        if (bound == nullptr || f.busiest_pct > bound->busiest_pct) bound = &f;
+    }
+    if (bound != nullptr) entry["bounding_stage"] = bound->name;
+    return out;
+}
+
+}  // namespace
+
+nlohmann::json pipelined_stages_json(const nlohmann::json& kernels) {
+    struct Merged {
+        double start = 0, end = 0;
+        int blocks = 0;
+        std::map<std::string, double> busy;
+    };
+    std::vector<std::pair<std::string, Merged>> stages;  // in order of first appearance
+    double view_start = 0, view_end = 0;
+    bool any = false, first_launch = true;
+    for (const nlohmann::json& k : kernels) {
+        if (k.value("view", "") != kernels::view_name(kernels::ViewKind::Pipelined) || k.at("per_rank").empty()) continue;
+        const nlohmann::json& mine = k.at("per_rank").at(0);  // the entry's rank (the lowest that ran it)
+        const double a = mine.at("start_us").get<double>(), b = mine.at("end_us").get<double>();
+        view_start = first_launch ? a : std::min(view_start, a);
+        view_end = first_launch ? b : std::max(view_end, b);
+        first_launch = false;
+        if (!k.contains("stages")) continue;
+        any = true;
+        for (const nlohmann::json& s : k.at("stages")) {
+            const std::string name = s.at("stage").get<std::string>();
+            auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& e) { return e.first == name; });
+            const bool fresh = it == stages.end();
+            if (fresh) it = stages.insert(stages.end(), {name, Merged{}});
+            Merged& m = it->second;
+            m.start = fresh ? s.at("start_us").get<double>() : std::min(m.start, s.at("start_us").get<double>());
+            m.end = fresh ? s.at("end_us").get<double>() : std::max(m.end, s.at("end_us").get<double>());
+            m.blocks += s.at("blocks").get<int>();
+            for (const auto& [pipe, us] : s.at("busy_us").items()) m.busy[pipe] += us.get<double>();
+        }
+    }
+    if (!any) return nullptr;
+    const double span = view_end - view_start;
+    nlohmann::json list = nlohmann::json::array();
+    std::string bound;
+    double bound_pct = -1;
+    for (const auto& [name, m] : stages) {
+        std::string busiest = "none";
+        double pct = 0;
+        for (const auto& [pipe, us] : m.busy) {
+            if (pipe == pipe_key(Pipe::S)) continue;
+            const double x = span > 0 && m.blocks > 0 ? 100.0 * us / (span * m.blocks) : 0.0;
+            if (x > pct) {
+                pct = x;
+                busiest = pipe;
+            }
+        }
+        list.push_back({{"stage", name}, {"start_us", m.start}, {"end_us", m.end}, {"span_us", m.end - m.start},
+                        {"blocks", m.blocks}, {"busiest_pipe", busiest}, {"busiest_pipe_pct", pct}});
+        if (pct > bound_pct) {
+            bound_pct = pct;
+            bound = name;
+        }
+    }
+    return {{"view_span_us", span}, {"stages", list}, {"bounding_stage", bound}};
+}
+
 nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_rank,
-                            const std::vector<std::string>& stream_names) {
+                            const std::vector<std::string>& stream_names, const std::vector<std::string>& stage_names) {
     // One entry per (view, launch), in view order; the figures of the lowest rank that ran it
     // (rank 0 for every shipped op, whose ranks all run the same launches) stand for it.
     using Key = std::tuple<kernels::ViewKind, int>;
@@ -112,6 +222,7 @@ nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_r
                 }
                 e["cores"] = cores;
                 e["pipe_ratio"] = ratios;
+                if (!f.stages.empty()) e["stages"] = stages_json(f, stage_names, e);
                 e["per_rank"] = nlohmann::json::array();
             }
             e["kernel_us_min"] = std::min(e["kernel_us_min"].get<double>(), f.kernel_us());

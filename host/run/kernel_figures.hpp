@@ -50,6 +50,7 @@ struct KernelFigures {
     int aic_cores = 0;  // cores that ran at least one of its blocks
     int aiv_cores = 0;
     std::vector<PipeRatio> pipe_ratio;  // profiled_pipes of each core type that ran it
+    std::vector<StageBusy> stages;      // by stage id (KernelStats::stages)
 
     double kernel_us() const { return to_us(end - start); }
     const PipeRatio* ratio(CoreType t, Pipe p) const;  // null when that core type did not run it
@@ -58,10 +59,28 @@ struct KernelFigures {
 // The figures of a launch from its statistics (the identity fields are left to the caller).
 KernelFigures measure_kernel(const KernelStats& stats);
 
+// A stage's figures (docs/RESULTS.md "Stages"): its span on the device clock, the blocks that ran
+// it, busy per pipe summed over them, and its busiest pipe's busy / (blocks x kernel time) in %.
+// The stage whose busiest pipe is busiest that way bounds the kernel (the one that would have to
+// get faster first): `bounding_stage`.
+struct StageFigures {
+    std::string name;
+    const StageBusy* busy = nullptr;
+    Pipe busiest = Pipe::S;
+    double busiest_pct = 0;
+};
+std::vector<StageFigures> stage_figures(const KernelFigures& k, const std::vector<std::string>& stage_names);
+
 // The results JSON's `kernels` array from every rank's figures (per_rank[r], in launch order):
-// one entry per (view, launch), with rank 0's kernel_us, cores and pipe_ratio, the extremes of
-// kernel_us over the ranks and every rank's kernel_us, start_us and end_us.
+// one entry per (view, launch), with rank 0's kernel_us, cores, pipe_ratio and stages, the
+// extremes of kernel_us over the ranks and every rank's kernel_us, start_us and end_us.
 nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_rank,
-                            const std::vector<std::string>& stream_names);
+                            const std::vector<std::string>& stream_names, const std::vector<std::string>& stage_names = {});
+
+// The pipelined view's stages over all its launches (results `pipelined_stages`), from the
+// `kernels` array: each stage's extent, blocks and busiest pipe, its busy % over the view's
+// device span (first launch's start to last launch's end, the entries' rank), and the stage
+// with the highest (`bounding_stage`). Null when no launch has stages.
+nlohmann::json pipelined_stages_json(const nlohmann::json& kernels);
 
 }  // namespace tandem::host

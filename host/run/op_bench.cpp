@@ -248,6 +248,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
 
     BenchOutcome out;
     out.stream_names = instance->streams();
+    out.stage_names = instance->stage_names();
     out.per_rank.resize(static_cast<std::size_t>(params.ranks));
     out.pipelined_start = kNever;
     std::mutex stats_mu;

@@ -57,6 +57,7 @@ struct BenchOutcome {
     std::uint64_t windows = 0;               // coordinator windows over all views
     SimTime compute_twait_stall_ps = 0;      // pipelined view, cube kernels, summed over ranks and blocks
     std::vector<std::string> stream_names;   // by stream id
+    std::vector<std::string> stage_names;    // by stage id (OpInstance::stage_names)
     std::vector<InstrRecord> pipelined_log;  // with record_log: every instruction of the pipelined view
     SimTime pipelined_start = 0;             // earliest host clock at the pipelined view's start
     SimTime pipelined_end = 0;               // latest host clock at its end

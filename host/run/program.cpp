@@ -152,7 +152,9 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     // Each launch of each view as a profiler reports it: device time and pipe use.
     std::vector<std::vector<KernelFigures>> figures;
     for (const RankViewTimes& t : out.bench.per_rank) figures.push_back(t.kernels);
-    r.extras["kernels"] = kernels_json(figures, out.bench.stream_names);
+    r.extras["kernels"] = kernels_json(figures, out.bench.stream_names, out.bench.stage_names);
+    if (nlohmann::json stages = pipelined_stages_json(r.extras["kernels"]); !stages.is_null())
+        r.extras["pipelined_stages"] = std::move(stages);
     r.extras["simulated_instructions"] = out.bench.instructions;
     r.extras["compute_twait_stall_us"] = to_us(out.bench.compute_twait_stall_ps);
     if (variant.effective_knobs) {
@@ -167,6 +169,7 @@ void write_trace(const RunOutputs& outputs, const Profile& profile, const Progra
     TraceInput in;
     in.log = &out.bench.pipelined_log;
     in.stream_names = out.bench.stream_names;
+    in.stage_names = out.bench.stage_names;
     in.view_start = out.bench.pipelined_start;
     in.view_end = out.bench.pipelined_end;
     in.busy_ps = out.bench.pipelined_busy_ps;

@@ -243,6 +243,24 @@ std::string format_summary(const RunResults& r) {
             line("Kernels (device)", fmt::format("{} (pipelined view, rank {}, first block start to last block end)",
                                                  fmt::join(parts, ", "), rank));
         }
+        // The stages, when the op names them (docs/RESULTS.md "Stages"): each one's extent and
+        // the one whose busiest pipe was busiest on its blocks.
+        if (r.extras.is_object() && r.extras.contains("pipelined_stages")) {
+            const nlohmann::json& st = r.extras.at("pipelined_stages");
+            std::vector<std::string> spans;
+            const nlohmann::json* bound = nullptr;
+            for (const nlohmann::json& s : st.at("stages")) {
+                spans.push_back(fmt::format("{} {:.1f}", s.at("stage").get<std::string>(), s.at("span_us").get<double>()));
+                if (s.at("stage") == st.at("bounding_stage")) bound = &s;
+            }
+            line("Stages (device)", fmt::format("{} us, first to last instruction (pipelined view, rank {})",
+                                                fmt::join(spans, ", "), rank));
+            if (bound != nullptr) {
+                line("Bounding stage", fmt::format("{}: {} busy {:.1f}% of the view, averaged over its {} blocks (the busiest stage)",
+                                                   bound->at("stage").get<std::string>(), bound->at("busiest_pipe").get<std::string>(),
+                                                   bound->at("busiest_pipe_pct").get<double>(), bound->at("blocks").get<int>()));
+            }
+        }
     }
     line("Speedup", fmt::format("{:.3f}x (sequential / pipelined)", m.speedup));
     line("Time saved", fmt::format("{}, {:.1f}% of sequential", time_text(m.time_saved_us), m.time_saved_pct));

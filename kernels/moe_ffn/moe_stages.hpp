@@ -4,7 +4,9 @@
 // and per_expert; expert_major.cpp: the published V1; baseline.cpp: the published baseline) say
 // which cores run which pieces, in what order, and how they hand experts on. Each piece's
 // buffers are allocated once per core (alloc_*) and passed in.
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/moe_ffn/moe_rank.hpp"
 #include "sim/core/tile.hpp"
@@ -15,6 +17,14 @@ class BlockCtx;
 }
 
 namespace tandem::kernels::moe {
+
+// The stages, as the kernels mark them (BlockCtx::set_stage) and the results and trace name them
+// (moe_stage_names): each piece below sets its stage, so a core's instructions count for the
+// stage of the piece that issued them.
+enum MoeStage : int { kStageFront, kStageDispatch, kStageGmm1, kStageSwiglu, kStageGmm2, kStageCombine, kStageUnpermute };
+inline std::vector<std::string> moe_stage_names() {
+    return {"front", "dispatch", "gmm1", "swiglu", "gmm2", "combine", "unpermute"};
+}
 
 // One worker of a stage: its index among the stage's `count` workers.
 struct Crew {

@@ -20,6 +20,7 @@ constexpr int kMergeChunk = 2040;
 // ---- FrontReorder ----------------------------------------------------------------------------
 
 Task sort_keys(BlockCtx& blk, const MoeRank& a, int first, int n, int rounds, bool to_gm) {
+    blk.set_stage(kStageFront);
     const std::size_t mark = blk.tile_mark();
     const int chunk = std::min(n, kSortChunk);
     Tile& keys = blk.alloc_tile(MemKind::UB, 1, chunk, DType::F32, "sort_keys");
@@ -46,6 +47,7 @@ Task sort_keys(BlockCtx& blk, const MoeRank& a, int first, int n, int rounds, bo
 }
 
 Task merge_sorted_runs(BlockCtx& blk, const MoeRank& a, int first, int n) {
+    blk.set_stage(kStageFront);
     if (n <= 0) co_return;
     const std::size_t mark = blk.tile_mark();
     const int chunk = std::min(n, 4 * kMergeChunk);
@@ -70,6 +72,7 @@ Task merge_sorted_runs(BlockCtx& blk, const MoeRank& a, int first, int n) {
 }
 
 Task quantize_routes(BlockCtx& blk, const MoeRank& a, int r0, int r1) {
+    blk.set_stage(kStageFront);
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
     const int K = s.k;
@@ -113,6 +116,7 @@ Task quantize_routes(BlockCtx& blk, const MoeRank& a, int r0, int r1) {
 }
 
 Task store_row_index(BlockCtx& blk, const MoeRank& a, int r0, int r1, bool scattered) {
+    blk.set_stage(kStageFront);
     const std::vector<std::int32_t>& rows = a.tables->sorted_row[sz(a.rank)];
     if (r0 >= r1) co_return;
     const std::size_t mark = blk.tile_mark();
@@ -147,6 +151,7 @@ Task store_row_index(BlockCtx& blk, const MoeRank& a, int r0, int r1, bool scatt
 }
 
 Task store_token_counts(BlockCtx& blk, const MoeRank& a, int j0, int j1, bool atomic) {
+    blk.set_stage(kStageFront);
     const RouteTables& t = *a.tables;
     const int G = a.token_counts.cols();
     const std::size_t mark = blk.tile_mark();
@@ -168,6 +173,7 @@ Task store_token_counts(BlockCtx& blk, const MoeRank& a, int j0, int j1, bool at
 }
 
 Task send_count_rows(BlockCtx& blk, const MoeRank& a, Crew c, bool flag) {
+    blk.set_stage(kStageFront);
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
     const int W = s.ranks;

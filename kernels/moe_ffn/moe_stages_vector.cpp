@@ -37,6 +37,7 @@ SwigluBuffers alloc_swiglu_buffers(BlockCtx& blk, const MoeRank& a) {
 }
 
 Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int r0, int r1) {
+    blk.set_stage(kStageSwiglu);
     const MoeShape& s = a.tables->shape;
     const int H = s.half_n();
     const int s1_col = s.packed_row_bytes() / 4 - 8;
@@ -121,6 +122,7 @@ UnpermuteBuffers alloc_unpermute_buffers(BlockCtx& blk, const MoeRank& a) {
 }
 
 Task unpermute_tokens(BlockCtx& blk, const MoeRank& a, UnpermuteBuffers& b, int t0, int t1, TokenSet set, int cut) {
+    blk.set_stage(kStageUnpermute);
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
     const int K = s.k, W = std::min(K, kUnpermuteChunk);

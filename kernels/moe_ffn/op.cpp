@@ -19,6 +19,7 @@
 #include "kernels/moe_ffn/moe_data.hpp"
 #include "kernels/moe_ffn/moe_kernels.hpp"
 #include "kernels/moe_ffn/moe_slots.hpp"
+#include "kernels/moe_ffn/moe_stages.hpp"
 #include "kernels/param_error.hpp"
 #include "sim/mem/bf16.hpp"
 #include "sim/mem/fp16.hpp"
@@ -293,6 +294,8 @@ public:
         plan.phases.push_back(phase(PhaseRole::Comm, kCombine, unpermute_kernel(a, b)));
         return plan;
     }
+
+    std::vector<std::string> stage_names() const override { return moe_stage_names(); }
 
     std::string signal_name(int rank, std::int64_t address) const override {
         const std::int64_t base = window_bases_.at(static_cast<std::size_t>(rank));

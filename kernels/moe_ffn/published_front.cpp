@@ -33,6 +33,7 @@ const char* sort_path_name(SortPath p) {
 }
 
 Task published_front_reorder(BlockCtx& blk, const MoeRank& a, int clusters, int v) {
+    blk.set_stage(kStageFront);
     const MoeShape& s = a.tables->shape;
     const int R = s.routes(), aivs = 2 * clusters;
     const Crew all{v, aivs};

@@ -101,6 +101,24 @@ void BlockCtx::occupy(Pipe p, SimTime start, SimTime end) {
     core_.busy_ps[i] += end - start;
     ++core_.instructions[i];
     lp_.count_instruction();
+    // A stage's extent and busy are its data pipes' work: its scalar unit's waits and notifies
+    // fall where the block happens to be between pieces.
+    if (stage_ >= 0 && p != Pipe::S) [[unlikely]] {
+        const std::uint64_t bit = std::uint64_t{1} << stage_;
+        if ((stages_entered_ & bit) == 0) {
+            stages_entered_ |= bit;
+            lp_.count_stage_block(stage_);
+        }
+        lp_.count_stage_busy(stage_, p, start, end);
+    }
+}
+
+void BlockCtx::set_stage(int stage) {
+    if (stage < -1 || stage >= kMaxStages) {
+        // (the block's rank, stream and index are added where the kernel's error surfaces)
+        throw SimError(fmt::format("set_stage({}): a stage is -1 (none) or 0 to {}", stage, kMaxStages - 1));
+    }
+    stage_ = static_cast<std::int8_t>(stage);
 }
 
 }  // namespace tandem

@@ -62,6 +62,14 @@ public:
     std::size_t tile_mark() const { return tiles_.size(); }
     void free_tiles_since(std::size_t mark);
 
+    // Which stage of the op the instructions issued from now on belong to (0 .. kMaxStages - 1;
+    // -1: none, the default). The op names its stages (OpInstance::stage_names()); the kernel
+    // statistics (KernelStats::stages), the event log and the trace group by it. A stage is a
+    // label only: it changes no timing.
+    static constexpr int kMaxStages = 64;
+    void set_stage(int stage);
+    int stage() const { return stage_; }
+
     // ---- for the instruction implementations ----
     int slot() const { return place_.slot; }
     // This part as the sanitizer's hooks take it (sim/sanitize/stream_sanitizer.hpp).
@@ -127,6 +135,8 @@ private:
     CoreState& core_;
     BlockPlace place_;
     SimTime now_;
+    std::int8_t stage_ = -1;
+    std::uint64_t stages_entered_ = 0;  // bit s: this block has issued a data-pipe instruction in stage s
     std::array<std::int64_t, kMemKindCount> mem_used_{};
     std::array<SimTime, kMemKindCount> freed_busy_until_{};  // the last access to a freed tile, per memory
     std::deque<Tile> tiles_;  // deque: Tile& handed to kernels stays valid

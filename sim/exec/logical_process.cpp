@@ -100,6 +100,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     sum_busy(busy_before_);
     memory_.begin_kernel();
     core_busy_before_.clear();
+    stage_busy_.clear();
     for (CoreType t : {CoreType::AIC, CoreType::AIV}) ran_[static_cast<std::size_t>(t)].assign(static_cast<std::size_t>(cores_.count(t)), 0);
     const int first_wave = std::min(launch.blocks, places_);
     for (int i = 0; i < first_wave; ++i) start_block(next_block_++, i, start);
@@ -240,6 +241,8 @@ void LogicalProcess::finish_kernel() {
     sum_busy(stats.busy_ps);
     for (int p = 0; p < kPipeCount; ++p) stats.busy_ps[static_cast<std::size_t>(p)] -= busy_before_[static_cast<std::size_t>(p)];
     stats.cores = core_busy_before_;
+    stats.stages = std::move(stage_busy_);
+    stage_busy_.clear();
     for (CoreBusy& c : stats.cores) {
         const CoreState& core = cores_.created(c.type)[static_cast<std::size_t>(c.core)];
         for (std::size_t p = 0; p < c.busy_ps.size(); ++p) c.busy_ps[p] = core.busy_ps[p] - c.busy_ps[p];

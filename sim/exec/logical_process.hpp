@@ -7,6 +7,7 @@
 // core-local instructions; an instruction that touches anything shared (GM bandwidth, a link,
 // a signal) waits until it is the earliest thing left in this process and inside the window the
 // coordinator has opened. Everything another stream can observe leaves as a timestamped message.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -81,6 +82,16 @@ struct CoreBusy {
     std::array<SimTime, kPipeCount> busy_ps{};
 };
 
+// One stage of a kernel (BlockCtx::set_stage: the op names its stages, sim/ only numbers them):
+// the data-pipe instructions (not SCALAR's) its blocks issued while in it. Busy per pipe is summed over those blocks, as
+// CoreBusy's is over a core's (SCALAR's issue slots are not counted per stage).
+struct StageBusy {
+    SimTime start = kNever;  // its first instruction's start
+    SimTime end = 0;         // its last instruction's end
+    int blocks = 0;          // blocks (MIX: parts) that issued one
+    std::array<SimTime, kPipeCount> busy_ps{};
+};
+
 struct KernelStats {
     SimTime start = 0;          // first block started (its core took it)
     SimTime end = 0;            // last block done on its core
@@ -93,6 +104,7 @@ struct KernelStats {
     // ranks' GM, and loaded from other ranks' GM. Measured per instruction, whatever the mode.
     std::int64_t remote_store_bytes = 0;
     std::int64_t remote_load_bytes = 0;
+    std::vector<StageBusy> stages{};  // by stage id; empty when the kernel named none
 };
 
 class LogicalProcess : public Participant {
@@ -139,6 +151,18 @@ public:
     }
     bool logging() const { return record_log_; }
     void count_instruction() { ++instructions_; }
+    // A block's instruction on pipe `p` over [start, end) in stage `stage` (>= 0).
+    void count_stage_busy(int stage, Pipe p, SimTime start, SimTime end) {
+        StageBusy& s = stage_busy_[static_cast<std::size_t>(stage)];
+        s.start = std::min(s.start, start);
+        s.end = std::max(s.end, end);
+        s.busy_ps[static_cast<std::size_t>(pipe_index(p))] += end - start;
+    }
+    // A block's first data-pipe instruction in stage `stage`.
+    void count_stage_block(int stage) {
+        if (stage_busy_.size() <= static_cast<std::size_t>(stage)) stage_busy_.resize(static_cast<std::size_t>(stage) + 1);
+        ++stage_busy_[static_cast<std::size_t>(stage)].blocks;
+    }
     void count_remote_bytes(bool load, std::int64_t bytes) { (load ? remote_load_bytes_ : remote_store_bytes_) += bytes; }
     const KernelLaunch& launch() const { return *launch_; }
     // Buffers for evaluating deferred products (functional cube) on whichever thread runs this
@@ -246,6 +270,7 @@ private:
     // is 1 + the entry's index, 0 while the core has run none.
     std::vector<CoreBusy> core_busy_before_;
     std::array<std::vector<int>, 2> ran_;
+    std::vector<StageBusy> stage_busy_;  // the running kernel's, by stage id
     bool data_effects_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;  // by slot
     int next_block_ = 0;

@@ -31,6 +31,7 @@ inline void record(BlockCtx& blk, Pipe pipe, Opcode op, SimTime start, SimTime e
     r.core_type = blk.core_type();
     r.pipe = pipe;
     r.op = op;
+    r.stage = static_cast<std::int8_t>(blk.stage());
     r.value = a.value;
     r.visible = a.visible;
     lp.log(r);

@@ -22,6 +22,7 @@ namespace {
 constexpr int kTidsPerCore = 16;       // one per pipe, plus the BLOCKS track
 constexpr int kBlocksTrack = 8;
 constexpr int kAivTidBase = 100000;    // AIV tracks sort after AIC tracks
+constexpr int kStageTidBase = 1000000; // one track per stage the op named, sorted before the cores
 constexpr std::size_t kFlushBytes = 4 << 20;
 
 // Microseconds with 6 decimals, exactly (one picosecond resolution, no floating point).
@@ -108,7 +109,9 @@ public:
         for (const InstrRecord& r : *in_.log) {
             if (!keep_rank(r.rank) || !in_window(r.start, r.end)) continue;
             instruction(r);
+            if (r.stage >= 0 && on_data_pipe(r.op)) note_stage(r);
         }
+        stage_slices();
         link_counters();
         track_metadata();
         out_ += "{\"name\":\"end\",\"ph\":\"M\",\"pid\":0,\"args\":{}}\n]}\n";
@@ -195,6 +198,7 @@ private:
         const bool stalled = r.op == Opcode::TWAIT && r.end - r.start > stalled_min_ps_;
         const std::string& stream = stream_name(r.stream);
         std::string args = fmt::format("\"block\":{},\"stream\":{}", r.block, json_string(stream));
+        if (r.stage >= 0 && r.op != Opcode::BLOCK) args += fmt::format(",\"stage\":{}", json_string(stage_name(r.stage)));
         if (r.op == Opcode::TMATMUL || r.op == Opcode::TMATMUL_ACC || r.op == Opcode::TMATMUL_BIAS) args += fmt::format(",\"flops\":{}", r.bytes);
         else if (r.bytes > 0) args += fmt::format(",\"bytes\":{}", r.bytes);
         if (r.address != 0) args += fmt::format(",\"address\":\"{:#x}\"", r.address);
@@ -214,6 +218,47 @@ private:
                             r.rank, tid, args);
         if (stalled) flow_to(r, tid);
         if (out_.size() > kFlushBytes) flush();
+    }
+
+    std::string stage_name(int id) const {
+        return static_cast<std::size_t>(id) < in_.stage_names.size() ? in_.stage_names[static_cast<std::size_t>(id)]
+                                                                     : fmt::format("stage{}", id);
+    }
+
+    // A stage's extent on a rank, from the data-pipe records kept (as KernelStats::stages):
+    // [first start, last end], the blocks (core, block) that ran one and busy per pipe.
+    struct StageSpan {
+        SimTime start = kNever;
+        SimTime end = 0;
+        std::set<std::tuple<CoreType, int, int>> blocks;
+        std::array<SimTime, kPipeCount> busy_ps{};
+    };
+
+    void note_stage(const InstrRecord& r) {
+        StageSpan& s = stages_[{r.rank, r.stage}];
+        s.start = std::min(s.start, r.start);
+        s.end = std::max(s.end, r.end);
+        s.blocks.emplace(r.core_type, r.core, r.block);
+        s.busy_ps[static_cast<std::size_t>(pipe_index(r.pipe))] += r.end - r.start;
+    }
+
+    // One track per stage on each rank ("stage <name>") with one slice over the stage's extent:
+    // a lane per stage group, above the cores.
+    void stage_slices() {
+        for (const auto& [key, s] : stages_) {
+            const auto [rank, stage] = key;
+            const int tid = kStageTidBase + stage;
+            tracks_.emplace(rank, tid, "stage " + stage_name(stage));
+            nlohmann::json busy = nlohmann::json::object();
+            for (Pipe p : {Pipe::M, Pipe::MTE1, Pipe::MTE2, Pipe::MTE3, Pipe::FIX, Pipe::V}) {
+                const SimTime ps = s.busy_ps[static_cast<std::size_t>(pipe_index(p))];
+                if (ps > 0) busy[pipe_name(p)] = to_us(ps);
+            }
+            out_ += fmt::format("{{\"name\":{},\"cat\":\"stage\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},"
+                                "\"args\":{{\"stage\":{},\"blocks\":{},\"busy_us\":{}}}}},\n",
+                                json_string(stage_name(stage)), us(s.start), us(s.end - s.start), rank, tid,
+                                json_string(stage_name(stage)), s.blocks.size(), busy.dump());
+        }
     }
 
     // An arrow from the TNOTIFY whose write made this TWAIT's condition true.
@@ -259,8 +304,9 @@ private:
         for (const auto& [rank, tid, name] : tracks_) {
             out_ += fmt::format("{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}},\n", rank,
                                 tid, json_string(name));
+            // Stage tracks first, then the cores in tid order.
             out_ += fmt::format("{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}},\n",
-                                rank, tid, tid);
+                                rank, tid, tid >= kStageTidBase ? tid - 2 * kStageTidBase : tid);
         }
     }
 
@@ -279,6 +325,7 @@ private:
     SimTime stalled_min_ps_ = 0;
     std::multimap<std::tuple<int, std::int64_t, SimTime>, std::size_t> notifies_;
     std::set<std::tuple<int, int, std::string>> tracks_;
+    std::map<std::pair<int, int>, StageSpan> stages_;  // by (rank, stage)
     int next_flow_ = 1;
 };
 

@@ -54,6 +54,7 @@ TraceMachine trace_machine(const CostModel& cost, const Topology& topology, cons
 struct TraceInput {
     const std::vector<InstrRecord>* log = nullptr;      // the view's records (Cluster::event_log order)
     std::vector<std::string> stream_names;               // by stream id
+    std::vector<std::string> stage_names;                // by stage id (records' stage)
     SimTime view_start = 0;
     SimTime view_end = 0;
     nlohmann::json metadata = nlohmann::json::object();  // run identity, copied into otherData
