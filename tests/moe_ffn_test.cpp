@@ -126,5 +126,24 @@ TEST(MoeFfn, RefusesShapesTheKernelsCannotTake) {
     EXPECT_NE(test::refusal_of(r), "");
 }
 
+// The receive buffers hold --max-output-size rows: a rank routed more is refused, naming the rank,
+// its rows and the smallest size that fits; exactly enough runs and verifies.
+TEST(MoeFfn, MaxOutputSizeBoundsTheRowsARankReceives) {
+    RunRequest r = moe("per_expert", 2, 32, 0);  // round-robin: every rank receives M x topK = 128 rows
+    r.knobs["max_output_size"] = 127;
+    EXPECT_EQ(test::refusal_of(r),
+              "--max-output-size 127: rank 0 receives 128 routed rows, more than its receive buffers hold (the rows its "
+              "local experts get from every rank's routes); nearest valid: 128");
+    r.knobs["max_output_size"] = 0;
+    EXPECT_NE(test::refusal_of(r).find("--max-output-size 0: rows a rank's receive buffers hold: 1..2147483647 here"),
+              std::string::npos)
+        << test::refusal_of(r);
+    r.knobs["max_output_size"] = 128;
+    EXPECT_EQ(test::refusal_of(r), "");
+    const ProgramOutput out = test::run_op(r);
+    EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
+    EXPECT_EQ(out.results.extras.at("max_output_size").get<int>(), 128);
+}
+
 }  // namespace
 }  // namespace tandem::host

@@ -40,6 +40,7 @@ MoeShape moe_shape_of(const OpParams& p) {
     s.routing = static_cast<Routing>(p.knob("routing").value_or(0));
     s.zipf_s_pct = p.knob("zipf_s_pct").value_or(120);
     s.seed = p.knob("route_seed").value_or(0);
+    s.max_output_size = p.knob("max_output_size").value_or(MoeShape::kPublishedMaxOutputSize);
     s.x_dtype = p.dtype == DType::F16 ? DType::F16 : DType::BF16;
     return s;
 }

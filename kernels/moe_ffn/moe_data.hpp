@@ -25,6 +25,10 @@ struct MoeShape {
     int zipf_s_pct = 120;  // zipf exponent S x 100
     int seed = 0;
     DType x_dtype = DType::BF16;  // x is bf16 (published) or fp16
+    // Rows a rank's receive buffers hold (the published maxOutputSize, 81940 in its cases): a
+    // routing that sends a rank more is refused, as the published kernel has no room for them.
+    int max_output_size = kPublishedMaxOutputSize;
+    static constexpr int kPublishedMaxOutputSize = 81940;
 
     int global_experts() const { return ranks * experts; }
     int routes() const { return m * topk; }  // R, per rank

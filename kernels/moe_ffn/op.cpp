@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -85,7 +86,8 @@ std::map<std::string, int> moe_knobs(const OpParams& p) {
             {"experts_per_rank", s.experts},
             {"routing", static_cast<int>(s.routing)},
             {"zipf_s_pct", s.zipf_s_pct},
-            {"route_seed", s.seed}};
+            {"route_seed", s.seed},
+            {"max_output_size", s.max_output_size}};
 }
 
 void validate(const OpParams& p, const BufferLimits& lim) {
@@ -99,6 +101,22 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     check_knob_range(p, "topk", 1, std::min(256, s.global_experts()), "routes per token, at most the global experts");
     check_knob_range(p, "routing", 0, 2, "0 round-robin (published), 1 uniform, 2 zipf");
     check_knob_range(p, "zipf_s_pct", 1, 1000, "the Zipf exponent S x 100");
+    check_knob_range(p, "max_output_size", 1, std::numeric_limits<int>::max(), "rows a rank's receive buffers hold:");
+    {
+        // The receive buffers hold max_output_size rows: a rank routed more has no room (the
+        // published kernel would overrun them), so the run is refused naming the rank.
+        const RouteTables t = make_route_tables(s);
+        for (int r = 0; r < s.ranks; ++r) {
+            const int rows = t.recv_total[static_cast<std::size_t>(r)];
+            if (rows > s.max_output_size) {
+                throw ParamError({ParamValue::knob("max_output_size", s.max_output_size)},
+                                 fmt::format("rank {} receives {} routed rows, more than its receive buffers hold (the "
+                                             "rows its local experts get from every rank's routes)",
+                                             r, rows),
+                                 {ParamValue::knob("max_output_size", t.max_recv)});
+            }
+        }
+    }
     // UB: FrontReorder's bf16, fp32 and |x| rows, the packed row and two sort chunks.
     const std::int64_t ub = std::int64_t{p.k} * (2 + 4 + 4 + 1) + 32 + 2LL * 4 * std::min(s.routes(), kSortChunk) + 1024 + 64;
     if (ub > lim.ub_bytes) {
@@ -390,7 +408,9 @@ VariantDesc moe_defaults() {
                KnobDesc{"experts_per_rank", {}, "local experts per rank E (default 16)", {}},
                KnobDesc{"routing", {}, "router: 0 the published round-robin (default), 1 uniform (seeded), 2 zipf", {}},
                KnobDesc{"zipf_s_pct", {}, "routing 2: the Zipf exponent S x 100 (default 120)", {}},
-               KnobDesc{"route_seed", {}, "routing 1 and 2: the seed (default 0)", {}}};
+               KnobDesc{"route_seed", {}, "routing 1 and 2: the seed (default 0)", {}},
+               KnobDesc{"max_output_size", {}, "rows a rank's receive buffers hold; more routed to a rank is refused "
+                                               "(default 81940, the published cases')", {}}};
     v.faults = {"skip_last_route", "drop_scale1"};
     v.validate = validate;
     v.workspace_bytes = [](const OpParams& p) {
