@@ -5,6 +5,8 @@
 
 #include "api/config_fields.hpp"
 #include "host/params/param_schema.hpp"
+#include "host/params/param_values.hpp"
+#include "sim/sim_error.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::api {
@@ -68,6 +70,15 @@ std::string config_key_type(const std::string& key) {
 
 void set_config(OpConfig& config, const std::string& key, const ConfigValue& value) {
     const std::string type = config_key_type(key);
+    if (field_of_key(key) == nullptr && std::holds_alternative<std::string>(value)) {
+        // A knob's word (moe_ffn's routing="zipf:1.2"): the knob values it stands for.
+        try {
+            for (const auto& [knob, v] : host::parse_knob_text(key, std::get<std::string>(value))) config.knobs[knob] = v;
+        } catch (const SimError& e) {
+            throw Error(fmt::format("config['{}']: {}", key, e.what()));
+        }
+        return;
+    }
     const bool fits = (type == "int" && std::holds_alternative<int>(value)) ||
                       (type == "flag" && std::holds_alternative<bool>(value)) ||
                       (type == "text" && std::holds_alternative<std::string>(value));

@@ -107,6 +107,11 @@ struct KnobDesc {
     std::vector<std::string> aliases;  // other flags meaning the same (Iris's names, e.g. --total_sms)
     std::string doc;                   // for --help and --list-ops
     std::vector<int> tune_values;      // what --tune tries besides the default (empty: not tuned)
+    // Words the knob takes besides integers, on every surface (moe_ffn's `--routing zipf:1.2`):
+    // the knob values a text stands for (it may set other knobs of the op too), nullopt when the
+    // text is not one. `words` lists them for --help and errors ("round_robin, uniform, zipf[:S]").
+    std::function<std::optional<std::map<std::string, int>>(const std::string& text)> parse_words = {};
+    std::string words = {};
 };
 
 // Multiples the host pads each rank's tensors to (with zeros), as the Ascend examples pad M and

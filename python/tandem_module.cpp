@@ -95,7 +95,9 @@ OpConfig config_of(const py::object& config) {
         const std::string type = config_key_type(key);
         try {
             if (type == "int" && py::isinstance<py::bool_>(value)) throw py::cast_error();  // True is no count
-            if (type == "int") set_config(c, key, value.cast<int>());
+            // A knob's word (routing="zipf:1.2"): set_config reads it or says what the knob takes.
+            if (type == "int" && py::isinstance<py::str>(value)) set_config(c, key, value.cast<std::string>());
+            else if (type == "int") set_config(c, key, value.cast<int>());
             else if (type == "flag") set_config(c, key, value.cast<bool>());
             else set_config(c, key, value.cast<std::string>());
         } catch (const py::cast_error&) {

@@ -175,6 +175,27 @@ TEST(HostOptions, MalformedNumbersAreRejected) {
     }
 }
 
+// A knob with words (moe_ffn's --routing) takes them besides integers; a word may set another
+// knob too (zipf:S sets --zipf-s-pct), and a wrong one is refused listing the words.
+TEST(HostOptions, KnobWordsSetTheirKnobs) {
+    const CommandLine zipf = parse({"--op", "moe_ffn", "--routing", "zipf:1.5"});
+    EXPECT_EQ(zipf.run.knobs.at("routing"), 2);
+    EXPECT_EQ(zipf.run.knobs.at("zipf_s_pct"), 150);
+    EXPECT_EQ(parse({"--op", "moe_ffn", "--routing", "Uniform"}).run.knobs.at("routing"), 1);
+    EXPECT_EQ(parse({"--op", "moe_ffn", "--routing", "round_robin"}).run.knobs.at("routing"), 0);
+    EXPECT_EQ(parse({"--op", "moe_ffn", "--routing", "2"}).run.knobs.at("routing"), 2);
+    // An explicit --zipf-s-pct wins over the word's S.
+    EXPECT_EQ(parse({"--op", "moe_ffn", "--routing", "zipf:1.5", "--zipf-s-pct", "80"}).run.knobs.at("zipf_s_pct"), 80);
+    for (const std::string bad : {"zipf:0", "zipf:-1", "zipf:", "zipf:x", "skewed"}) {
+        const auto f = cli_error({"--op", "moe_ffn", "--routing", bad});
+        EXPECT_NE(f.exit_code, 0) << bad;
+        expect_one_line(f.message);
+        expect_contains(f.message, {"--routing", bad, "round_robin, uniform, zipf or zipf:S"});
+    }
+    // A knob without words takes integers only.
+    expect_contains(cli_error({"--chunk-tiles", "many"}).message, {"--chunk-tiles", "'many' is not a whole decimal number"});
+}
+
 TEST(HostOptions, NumberOutOfIntRange) {
     const auto f = cli_error({"--gk", "99999999999"});
     EXPECT_NE(f.exit_code, 0);

@@ -102,6 +102,27 @@ TEST(Sweep, CsvBadRowsAreReportedByLineAndSkipped) {
     EXPECT_EQ(plan.jobs[1].run.request.comm_mode, "ring");
 }
 
+// A knob's words work in a sweep cell as on the command line (routing: zipf:S sets zipf_s_pct).
+TEST(Sweep, KnobWordsInCells) {
+    const fs::path dir = fresh_dir("knob_words");
+    write_text(dir / "rows.csv",
+               "op,ranks,m,k,n,routing\n"
+               "moe_ffn,2,32,256,512,zipf:1.5\n"
+               "moe_ffn,2,32,256,512,uniform\n"
+               "moe_ffn,2,32,256,512,heavy\n");
+    ProfileCache profiles;
+    const SweepPlan plan = plan_sweep(dir / "rows.csv", cli_defaults(), profiles);
+    ASSERT_EQ(plan.jobs.size(), 2u);
+    EXPECT_EQ(plan.jobs[0].run.request.knobs.at("routing"), 2);
+    EXPECT_EQ(plan.jobs[0].run.request.knobs.at("zipf_s_pct"), 150);
+    EXPECT_EQ(plan.jobs[1].run.request.knobs.at("routing"), 1);
+    ASSERT_EQ(plan.bad.size(), 1u);
+    EXPECT_NE(plan.bad[0].message.find("rows.csv line 4: routing: 'heavy' is neither a whole decimal number nor one of "
+                                       "round_robin, uniform, zipf or zipf:S"),
+              std::string::npos)
+        << plan.bad[0].message;
+}
+
 TEST(Sweep, ResultsInInputOrderEqualToRunningEachRowAlone) {
     const fs::path dir = fresh_dir("alone");
     write_text(dir / "rows.csv", kCsv);

@@ -48,7 +48,8 @@ RunRequest request_of(const RowFields& row, const fs::path& file, const RunReque
                 set_param(r, p->id, value);
                 if (p->id == Param::Soc) r.profile_file.clear();
             } else {
-                r.knobs[column] = parse_int_text(value);  // sweep_columns(): a knob's name
+                // sweep_columns(): a knob's name (a word may set other knobs too)
+                for (const auto& [knob, v] : parse_knob_text(column, value)) r.knobs[knob] = v;
             }
         } catch (const tandem::SimError& e) {
             fail(fmt::format("{}: {}", column, e.what()));

@@ -46,6 +46,20 @@ CLI::Validator schema_check(const ParamDesc* p) {
         "", "schema");
 }
 
+// A knob's text: an integer, or one of its words (kept as written, parsed again once read).
+CLI::Validator knob_check(const std::string& knob) {
+    return CLI::Validator(
+        [knob](std::string& text) -> std::string {
+            try {
+                (void)parse_knob_text(knob, text);
+            } catch (const tandem::SimError& e) {
+                return e.what();
+            }
+            return {};
+        },
+        "", "knob");
+}
+
 // A CLI11 file/directory check without its ":FILE"/":DIR" suffix in the help (the type name says it).
 CLI::Validator without_description(CLI::Validator v) { return v.description(""); }
 
@@ -96,7 +110,9 @@ void build_app(CLI::App& app, ParseTargets& t, const std::string& program_name) 
     for (const kernels::KnobDesc& knob : kernels::all_knobs()) {
         std::vector<std::string> names = {knob_flag(knob.name)};
         names.insert(names.end(), knob.aliases.begin(), knob.aliases.end());
-        app.add_option(joined_names(names), t.knobs[knob.name], knob.doc)->transform(schema_check(nullptr))->type_name("INT");
+        app.add_option(joined_names(names), t.knobs[knob.name], knob.doc)
+            ->transform(knob_check(knob.name))
+            ->type_name(knob.parse_words ? "INT|WORD" : "INT");
     }
     app.footer(
         "Examples:\n"
@@ -219,7 +235,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
         else set_program_param(cl, p.id, text, on);
     }
     for (const auto& [name, text] : t.knobs) {
-        if (app.count(knob_flag(name)) > 0) cl.run.knobs[name] = parse_int_text(text);
+        if (app.count(knob_flag(name)) > 0)
+            for (const auto& [knob, value] : parse_knob_text(name, text)) cl.run.knobs[knob] = value;
     }
     check_batch_flags(app, cl.batch);
     apply_default_shape(app, cl.run);

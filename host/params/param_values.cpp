@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 #include "host/params/fail.hpp"
 
@@ -26,6 +27,19 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::map<std::string, int> parse_knob_text(const std::string& knob, const std::string& text) {
+    for (const kernels::KnobDesc& k : kernels::all_knobs()) {
+        if (k.name != knob || !k.parse_words) continue;
+        try {
+            return {{knob, parse_int_text(text)}};
+        } catch (const SimError&) {
+        }
+        if (std::optional<std::map<std::string, int>> values = k.parse_words(text)) return *values;
+        throw SimError(fmt::format("'{}' is neither a whole decimal number nor one of {}", text, k.words));
+    }
+    return {{knob, parse_int_text(text)}};
+}
 
 std::string lower_case(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -3,6 +3,7 @@
 // a sweep cell, the MPI wire and --tune's "Run it" line read and write a RunRequest, and how the
 // results JSON gets its identity keys. One parser per type, so a value means the same wherever
 // it is written.
+#include <map>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,10 @@ namespace tandem::host {
 // Sizes are decimal: "0100" is 100 (not octal); "0x10", "1e3", "2.5" are refused, as is a value
 // that does not fit an int.
 int parse_int_text(const std::string& text);
+// An op's knob from its text: an integer, or one of the knob's words (KnobDesc::parse_words),
+// which may set other knobs too: the knob values it stands for. Throws as the parsers do, listing
+// the words when the knob has some. An unknown knob takes integers only.
+std::map<std::string, int> parse_knob_text(const std::string& knob, const std::string& text);
 // `s` in lower case (ASCII), as the parsers compare names and choices.
 std::string lower_case(std::string s);
 // true/false (also 1/0, yes/no; any case).

@@ -362,7 +362,9 @@ def _config_arg(op, config):
             ignored.append(key)
             continue
         kind = keys.get(key, "int")  # not a schema key: a variant's knob (an int); C++ names unknown ones
-        if kind == "int":
+        if key not in keys and isinstance(value, str):
+            pass  # a knob's word (routing="zipf:1.2"): the C++ module reads it or says what it takes
+        elif kind == "int":
             if not _is_int(value):
                 raise TypeError(f"config['{key}'] = {value!r}: must be an integer, not {type(value).__name__}")
             if key in keys and value <= 0:

@@ -4,6 +4,7 @@ parameter's, and every parameter the schema gives a Python keyword is taken wher
 import inspect
 import re
 
+import numpy as np
 import pytest
 
 import tandem
@@ -103,3 +104,21 @@ def test_iris_fused_config_fields_mean_what_the_schema_says():
 def test_a_context_refusal_names_the_keyword():
     with pytest.raises(tandem.Error, match=r"^Context: num_ranks=40: a functional context has 1\.\.32 ranks"):
         tandem.Context(num_ranks=40)
+
+
+def test_a_knobs_words_work_in_config():
+    """moe_ffn's routing takes its words as on the command line: zipf:S also sets zipf_s_pct; a
+    wrong word is refused listing the words; an integer still works."""
+    ctx = tandem.Context(num_ranks=2, functional=False)
+    M, K, N = 32, 256, 512
+    out = ctx.zeros((M, K), dtype="fp16")
+    a = np.zeros((M, K), dtype=np.float16)
+    b = np.zeros((K, N), dtype=np.float16)
+    small = {"topk": 4, "experts_per_rank": 4, "compute_blocks": 4, "comm_blocks": 8}
+    ws = ctx.ops.moe_ffn(out, a, b, config={"routing": "zipf:1.5", **small})
+    assert "routing=2" in repr(ws) and "zipf_s_pct=150" in repr(ws)
+    ws = ctx.ops.moe_ffn(out, a, b, config={"routing": 1, **small})
+    assert "routing=1" in repr(ws)
+    with pytest.raises(tandem.Error, match=r"config\['routing'\]: 'zipf:x' is neither a whole decimal number nor one of "
+                                           r"round_robin, uniform, zipf or zipf:S"):
+        ctx.ops.moe_ffn(out, a, b, config={"routing": "zipf:x", **small})
