@@ -54,6 +54,9 @@ struct WorkspaceState {
     std::vector<Event> end_events;     // per rank and stream (rank-major)
     std::vector<SimTime> start_ps;     // per rank
     std::vector<int> used_streams;     // stream indexes of the launches still running
+    const kernels::OwnMath* own_math = nullptr;  // the op's own math, if it has one
+    // Checks a completed functional call's output against the op's own golden (own_math only).
+    void verify_own_math(int ranks);
     ~WorkspaceState();
 };
 

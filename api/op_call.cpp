@@ -22,6 +22,7 @@
 
 #include "api/context_state.hpp"
 #include "host/run/op_bench.hpp"
+#include "host/run/verify.hpp"
 #include "api/config_fields.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/ops/shard_shapes.hpp"
@@ -228,6 +229,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         ws->variant = run.request.variant;
         ws->signature = signature;
         ws->params = run.params;
+        ws->own_math = run.op->own_math ? &*run.op->own_math : nullptr;
         const kernels::VariantDesc& variant = *run.variant;
         ws->shapes = host::shard_shapes(run.sharding(), ws->params);
         ws->instance = variant.make(ws->params);
@@ -359,11 +361,26 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         res.end_us = to_us(last);
         res.complete = true;
         set.busy = false;
+        if (functional) w.verify_own_math(ranks);
     }
     check_sanitized(op_name);
     Workspace handle;
     handle.state_ = ws;
     return handle;
+}
+
+void WorkspaceState::verify_own_math(int ranks) {
+    if (own_math == nullptr) return;
+    const host::Tolerance tol = host::own_math_tolerance(*own_math, params.out_dtype);
+    std::vector<host::RankVerification> found;
+    bool passed = true;
+    for (int r = 0; r < ranks; ++r) {
+        const host::DeviceMatrix actual = host::read_output(staging[static_cast<std::size_t>(r)].out, shapes.out_rows, shapes.out_cols);
+        found.push_back(host::verify_rank(r, actual.data(), own_math->golden(params, r), tol));
+        passed = passed && found.back().passed;
+    }
+    results.verification = passed ? "passed" : "failed";
+    results.verification_report = passed ? "" : host::describe_failures(found, shapes.out_cols) + "  (rule: " + tol.describe() + ")";
 }
 
 void ContextState::barrier() {
@@ -403,6 +420,7 @@ void ContextState::barrier() {
         }
         res.end_us = to_us(last);
         res.complete = true;
+        if (options.functional) w->verify_own_math(options.ranks);
         w->pending = false;
         w->pending_out.reset();
         stream_sets[static_cast<std::size_t>(w->stream_set)].busy = false;

@@ -84,14 +84,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
                         out.bench.slowest.seq_compute_us, out.bench.slowest.pipelined_us};
     r.verification = Verification::Skipped;
     if (!timing_only) {
-        Tolerance tol = tolerance_for(params.out_dtype);
-        if (own != nullptr) {
-            tol.rule = Tolerance::Rule::AbsPlusRel;
-            tol.abs = own->abs;
-            tol.rel = own->rel;
-            tol.max_failure_share = own->max_failure_share;
-            tol.max_zero_outputs = -1;
-        }
+        const Tolerance tol = own != nullptr ? own_math_tolerance(*own, params.out_dtype) : tolerance_for(params.out_dtype);
         bool passed = true;
         for (int rank = 0; rank < params.ranks; ++rank) {
             // Only a column-split output needs its own slice of the golden; the others compare

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "host/run/parallel_bands.hpp"
+#include "kernels/op_desc.hpp"
 #include "sim/mem/fp16_widen.hpp"
 
 namespace tandem::host {
@@ -108,6 +109,16 @@ Tolerance tolerance_for(DType out) {
     t.max_failure_share = 0.01;
     t.max_zero_outputs = -1;  // -1, 0, 1 inputs make zero a common right answer
     return t;
+}
+
+Tolerance own_math_tolerance(const kernels::OwnMath& own, DType out) {
+    Tolerance tol = tolerance_for(out);
+    tol.rule = Tolerance::Rule::AbsPlusRel;
+    tol.abs = own.abs;
+    tol.rel = own.rel;
+    tol.max_failure_share = own.max_failure_share;
+    tol.max_zero_outputs = -1;
+    return tol;
 }
 
 std::string Tolerance::describe() const {

@@ -15,6 +15,10 @@
 
 #include "sim/mem/dtype.hpp"
 
+namespace tandem::kernels {
+struct OwnMath;
+}
+
 namespace tandem::host {
 
 struct Mismatch {
@@ -35,6 +39,9 @@ struct Tolerance {
 };
 // The rule for an output of dtype `out` (see above).
 Tolerance tolerance_for(DType out);
+// An op with its own math (kernels::OwnMath): its rule (|d| > abs + rel |e| fails, at most a share
+// of the elements may), as the command line and the API check it.
+Tolerance own_math_tolerance(const kernels::OwnMath& own, DType out);
 
 struct RankVerification {
     int rank = 0;

@@ -122,6 +122,11 @@ struct OpResults {
     std::optional<double> seq_comm_us;
     std::optional<double> seq_compute_us;
     std::map<std::string, int> knobs;       // the knobs as used (defaults resolved)
+    // An op with its own math (moe_ffn), in a functional context: its output checked against the
+    // op's own golden once the call completed, as the command line does ("passed" or "failed";
+    // "skipped" for the other ops, whose math the caller checks against A x B, and timing-only).
+    std::string verification = "skipped";
+    std::string verification_report;        // which ranks and elements erred, when it failed
 };
 
 // An op's own device memory (windows, flags, staging) for one shape and configuration; reusable

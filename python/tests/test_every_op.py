@@ -4,6 +4,7 @@ sharding: python/examples/problems.py)."""
 import os
 import sys
 
+import numpy as np
 import pytest
 
 import tandem
@@ -19,6 +20,11 @@ def variants():
     ctx = tandem.Context(num_ranks=RANKS, functional=False)
     # An op with its own math (moe_ffn) is checked by its own golden in the C++ suite, not numpy's A x B.
     return [(op, v) for op in ctx.ops.names() if not ctx.ops.info(op)["own_math"] for v in ctx.ops.info(op)["variants"]]
+
+
+def own_math_variants():
+    ctx = tandem.Context(num_ranks=RANKS, functional=False)
+    return [(op, v) for op in ctx.ops.names() if ctx.ops.info(op)["own_math"] for v in ctx.ops.info(op)["variants"]]
 
 
 def biases():
@@ -80,3 +86,23 @@ def test_one_rank_runs_an_op_without_communication():
     with pytest.raises(tandem.Error, match="needs at least 2 ranks"):
         A2, B2, C2, _, _ = make_problem(ctx, "matmul_all_reduce", 256, 256, 256)
         ctx.ops.matmul_all_reduce(C2, A2, B2)
+
+
+@pytest.mark.parametrize("op,variant", own_math_variants())
+@pytest.mark.parametrize("async_op", [False, True])
+def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op):
+    """An op with its own math (moe_ffn) is checked by the module against the op's golden once the
+    call completed (results['verification']), as the command line does; timing-only skips it."""
+    out = ctx.zeros((32, 256), dtype="fp16")
+    a = np.zeros((32, 256), dtype=np.float16)
+    b = np.zeros((256, 512), dtype=np.float16)
+    config = {"variant": variant, "topk": 4, "experts_per_rank": 4, "compute_blocks": 4, "comm_blocks": 8}
+    ws = getattr(ctx.ops, op)(out, a, b, async_op=async_op, config=config)
+    if async_op:
+        assert ws.results["verification"] == "skipped"  # not complete yet
+        ctx.barrier()
+    assert ws.results["complete"]
+    assert ws.results["verification"] == "passed", ws.results.get("verification_report")
+    timing = tandem.Context(num_ranks=RANKS, functional=False)
+    ws = getattr(timing.ops, op)(timing.zeros((32, 256), dtype="fp16"), a, b, config=config)
+    assert ws.results["verification"] == "skipped"

@@ -83,8 +83,8 @@ struct CoreBusy {
 };
 
 // One stage of a kernel (BlockCtx::set_stage: the op names its stages, sim/ only numbers them):
-// the data-pipe instructions (not SCALAR's) its blocks issued while in it. Busy per pipe is summed over those blocks, as
-// CoreBusy's is over a core's (SCALAR's issue slots are not counted per stage).
+// the data-pipe instructions (not SCALAR's) its blocks issued while in it. Busy per pipe is
+// summed over those blocks, as CoreBusy's is over a core's.
 struct StageBusy {
     SimTime start = kNever;  // its first instruction's start
     SimTime end = 0;         // its last instruction's end
