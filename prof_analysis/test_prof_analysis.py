@@ -865,19 +865,24 @@ class EndToEndTest(TmpDirCase):
         with open(out, "rb") as f:
             self.assertEqual(f.read(8), PNG_MAGIC)
 
-    def test_gemm_pipe_ratios_match_the_results(self):
-        tp, rp, jp = self.path("gemm_trace.json"), self.path("gemm.json"), self.path("gemm_report.json")
-        cmd = [os.environ["TANDEM_BIN"], "--op", "gemm", "-n", "1", "--gm", "512", "--gk", "512", "--gn", "1536",
-               "--timing-only", "--quiet", "--trace", tp, "--json", rp]
+    def traced_run(self, name, *args):
+        """The host program run timing-only with a trace and results (`name`.*), then report.py
+        --strict on them: (the report's text, its JSON, the results JSON, the trace's path)."""
+        tp, rp, jp = self.path(f"{name}_trace.json"), self.path(f"{name}.json"), self.path(f"{name}_report.json")
+        cmd = [os.environ["TANDEM_BIN"], *args, "--timing-only", "--quiet", "--trace", tp, "--json", rp]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, f"{' '.join(cmd)} failed:\n{r.stdout}\n{r.stderr}")
         r = run_tool(os.path.join(HERE, "report.py"), tp, "--results", rp, "--json", jp, "--strict")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("rank 0 compute GemmPerformance", r.stdout)
         with open(jp) as f:
             rep = json.load(f)
         with open(rp) as f:
             res = json.load(f)
+        return r.stdout, rep, res, tp
+
+    def test_gemm_pipe_ratios_match_the_results(self):
+        text, rep, res, _ = self.traced_run("gemm", "--op", "gemm", "-n", "1", "--gm", "512", "--gk", "512", "--gn", "1536")
+        self.assertIn("rank 0 compute GemmPerformance", text)
         [launch] = rep["kernels"]["launches"]
         [want] = [k for k in res["kernels"] if k["view"] == "pipelined"]
         self.assertEqual(launch["cores"], {"AIC": 24})
@@ -888,22 +893,13 @@ class EndToEndTest(TmpDirCase):
         self.assertGreater(launch["pipe_ratio"]["AIC"]["CUBE"]["mean"], 0.0)
 
     def test_moe_stages_and_the_bounding_stage_match_the_results(self):
-        tp, rp, jp = self.path("moe_trace.json"), self.path("moe.json"), self.path("moe_report.json")
-        cmd = [os.environ["TANDEM_BIN"], "--op", "moe_ffn", "--variant", "expert_major", "-n", "4", "--gm", "32",
-               "--gk", "256", "--gn", "512", "--topk", "4", "--experts-per-rank", "4", "--compute-blocks", "4",
-               "--comm-blocks", "8", "--timing-only", "--quiet", "--trace", tp, "--json", rp]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        self.assertEqual(r.returncode, 0, f"{' '.join(cmd)} failed:\n{r.stdout}\n{r.stderr}")
+        text, rep, res, tp = self.traced_run(
+            "moe", "--op", "moe_ffn", "--variant", "expert_major", "-n", "4", "--gm", "32", "--gk", "256", "--gn", "512",
+            "--topk", "4", "--experts-per-rank", "4", "--compute-blocks", "4", "--comm-blocks", "8")
+        self.assertIn("bounding stage:", text)
         r = run_tool(os.path.join(HERE, "check_trace.py"), tp)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn(" 0 warnings", r.stdout)
-        r = run_tool(os.path.join(HERE, "report.py"), tp, "--results", rp, "--json", jp, "--strict")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("bounding stage:", r.stdout)
-        with open(jp) as f:
-            rep = json.load(f)
-        with open(rp) as f:
-            res = json.load(f)
         want = res["pipelined_stages"]
         mine = rep["stages"]["0"]
         self.assertEqual(mine["bounding_stage"], want["bounding_stage"])
