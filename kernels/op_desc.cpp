@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "sim/mem/bf16.hpp"
+#include "sim/mem/fp16.hpp"
+
 namespace tandem::kernels {
 
 const char* view_name(ViewKind v) {
@@ -33,6 +36,11 @@ VariantDesc derive_variant(const VariantDesc& defaults, std::string name, std::s
     v.name = std::move(name);
     v.doc = std::move(doc);
     return v;
+}
+
+float OwnMathInput::at(int r, int c) const {
+    const std::uint16_t bits = data[r * ld + c];
+    return dtype == DType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
 }
 
 std::string OpInstance::signal_name(int, std::int64_t) const { return {}; }

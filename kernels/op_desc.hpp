@@ -266,13 +266,25 @@ struct SeedFormat {
     bool input_files = false;
 };
 
+// A rank's A as the caller placed it, for an op's own golden: rows x cols 16-bit elements (fp16
+// or bf16 bits, as `dtype`), row r at data + r * ld.
+struct OwnMathInput {
+    const std::uint16_t* data = nullptr;
+    std::int64_t ld = 0;
+    int rows = 0;
+    int cols = 0;
+    DType dtype = DType::F16;
+    float at(int r, int c) const;  // element (r, c) as fp32 (exact)
+};
+
 // An op whose math is not the sharding's GEMM (moe_ffn: routed tokens through per-expert FFNs):
-// it generates the data its math needs beyond A itself (weights, routes) in its own workspace,
-// and gives the host each rank's expected output and the tolerance to check it with.
+// it reads A (its tokens) as every op does, generates the rest of the data its math needs
+// (weights, routes) in its own workspace, and gives the host each rank's expected output and the
+// tolerance to check it with.
 struct OwnMath {
-    // Rank `rank`'s expected output (its out_rows x out_cols, row-major, fp32), from the op's
-    // deterministic data (the same the op's workspace holds in a functional run).
-    std::function<std::vector<float>(const OpParams&, int rank)> golden;
+    // Rank `rank`'s expected output (its out_rows x out_cols, row-major, fp32), from the rank's A
+    // and the op's deterministic data (the same the op's workspace holds in a functional run).
+    std::function<std::vector<float>(const OpParams&, int rank, const OwnMathInput& a)> golden;
     // An element errs when |actual - expected| > abs + rel * |expected|; a rank passes when at
     // most max_failure_share of its elements err (and no NaN where the golden has none).
     double abs = 0;

@@ -6,10 +6,15 @@
 // the kernels cannot take are refused with the rule.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/run/program.hpp"
 #include "kernels/moe_ffn/moe_data.hpp"
+#include "kernels/moe_ffn/moe_stages.hpp"
+#include "sim/exec/instr_record.hpp"
 #include "tests/op_run.hpp"
 #include "tests/test_support.hpp"
 
@@ -70,6 +75,31 @@ TEST(MoeFfn, EveryFaultFailsVerification) {
         const ProgramOutput out = test::run_op(r);
         EXPECT_EQ(out.results.verification, Verification::Failed) << fault;
     }
+}
+
+TEST(MoeFfn, EachAicStartsItsGmm1KLoopAtItsOwnKTile) {
+    // The published K-shuffle: at K 1024 GMM1 has two K tiles of 512, and AIC b starts at K tile
+    // b mod 2, so within a tile an odd block loads the weights' second 512 rows (the higher
+    // address) before the first. A weight panel is 512 x 256 int8.
+    RunRequest r = moe("per_expert", 2, 64, 0, 1024, 512);
+    r.timing_only = true;
+    RunOutputs logged;
+    logged.record_log = true;
+    const ProgramOutput out = test::run_op(r, test::b1_profile(), logged);
+    std::map<std::pair<int, int>, std::vector<std::int64_t>> panels;  // (rank, block) -> addresses
+    for (const InstrRecord& rec : out.bench.pipelined_log)
+        if (rec.op == Opcode::TLOAD && rec.stage == kernels::moe::kStageGmm1 && rec.bytes == 512 * 256)
+            panels[{rec.rank, rec.block}].push_back(rec.address);
+    ASSERT_FALSE(panels.empty());
+    int odd = 0, even = 0;
+    for (const auto& [where, addr] : panels) {
+        ASSERT_GE(addr.size(), 2U) << "rank " << where.first << " block " << where.second;
+        const bool starts_high = addr[1] < addr[0];
+        EXPECT_EQ(starts_high, where.second % 2 == 1) << "rank " << where.first << " block " << where.second;
+        (where.second % 2 == 1 ? odd : even) += 1;
+    }
+    EXPECT_GT(odd, 0);
+    EXPECT_GT(even, 0);
 }
 
 TEST(MoeFfn, OverlapBeatsBulkAndComputeOnlyIsTheFloor) {

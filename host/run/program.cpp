@@ -54,12 +54,15 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     const kernels::OwnMath* own = run.op->own_math ? &*run.op->own_math : nullptr;
     std::vector<std::vector<float>> own_golden;
     if (own != nullptr && !timing_only) {
-        // Functional: the host's A and B are placed as for any op (the op's kernels may ignore
-        // them), and the op's goldens are computed beside the views.
+        // Functional: the host's A and B are placed as for any op (the op's kernels read A and
+        // may ignore B), and the op's goldens are computed from them beside the views.
         out.bench = run_op_views_in_place(
             profile, run,
-            [&](const OpInputs&) {
-                for (int rank = 0; rank < params.ranks; ++rank) own_golden.push_back(own->golden(params, rank));
+            [&](const OpInputs& in_gm) {
+                for (int rank = 0; rank < params.ranks; ++rank) {
+                    const HostMatrix& a = in_gm.a[static_cast<std::size_t>(rank)];
+                    own_golden.push_back(own->golden(params, rank, kernels::OwnMathInput{a.row(0), a.ld(), a.rows, a.cols, in_gm.dtype}));
+                }
             },
             record_log, outputs.host_threads);
     } else if (own != nullptr || timing_only) {

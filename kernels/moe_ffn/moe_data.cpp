@@ -129,14 +129,6 @@ RouteTables make_route_tables(const MoeShape& s) {
     return t;
 }
 
-float x_value(const MoeShape& s, int rank, int t, int c) {
-    // A sin/cos pattern (as the published gen_data.py's x), different on every rank and token.
-    const double tok = static_cast<double>(rank) * s.m + t;
-    const double v = std::sin(0.37 * tok + 2.3 * c) * (0.6 + 0.4 * std::cos(0.0031 * c + 0.5 * tok));
-    const float f = static_cast<float>(v);
-    return s.x_dtype == DType::F16 ? half_to_float(float_to_half(f)) : bf16_to_float(float_to_bf16(f));
-}
-
 float prob_value(const MoeShape& s, int rank, int t, int k) {
     // probs[t,k] ~ (topK - k) + 0.05*(t mod topK) + 0.01*r, normalised per row (gen_data.py's).
     auto raw = [&](int kk) { return static_cast<float>((s.topk - kk) + 0.05 * (t % s.topk) + 0.01 * rank); };
@@ -186,7 +178,7 @@ float swiglu(float g, float u) {
     return sl * u;
 }
 
-std::vector<float> golden_rank(const MoeShape& s, int rank) {
+std::vector<float> golden_rank(const MoeShape& s, int rank, const OwnMathInput& x) {
     const int K = s.k, N = s.n, H = s.half_n();
     const std::vector<std::int32_t> ex = route_experts(s, rank);
     std::vector<float> out(static_cast<std::size_t>(s.m) * K, 0.0f);
@@ -211,7 +203,7 @@ std::vector<float> golden_rank(const MoeShape& s, int rank) {
         for (int c = 0; c < K; ++c) sc2[gi].push_back(scale2_value(s, g, c));
     };
     for (int t = 0; t < s.m; ++t) {
-        for (int c = 0; c < K; ++c) xf[static_cast<std::size_t>(c)] = x_value(s, rank, t, c);
+        for (int c = 0; c < K; ++c) xf[static_cast<std::size_t>(c)] = x.at(t, c);
         const float s1 = quantize_row(xf.data(), K, q.data());
         for (int k = 0; k < s.topk; ++k) {
             const int g = ex[static_cast<std::size_t>(t * s.topk + k)];

@@ -67,17 +67,17 @@ struct RouteTables {
 
 RouteTables make_route_tables(const MoeShape& s);
 
-// Deterministic inputs (values do not affect timing).
-float x_value(const MoeShape& s, int rank, int t, int c);             // exact in s.x_dtype
+// Deterministic inputs besides the tokens x (the caller's A; values do not affect timing).
 float prob_value(const MoeShape& s, int rank, int t, int k);          // normalised over k
 void w1_row(const MoeShape& s, int g, int kk, std::int8_t* out);      // global expert g's W1 row kk: N values
 void w2_row(const MoeShape& s, int g, int j, std::int8_t* out);       // W2 row j: K values
 float scale1_value(const MoeShape& s, int g, int nn);
 float scale2_value(const MoeShape& s, int g, int cc);
 
-// The op's math on rank `rank`'s tokens, with the kernels' rounding points (fp16 gmC, fp16 GMM2
-// output, fp16 combined rows, fp32 weighted sum, fp16 out): M x K fp32 values of fp16 numbers.
-std::vector<float> golden_rank(const MoeShape& s, int rank);
+// The op's math on rank `rank`'s tokens x (M x K), with the kernels' rounding points (fp16 gmC,
+// fp16 GMM2 output, fp16 combined rows, fp32 weighted sum, fp16 out): M x K fp32 values of fp16
+// numbers.
+std::vector<float> golden_rank(const MoeShape& s, int rank, const OwnMathInput& x);
 
 // Per-row dynamic int8 quantisation as the kernels do it: s = max|v| / 127, q = rint(v * 127/max),
 // saturated (a zero row: s = 0, q = 0). Returns s.

@@ -53,7 +53,12 @@ Task gemm_tile(BlockCtx& blk, const MoeRank& a, const GemmStage& g, GemmBuffers&
     Tile c = view(*buf.acc, m, w);
     Tile sv = view(*buf.scale_l1, 1, w);
     co_await TLOAD(sv, S.sub(e, n0, 1, w));
-    for (int k0 = 0; k0 < g.k_red; k0 += step1) {
+    // The published K-shuffle: each AIC starts at K tile (block index mod K tiles) and wraps, so
+    // that the cores do not all read the same K rows of the weights at once.
+    const int k_tiles = ceil_div(g.k_red, step1);
+    const int first = blk.block_idx() % k_tiles;
+    for (int i = 0; i < k_tiles; ++i) {
+        const int k0 = (first + i) % k_tiles * step1;
         const int ks = std::min(step1, g.k_red - k0);
         Tile av = view(*buf.a_l1, m, ks), bv = view(*buf.b_l1, ks, w);
         co_await TLOAD(av, A.sub(r0, k0, m, ks));
@@ -65,7 +70,7 @@ Task gemm_tile(BlockCtx& blk, const MoeRank& a, const GemmStage& g, GemmBuffers&
             TEXTRACT(al, av, 0, kk);
             TEXTRACT(bl, bv, kk, 0);
             sync(blk, PIPE_MTE1, PIPE_M);
-            if (k0 == 0 && kk == 0) TMATMUL(c, al, bl);
+            if (i == 0 && kk == 0) TMATMUL(c, al, bl);
             else TMATMUL_ACC(c, al, bl);
             sync(blk, PIPE_M, PIPE_MTE1);
             fold(*buf.a_l0, al);

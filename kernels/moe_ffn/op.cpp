@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -56,8 +57,7 @@ struct Layout {
         barrier1 = DeviceBarrierLayout(s.ranks, align64(counters + 4LL * slots.table.words()));
         barrier2 = DeviceBarrierLayout(s.ranks, align64(barrier1.region_offset + barrier1.bytes()));
         window = align64(barrier2.region_offset + barrier2.bytes());
-        x = 0;
-        keys = align64(x + std::int64_t{s.m} * K * 2);
+        keys = 0;  // x is the caller's A (RankTensors::a)
         probs = align64(keys + R * 4);
         sorted = align64(probs + R * 4);
         row_of_route = align64(sorted + 2 * R * 4);
@@ -76,7 +76,7 @@ struct Layout {
     MoeSlots slots;
     std::int64_t packed, combined, count_rows, counters, window;
     DeviceBarrierLayout barrier1, barrier2;
-    std::int64_t x, keys, probs, sorted, row_of_route, token_counts, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s,
+    std::int64_t keys, probs, sorted, row_of_route, token_counts, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s,
         gmm2_out, local;
     int global_experts = 0;
     int token_count_cols() const { return std::max(256, global_experts); }
@@ -231,7 +231,11 @@ public:
         const GmAllocation& l = *local_[static_cast<std::size_t>(rank)];
         const int K = s.k, N = s.n, H = s.half_n(), E = s.experts, P = s.packed_row_bytes(), R = s.routes();
         const int rows = std::max(1, tables_->max_recv);
-        a->x = GmTensor(l, lay_.x, s.m, K, K, s.x_dtype);
+        if (t.a.rows() != s.m || t.a.cols() != K || t.a.dtype() != s.x_dtype)
+            throw std::invalid_argument(fmt::format("moe_ffn rank {}: x (A) is {} x {} {}, the op needs {} x {} {}", rank,
+                                                    t.a.rows(), t.a.cols(), dtype_name(t.a.dtype()), s.m, K,
+                                                    dtype_name(s.x_dtype)));
+        a->x = t.a;  // the caller's tokens, M x K in s.x_dtype (the sharding's A)
         a->keys = GmTensor(l, lay_.keys, 1, R, R, DType::F32);
         a->probs = GmTensor(l, lay_.probs, s.m, s.topk, s.topk, DType::F32);
         a->sorted = GmTensor(l, lay_.sorted, 2, R, R, DType::F32);
@@ -345,17 +349,12 @@ public:
     }
 
 private:
-    // The op's inputs, written where the kernels read them (functional runs only).
+    // The op's inputs besides x (the caller's A), written where the kernels read them (functional
+    // runs only).
     void fill_inputs(int rank, const GmAllocation& l) const {
         const MoeShape& s = tables_->shape;
         std::byte* d = const_cast<std::byte*>(l.data.data());  // the host places the inputs before any kernel runs
         const int K = s.k, N = s.n, H = s.half_n(), E = s.experts;
-        auto* x = reinterpret_cast<std::uint16_t*>(d + lay_.x);
-        for (int t = 0; t < s.m; ++t)
-            for (int c = 0; c < K; ++c) {
-                const float v = x_value(s, rank, t, c);
-                x[std::int64_t{t} * K + c] = s.x_dtype == DType::F16 ? float_to_half(v) : float_to_bf16(v);
-            }
         auto* keys = reinterpret_cast<float*>(d + lay_.keys);
         auto* probs = reinterpret_cast<float*>(d + lay_.probs);
         const std::vector<std::int32_t>& ex = tables_->expert[static_cast<std::size_t>(rank)];
@@ -454,7 +453,8 @@ const OpDesc& moe_ffn_op() {
         d.title = "MoE FFN (EP dispatch + int8 GMM + combine)";
         d.doc = "expert-parallel MoE layer: route sort, dispatch all-to-all-v, int8 GMM1 -> SwiGLU + int8 quant -> int8 "
                 "GMM2 per expert, combine and top-K weighted unpermute (the published MegaMoE kernel's math)";
-        // x is the rank's own [M, K] (the op generates it, A is unused); the output has its shape.
+        // x is the rank's own [M, K]: A, replicated in shape, its values the caller's (B is unused:
+        // the experts' weights are the op's); the output has x's shape.
         d.sharding = Sharding{Split::Replicated, Split::Replicated, false, Split::Replicated, /*out_like_a=*/true};
         d.comm_kind = "alltoallv";
         d.comm_payload_bytes = [](const OpParams& p) {
@@ -495,7 +495,7 @@ const OpDesc& moe_ffn_op() {
         baseline.validate = validate_published;
         baseline.faults = {"skip_last_route", "drop_scale1"};
         d.variants = {per_expert, bulk, expert_major, baseline};
-        d.own_math = OwnMath{[](const OpParams& p, int rank) { return golden_rank(moe_shape_of(p), rank); }, 1e-4, 1e-3, 1e-3,
+        d.own_math = OwnMath{[](const OpParams& p, int rank, const OwnMathInput& x) { return golden_rank(moe_shape_of(p), rank, x); }, 1e-4, 1e-3, 1e-3,
                              "the published host's check: |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
                              "floor(rtol x numel) elements may err",
                              moe_extras};

@@ -91,10 +91,12 @@ def test_one_rank_runs_an_op_without_communication():
 @pytest.mark.parametrize("op,variant", own_math_variants())
 @pytest.mark.parametrize("async_op", [False, True])
 def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op):
-    """An op with its own math (moe_ffn) is checked by the module against the op's golden once the
-    call completed (results['verification']), as the command line does; timing-only skips it."""
+    """An op with its own math (moe_ffn) reads the caller's A (its tokens) and is checked by the
+    module against the op's golden of that A once the call completed (results['verification']),
+    as the command line does; timing-only skips it."""
     out = ctx.zeros((32, 256), dtype="fp16")
-    a = np.zeros((32, 256), dtype=np.float16)
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, size=(RANKS, 32, 256)).astype(np.float16)  # one x per rank
     b = np.zeros((256, 512), dtype=np.float16)
     config = {"variant": variant, "topk": 4, "experts_per_rank": 4, "compute_blocks": 4, "comm_blocks": 8}
     ws = getattr(ctx.ops, op)(out, a, b, async_op=async_op, config=config)
@@ -103,6 +105,12 @@ def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op
         ctx.barrier()
     assert ws.results["complete"]
     assert ws.results["verification"] == "passed", ws.results.get("verification_report")
+    assert np.abs(out.numpy().astype(np.float32)).max() > 0.01  # the tokens went through the experts
+    # Zero tokens: every FFN gives 0 (no bias), so the output is 0: the op read A, not data of its own.
+    zero = ctx.zeros((32, 256), dtype="fp16")
+    ws = getattr(ctx.ops, op)(zero, np.zeros((32, 256), dtype=np.float16), b, config=config)
+    assert ws.results["verification"] == "passed", ws.results.get("verification_report")
+    assert not zero.numpy().any()
     timing = tandem.Context(num_ranks=RANKS, functional=False)
     ws = getattr(timing.ops, op)(timing.zeros((32, 256), dtype="fp16"), a, b, config=config)
     assert ws.results["verification"] == "skipped"
