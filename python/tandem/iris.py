@@ -450,8 +450,10 @@ def _check_shapes(op: str, w: int, out, a, b, bias, rank: int):
     return m, n, k
 
 
-def _tandem_config(op: str, cfg: FusedConfig, w: int, m: int, n: int, k: int):
-    """Tandem's config dict for the call, the padded extents and the ignored fields."""
+def _tandem_config(op: str, cfg: FusedConfig, w: int, m: int, n: int, k: int, full_size: bool = False):
+    """Tandem's config dict for the call, the padded extents and the ignored fields. `full_size`:
+    matmul_reduce_scatter into the full-size (M, N) tile-owner form, whose tile numbering
+    follows group_size_m (_owned_tiles)."""
     cfg.validate(world_size=w)
     given = cfg.given()
     rows = m // w if op == "matmul_all_gather" else m          # the output tile's rows come from these
@@ -473,7 +475,7 @@ def _tandem_config(op: str, cfg: FusedConfig, w: int, m: int, n: int, k: int):
                              "all-reduce; use atomic, ring, one_shot or two_shot")
         variant = cfg.all_reduce_variant
         config["variant"] = variant
-    ignored = sorted(f for f in given if f in _GPU_ONLY_FIELDS)
+    ignored = sorted(f for f in given if f in _GPU_ONLY_FIELDS and not (f == "group_size_m" and full_size))
     return config, variant, ignored
 
 
@@ -500,7 +502,8 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
         if e["config"] != first["config"]:
             raise ValueError(f"{op}: config differs between rank 0 ({first['config']}) and rank {r} ({e['config']})")
     m, n, k = first["mnk"]
-    config, variant, ignored = _tandem_config(op, first["config"], w, m, n, k)
+    full_size = op == "matmul_reduce_scatter" and first["out"].shape == (m, n) and w > 1
+    config, variant, ignored = _tandem_config(op, first["config"], w, m, n, k, full_size)
     bm, bn = config["base_m"], config["base_n"]
     dtype = _DTYPES[first["a"].dtype]
     out_dtype = _DTYPES[first["out"].dtype]
@@ -586,7 +589,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
     ws = ctx.ops.run(op, C, A, B, bias=bias_t, config=config)
     if world.functional:
         c = C.numpy()
-        if op == "matmul_reduce_scatter" and first["out"].shape == (m, n) and w > 1:
+        if full_size:
             # Iris's tile path: rank r writes the tiles it owns of the full-size (M, N) output and
             # leaves the rest of its output as it was.
             total = np.concatenate([c[s][:m, :widths[s]] for s in range(w)], axis=1)
@@ -608,18 +611,26 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
 def _owned_tiles(m: int, n: int, w: int, cfg: FusedConfig) -> list:
     """Iris's tile ownership in matmul_reduce_scatter's full-size (M, N) form: the output is cut
     into block_size_m x block_size_n tiles (FusedConfig's values, its defaults when not given),
-    numbered row-major; rank r owns the contiguous tiles [r * T // W, (r + 1) * T // W) with
-    T // W tiles each and the last rank also the remainder. Returns, per rank, (rows, cols)
-    slices of its tiles."""
-    bm, bn = int(cfg.block_size_m), int(cfg.block_size_n)
+    numbered in Iris's (Triton's) grouped order: groups of group_size_m tile rows, inside a group
+    down the rows first, then across (group_size_m = 1: row-major). Rank r owns the contiguous
+    tile ids [r * T // W, (r + 1) * T // W) with T // W tiles each and the last rank also the
+    remainder. Returns, per rank, (rows, cols) slices of its tiles."""
+    bm, bn, gm = int(cfg.block_size_m), int(cfg.block_size_n), int(cfg.group_size_m)
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
     total = tiles_m * tiles_n
     per = total // w
+
+    def coord(t: int) -> tuple:
+        in_group = gm * tiles_n
+        first_m = (t // in_group) * gm
+        rows_here = min(tiles_m - first_m, gm)
+        return first_m + (t % in_group) % rows_here, (t % in_group) // rows_here
+
     owned = []
     for r in range(w):
         first, last = r * per, (r + 1) * per if r < w - 1 else total
-        owned.append([(slice((t // tiles_n) * bm, (t // tiles_n + 1) * bm), slice((t % tiles_n) * bn, (t % tiles_n + 1) * bn))
-                      for t in range(first, last)])
+        owned.append([(slice(i * bm, (i + 1) * bm), slice(j * bn, (j + 1) * bn))
+                      for i, j in map(coord, range(first, last))])
     return owned
 
 

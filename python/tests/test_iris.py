@@ -257,18 +257,24 @@ def test_sms_fields_set_the_block_counts():
     assert same["pipelined_us"] == fewer["pipelined_us"]        # num_sms and gemm_sms: one meaning
 
 
-def iris_owned_tiles(m, n, w, block_m, block_n):
+def iris_owned_tiles(m, n, w, block_m, block_n, group_m=1):
     """Iris's tile path of matmul_reduce_scatter, written out from its rule for the test: the
-    (M, N) output in block_m x block_n tiles numbered row-major; rank r owns the contiguous tiles
+    (M, N) output in block_m x block_n tiles, tile ids walked as Triton's grouped matmul tutorial
+    walks them (pid_m, pid_n from the id with GROUP_SIZE_M); rank r owns the contiguous ids
     [r * (T // W), (r + 1) * (T // W)), the last rank also the remainder."""
-    tiles_n = -(-n // block_n)
-    total = -(-m // block_m) * tiles_n
+    num_pid_m, num_pid_n = -(-m // block_m), -(-n // block_n)
+    total = num_pid_m * num_pid_n
     per = total // w
     owner = np.zeros((m, n), dtype=int)
-    for t in range(total):
-        r = min(t // per, w - 1) if per else w - 1
-        i, j = divmod(t, tiles_n)
-        owner[i * block_m:(i + 1) * block_m, j * block_n:(j + 1) * block_n] = r
+    for pid in range(total):
+        num_pid_in_group = group_m * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * group_m
+        group_size_m = min(num_pid_m - first_pid_m, group_m)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        r = min(pid // per, w - 1) if per else w - 1
+        owner[pid_m * block_m:(pid_m + 1) * block_m, pid_n * block_n:(pid_n + 1) * block_n] = r
     return owner
 
 
@@ -277,6 +283,9 @@ def iris_owned_tiles(m, n, w, block_m, block_n):
     (3, 300, 40, 200, None),                                     # Iris's default 256 x 64 tiles: 8, 2 + 2 + 4
     (2, 100, 48, 90, {"block_size_m": 32, "block_size_n": 32}),  # N not a multiple of the world; 12 + 12 tiles
     (4, 50, 16, 30, {"block_size_m": 64, "block_size_n": 64}),   # one tile: ranks 0-2 own none, rank 3 all
+    (3, 200, 32, 96, {"block_size_m": 32, "block_size_n": 32, "group_size_m": 3}),  # 7 x 3 tiles in groups of
+                                                                                    # 3 rows (the last of 1)
+    (2, 128, 32, 96, {"block_size_m": 32, "block_size_n": 32, "group_size_m": 2}),  # 4 x 3: a rank owns a group
 ])
 def test_matmul_reduce_scatter_full_size_output_is_written_on_the_owned_tiles(w, m, k, n, config):
     rng = np.random.default_rng(6)
@@ -285,13 +294,14 @@ def test_matmul_reduce_scatter_full_size_output_is_written_on_the_owned_tiles(w,
     bias = ints(rng, (n,))
     total = sum(a[r].astype(np.float32) @ b[r].astype(np.float32) for r in range(w)) + bias.astype(np.float32)
     cfg = iris.FusedConfig(**(config or {}))
-    owner = iris_owned_tiles(m, n, w, cfg.block_size_m, cfg.block_size_n)
+    owner = iris_owned_tiles(m, n, w, cfg.block_size_m, cfg.block_size_n, cfg.group_size_m)
 
     def fn(rank):
         ctx = iris.iris()
         out = np.full((m, n), -7.0, dtype=np.float32)  # what the rank's output held before
         ws = ctx.ops.matmul_reduce_scatter(out, a[rank], b[rank], bias=bias, config=config)
         assert ws.shape == (m, n, k)
+        assert "group_size_m" not in ws.ignored  # it numbers the tiles of this form
         return out
 
     for r, out in enumerate(iris.spawn(fn, w)):
