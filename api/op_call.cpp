@@ -258,6 +258,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     ws->results.op = op_name;
     ws->results.variant = run.request.variant;
     ws->results.knobs = run.effective_knobs();
+    ws->results.base_m = run.params.base_m;
+    ws->results.base_n = run.params.base_n;
     const int ranks = options.ranks;
     const bool functional = options.functional;
     std::vector<host::ViewRun> compute_only(static_cast<std::size_t>(ranks));

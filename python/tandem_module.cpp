@@ -121,6 +121,8 @@ py::dict results_dict(const OpResults& r) {
     if (r.seq_comm_us) d["seq_comm_us"] = *r.seq_comm_us;
     if (r.seq_compute_us) d["seq_compute_us"] = *r.seq_compute_us;
     d["knobs"] = r.knobs;
+    d["base_m"] = r.base_m;
+    d["base_n"] = r.base_n;
     d["verification"] = r.verification;
     if (!r.verification_report.empty()) d["verification_report"] = r.verification_report;
     return d;

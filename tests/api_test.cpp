@@ -86,6 +86,8 @@ TEST(ApiTest, SyncCallComputesTheGemmOnEveryRank) {
     EXPECT_TRUE(ws.results().complete);
     EXPECT_GT(ws.results().pipelined_us, 0.0);
     EXPECT_EQ(ws.results().per_rank_us.size(), 2u);
+    EXPECT_EQ(ws.results().base_m, 128);  // the tile it ran with: the default
+    EXPECT_EQ(ws.results().base_n, 256);
     EXPECT_EQ(ws.calls(), 1);
 }
 

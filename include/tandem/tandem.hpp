@@ -122,6 +122,8 @@ struct OpResults {
     std::optional<double> seq_comm_us;
     std::optional<double> seq_compute_us;
     std::map<std::string, int> knobs;       // the knobs as used (defaults resolved)
+    int base_m = 0;                         // the output tile the call ran with (rows x cols)
+    int base_n = 0;
     // An op with its own math (moe_ffn), in a functional context: its output checked against the
     // op's own golden once the call completed, as the command line does ("passed" or "failed";
     // "skipped" for the other ops, whose math the caller checks against A x B, and timing-only).

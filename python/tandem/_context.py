@@ -272,8 +272,32 @@ class Ops:
         if bias is not None and not vinfo["takes_bias"]:
             raise Error(f"{op}: bias: the {vinfo['variant']} variant takes no bias")
         bias_t = self._bias(bias, info, out, a, b)
-        ws = self._core.run(op, out, a, b, bias=bias_t, async_op=bool(async_op), config=cfg, workspace=workspace,
-                            sanitize=bool(sanitize))
+
+        def run(config):
+            return self._core.run(op, out, a, b, bias=bias_t, async_op=bool(async_op), config=config, workspace=workspace,
+                                  sanitize=bool(sanitize))
+
+        fitted = None if info["own_math"] else _fitted_tile(info, ctx.num_ranks, cfg, out, a, b)
+        try:
+            ws = run(cfg)
+        except Error as refused:
+            # The default tile does not divide the shape (the op's refusal names base-m or base-n,
+            # before anything ran): the largest tile that does (a multiple of the cube fractal, at
+            # most the default), as Iris fits its tiles; if the op refuses that too, its refusal
+            # of the call as given stands.
+            if fitted is None or not re.search(r"base[-_][mn]", str(refused)):
+                raise
+            try:
+                ws = run({**(cfg or {}), **fitted})
+            except Error:
+                pass
+            else:
+                return self._finish(ws, write_back, async_op)  # results' base_m / base_n say the tile
+            raise
+        return self._finish(ws, write_back, async_op)
+
+    def _finish(self, ws, write_back, async_op):
+        ctx = self._ctx
         if write_back is not None:
             if async_op:
                 ctx._pending.append(write_back)
@@ -410,6 +434,42 @@ def _fused_config(op, cfg):
         warnings.warn(f"tandem: {op}: FusedConfig field(s) {', '.join(ignored)} describe a GPU kernel and have no "
                       "meaning on the simulated Ascend cluster: ignored", stacklevel=4)
     return out
+
+
+_TILE_DEFAULT = (128, 256)  # the C++ default output tile (base_m x base_n)
+_TILE_STEP = 16               # the cube fractal: tiles are multiples of it
+
+
+def _divisor_tile(extent: int, default: int) -> int:
+    """The largest multiple of the fractal, at most `default`, dividing `extent` (the default when
+    it divides, or when none does)."""
+    if extent % default == 0:
+        return default
+    for t in range(default - default % _TILE_STEP, 0, -_TILE_STEP):
+        if extent % t == 0:
+            return t
+    return default
+
+
+def _fitted_tile(info, w, cfg, out, a, b):
+    """base_m / base_n fitted to the call's shape where the config leaves them out and the
+    default does not divide the per-rank extents the op tiles (None: nothing to fit)."""
+    cfg = cfg or {}
+    (ra, ca), (_, cb), (ro, co) = _per_rank(a), _per_rank(b), _per_rank(out)
+    rows = ra if info["a_split"] == "rows" and not info["k_per_rank"] else ro
+    cols = np.gcd(co, cb)  # a rank's columns of the output and of B (a column block, when B is split)
+    if info["a_split"] == "cols" and not info["k_per_rank"]:
+        cols = np.gcd(cols, ca)  # a K shard is whole base-n tiles too (all_gather_matmul)
+    fitted = {}
+    if "base_m" not in cfg:
+        bm = _divisor_tile(int(rows), _TILE_DEFAULT[0])
+        if bm != _TILE_DEFAULT[0]:
+            fitted["base_m"] = bm
+    if "base_n" not in cfg:
+        bn = _divisor_tile(int(cols), _TILE_DEFAULT[1])
+        if bn != _TILE_DEFAULT[1]:
+            fitted["base_n"] = bn
+    return fitted or None
 
 
 def _per_rank(t):

@@ -114,3 +114,18 @@ def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op
     timing = tandem.Context(num_ranks=RANKS, functional=False)
     ws = getattr(timing.ops, op)(timing.zeros((32, 256), dtype="fp16"), a, b, config=config)
     assert ws.results["verification"] == "skipped"
+
+
+def test_the_default_tile_is_fitted_to_the_shape_and_a_given_one_is_kept():
+    """Where the config leaves base_m / base_n out and the default 128 x 256 tile does not divide
+    the shape, the call runs with the largest multiple of 16 that does (at 4 ranks, N = 512 gives
+    matmul_reduce_scatter 128 columns per rank); a tile the caller gives is never changed."""
+    ctx4 = tandem.Context(num_ranks=4)
+    A, B, C, _, expected = make_problem(ctx4, "matmul_reduce_scatter", 512, 512, 512, seed=8)
+    ws = ctx4.ops.matmul_reduce_scatter(C, A, B)
+    check(C, expected, ctx4.ops.info("matmul_reduce_scatter")["out_dtypes"][0])
+    assert (ws.results["base_m"], ws.results["base_n"]) == (128, 128)
+    with pytest.raises(tandem.Error, match="base-n"):
+        ctx4.ops.matmul_reduce_scatter(C, A, B, config={"base_n": 256})
+    A, B, C, _, _ = make_problem(ctx4, "matmul_reduce_scatter", 512, 1024, 512, seed=8)
+    assert ctx4.ops.matmul_reduce_scatter(C, A, B).results["base_n"] == 256  # the default divides: kept
