@@ -84,8 +84,9 @@ bool MemoryView::touched_this_window(std::int64_t region) const {
 }
 
 void MemoryView::touch(MemTraffic& traffic, std::int64_t region, bool own) {
+    // An own region comes here only when it was not touched in this window (resident_bytes
+    // looked); a peer's is recorded once per run of touches.
     if (own) {
-        if (touched_this_window(region)) return;
         own_touched_.push_back(region);
     } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back() == region) {
         return;

@@ -75,6 +75,7 @@ private:
     // Of a read of `g` at time t: its bytes in regions resident then (own touches of this window
     // count at once). Touches the regions.
     double resident_bytes(const ChipMemory& chip, const GmTensor& g, double bytes, SimTime t, bool own);
+    // Records a region touched: an own one not yet touched in this window, or a peer's.
     void touch(MemTraffic& traffic, std::int64_t region, bool own);
     bool touched_this_window(std::int64_t region) const;
     MemTraffic& traffic_for(int rank);

@@ -124,20 +124,29 @@ void BandwidthCalendar::add(const Breakpoint* segments, std::size_t count, SimTi
 
 namespace detail {
 
-// One calendar of a path during a booking: where the walk is in its breakpoints.
+// One calendar of a path during a booking: where the walk is in its breakpoints. No member has
+// a default: a booking keeps eight on its stack and sets up only those of its path (start()).
 struct BookingCursor {
-    BandwidthCalendar* calendar = nullptr;
+    BandwidthCalendar* calendar;
     BreakpointList::Pos pos;  // the last breakpoint at or before the walk's instant...
-    bool found = false;       // ...if there is one
-    std::int64_t rate = 0;    // booked rate in force at the walk's instant
-    SimTime next = kNever;    // the next breakpoint's time
-    std::int64_t background_max = 0;  // the most the booking's background takes of this resource
+    bool found;               // ...if there is one
+    std::int64_t rate;        // booked rate in force at the walk's instant
+    SimTime next;             // the next breakpoint's time
+    std::int64_t background_max;  // the most the booking's background takes of this resource
     BreakpointList::Pos base_pos;  // pos and found where the unwritten segments start
-    bool base_found = false;
+    bool base_found;
     // The background's rate, read at an instant before `background_until`: it holds until then
     // (a UsageSum changes only at its bins' edges), so the many steps of one bin read it once.
-    std::int64_t background_rate = 0;
-    SimTime background_until = std::numeric_limits<SimTime>::min();
+    std::int64_t background_rate;
+    SimTime background_until;
+
+    void start(BandwidthCalendar* c, SimTime t) {
+        calendar = c;
+        background_max = 0;
+        background_rate = 0;
+        background_until = std::numeric_limits<SimTime>::min();
+        seek(t);
+    }
 
     void seek(SimTime t) {
         const BreakpointList& points = calendar->points_;
@@ -212,10 +221,7 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
         heap_cursors.resize(path.size());
         cursors = heap_cursors;
     }
-    for (std::size_t i = 0; i < path.size(); ++i) {
-        cursors[i].calendar = path[i];
-        cursors[i].seek(start_ps);
-    }
+    for (std::size_t i = 0; i < path.size(); ++i) cursors[i].start(path[i], start_ps);
     // The backgrounds (read only): background[i] beside path[i], or none, and the most each can
     // take: where a resource's own spare capacity less that still leaves the cap, the background
     // cannot bind and its bins are not walked.
