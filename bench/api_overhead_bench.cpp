@@ -74,12 +74,12 @@ int main(int argc, char** argv) {
     tandem::Tensor b = ctx.zeros(k, n, tandem::DataType::F16);
     tandem::Tensor c = ctx.zeros(m, n, tandem::DataType::F32);
     for (int r = 0; r < ranks; ++r) {
-        a.from_host_bits(r, inputs.a[static_cast<std::size_t>(r)].bits.data(), inputs.a[static_cast<std::size_t>(r)].bits.size() * 2);
+        a.from_host_bits(r, inputs.a[static_cast<std::size_t>(r)].bytes.data(), inputs.a[static_cast<std::size_t>(r)].bytes.size());
         // B^T (N x K) bits -> B (K x N)
-        const auto& bt = inputs.b_of(r);
+        const std::uint16_t* bt = inputs.b_of(r).halves();
         std::vector<std::uint16_t> bb(static_cast<std::size_t>(k) * n);
         for (int nn = 0; nn < n; ++nn)
-            for (int kk = 0; kk < k; ++kk) bb[static_cast<std::size_t>(kk) * n + nn] = bt.bits[static_cast<std::size_t>(nn) * k + kk];
+            for (int kk = 0; kk < k; ++kk) bb[static_cast<std::size_t>(kk) * n + nn] = bt[static_cast<std::size_t>(nn) * k + kk];
         b.from_host_bits(r, bb.data(), bb.size() * 2);
     }
     tandem::OpConfig oc;

@@ -210,11 +210,12 @@ BlasOperands widened_operands(const Shape& s) {
     BlasOperands op;
     for (const HostMatrix& slice : in.a) {
         const std::size_t at = op.a.size();
-        op.a.resize(at + slice.bits.size());
-        widen_halves(slice.bits.data(), op.a.data() + at, slice.bits.size());
+        const std::size_t count = slice.bytes.size() / 2;
+        op.a.resize(at + count);
+        widen_halves(slice.halves(), op.a.data() + at, count);
     }
-    op.bt.resize(in.b_t.front().bits.size());
-    widen_halves(in.b_t.front().bits.data(), op.bt.data(), op.bt.size());
+    op.bt.resize(in.b_t.front().bytes.size() / 2);
+    widen_halves(in.b_t.front().halves(), op.bt.data(), op.bt.size());
     op.c.assign(static_cast<std::size_t>(s[1]) * static_cast<std::size_t>(s[3]), 0.0f);
     return op;
 }

@@ -43,6 +43,7 @@ struct PipeProfile {
     double cube_efficiency = 0;          // calibration: sustained share of that rate
     double cube_bf16_cost_factor = 0;    // a bf16 product's fractal term relative to fp16's
     double cube_int8_cost_factor = 0;    // an int8 x int8 -> int32 product's fractal term relative to fp16's
+    double cube_fp32_cost_factor = 0;    // an fp32 x fp32 -> fp32 product's fractal term relative to fp16's
     // Vector unit (PIPE_V, AIV): cost = vector_startup_cycles + ceil(bytes / vector_bytes_per_cycle)
     // cycles, bytes counted over the widest operand (one repeat of 256 bytes per cycle on Ascend).
     double vector_bytes_per_cycle = 0;

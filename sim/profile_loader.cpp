@@ -102,6 +102,7 @@ constexpr std::array kFields{
     field<kPipes, &P::cube_efficiency>("pipes", "cube_efficiency", Range::UnitInterval),
     field<kPipes, &P::cube_bf16_cost_factor>("pipes", "cube_bf16_cost_factor", kPos),
     field<kPipes, &P::cube_int8_cost_factor>("pipes", "cube_int8_cost_factor", kPos),
+    field<kPipes, &P::cube_fp32_cost_factor>("pipes", "cube_fp32_cost_factor", kPos),
     field<kPipes, &P::vector_bytes_per_cycle>("pipes", "vector_bytes_per_cycle", kPos),
     field<kPipes, &P::vector_startup_cycles>("pipes", "vector_startup_cycles", kNonNeg),
     field<kPipes, &P::vector_transcendental_cost_factor>("pipes", "vector_transcendental_cost_factor", kPos),

@@ -5,6 +5,8 @@
 // workspace, and its faults fail; a name of a shipped op is refused with a clear message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <tuple>
 
 #include "examples/custom_kernel/gemm_all_to_all.hpp"
@@ -118,13 +120,14 @@ struct ApiProblem {
         b = ctx.zeros(cfg.k, cfg.n, DataType::F16);
         c = ctx.zeros(cfg.m, cfg.n / w, DataType::F32);
         for (int r = 0; r < w; ++r) {
-            const auto& ar = inputs.a[static_cast<std::size_t>(r)].bits;
-            a.from_host_bits(r, ar.data(), ar.size() * 2);
+            const auto& ar = inputs.a[static_cast<std::size_t>(r)].bytes;
+            a.from_host_bits(r, ar.data(), ar.size());
             const host::HostMatrix& bt = inputs.b_of(r);  // N x K
-            std::vector<std::uint16_t> bb(bt.bits.size());
+            const std::uint16_t* bt_bits = bt.halves();
+            std::vector<std::uint16_t> bb(static_cast<std::size_t>(bt.rows) * bt.cols);
             for (int nn = 0; nn < cfg.n; ++nn)
                 for (int kk = 0; kk < cfg.k; ++kk)
-                    bb[static_cast<std::size_t>(kk) * cfg.n + nn] = bt.bits[static_cast<std::size_t>(nn) * cfg.k + kk];
+                    bb[static_cast<std::size_t>(kk) * cfg.n + nn] = bt_bits[static_cast<std::size_t>(nn) * cfg.k + kk];
             b.from_host_bits(r, bb.data(), bb.size() * 2);
         }
     }
@@ -165,7 +168,7 @@ TEST(ApiUserOp, RunsThroughTheApiAsAShippedOp) {
     // The workspace again, on other data: flags and counters reset by the call, right answer.
     std::vector<float> twos(static_cast<std::size_t>(cfg.params.m / 4) * cfg.params.k, 2.0f);
     for (int r = 0; r < 4; ++r) prob.a.from_host(r, twos);
-    for (auto& ar : prob.inputs.a) ar.bits.assign(ar.bits.size(), 0x4000);  // fp16 2.0
+    for (auto& ar : prob.inputs.a) std::fill(ar.halves(), ar.halves() + ar.bytes.size() / 2, std::uint16_t{0x4000});  // fp16 2.0
     ws = ctx.ops().run(gemm_all_to_all::kOpName, prob.c, prob.a, prob.b, nullptr, false, {}, ws);
     EXPECT_EQ(ws.calls(), 2);
     EXPECT_TRUE(prob.matches(cfg));

@@ -42,10 +42,11 @@ ResolvedRun config_of(const Case& c, const Profile& p) {
 void expect_same_matrix(const HostMatrix& in_gm, const HostMatrix& host, const std::string& what) {
     ASSERT_EQ(in_gm.rows, host.rows) << what;
     ASSERT_EQ(in_gm.cols, host.cols) << what;
+    ASSERT_EQ(in_gm.esize, host.esize) << what;
     ASSERT_NE(in_gm.view, nullptr) << what << ": not a view of GM";
     for (int r = 0; r < host.rows; ++r) {
-        const std::vector<std::uint16_t> got(in_gm.row(r), in_gm.row(r) + in_gm.cols);
-        const std::vector<std::uint16_t> want(host.row(r), host.row(r) + host.cols);
+        const std::vector<std::byte> got(in_gm.row(r), in_gm.row(r) + std::size_t(in_gm.cols) * in_gm.esize);
+        const std::vector<std::byte> want(host.row(r), host.row(r) + std::size_t(host.cols) * host.esize);
         ASSERT_EQ(got, want) << what << " row " << r;
     }
 }
@@ -91,7 +92,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"matmul_all_scatter", "bulk_sync", 2, 200, 160, 1024, "bf16", "bf16", "m"},
         // K per rank (summed), bias per row; the Ascend replica's padded tensors.
         Case{"matmul_all_reduce", "one_shot", 2, 256, 256, 256, "bf16", "fp32", "m"},
-        Case{"matmul_all_reduce", "ascend", 2, 300, 256, 256, "fp16", "fp16", "none"}),
+        Case{"matmul_all_reduce", "ascend", 2, 300, 256, 256, "fp16", "fp16", "none"},
+        // fp32 inputs (4-byte elements), K per rank, ragged M and N, bias per column.
+        Case{"matmul_reduce_scatter", "atomic", 2, 200, 300, 512, "fp32", "fp32", "n"}),
     [](const ::testing::TestParamInfo<Case>& i) { return i.param.op + "_" + i.param.variant; });
 
 TEST(InputsInGm, WhatRunsBesideTheViewsThrowingFailsTheCall) {

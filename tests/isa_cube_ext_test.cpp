@@ -202,7 +202,7 @@ TEST(CubeBf16, MixedOperandTypesAreRejected) {
         });
         ADD_FAILURE() << "expected an error";
     } catch (const SimError& e) {
-        EXPECT_NE(std::string(e.what()).find("fp16 or bf16 a and b (both the same)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("fp16, bf16 or fp32 a and b (both the same)"), std::string::npos) << e.what();
     }
 }
 

@@ -112,7 +112,7 @@ std::vector<ParamDesc> make_schema() {
                   .api_field = "OpConfig::schedule"},
         ParamDesc{.id = Param::Dtype, .name = "dtype", .type = ParamType::Choice, .scope = ParamScope::Run,
                   .word = "dtype", .default_text = "fp16", .choices = {"fp16", "bf16", "fp32"},
-                  .help = "Input dtype of A, B and the bias: fp16 or bf16 where the variant takes it",
+                  .help = "Input dtype of A, B and the bias: fp16, bf16 or fp32 where the variant takes it (fp32: the Iris-family ops and gemm tiled)",
                   .cli_flag = "--dtype", .cli_type_name = "DTYPE", .sweep_column = "dtype", .json_key = "dtype",
                   .python_keyword = "dtype", .python_place = PythonPlace::Tensors},
         ParamDesc{.id = Param::OutDtype, .name = "out_dtype", .type = ParamType::Choice, .scope = ParamScope::Run,

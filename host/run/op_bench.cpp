@@ -6,8 +6,11 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "kernels/launch_signature.hpp"
 #include "sim/runtime/runtime.hpp"
+#include "sim/sim_error.hpp"
 
 namespace tandem::host {
 
@@ -46,18 +49,21 @@ RankTensors allocate_tensors(GlobalMemory& gm, const ShardShapes& sh, const kern
 }
 
 namespace {
-// Host bits into the top-left rows x cols of a tensor stored row by row (ND rows, or DN columns
-// for B: B_r^T's rows are B's columns).
+// Host elements into the top-left rows x cols of a tensor stored row by row (ND rows, or DN
+// columns for B: B_r^T's rows are B's columns).
 void write_rows(const GmTensor& t, const HostMatrix& m) {
-    const std::size_t row_bytes = static_cast<std::size_t>(m.cols) * sizeof(std::uint16_t);
+    if (m.esize != dtype_bytes(t.dtype()))
+        throw SimError(fmt::format("internal: {}-byte host elements into {} tensor {}", m.esize, dtype_name(t.dtype()), t.describe()));
+    const std::size_t row_bytes = static_cast<std::size_t>(m.cols) * static_cast<std::size_t>(m.esize);
     for (int r = 0; r < m.rows; ++r) {
         std::byte* dst = t.layout() == Layout::ND ? t.element_ptr(r, 0) : t.element_ptr(0, r);
         std::memcpy(dst, m.row(r), row_bytes);
     }
 }
 
-void write_inputs_bias(const RankTensors& t, const std::vector<std::uint16_t>& bias) {
-    write_rows(t.bias, HostMatrix{1, static_cast<int>(bias.size()), bias});
+void write_inputs_bias(const RankTensors& t, const std::vector<std::byte>& bias) {
+    const int esize = dtype_bytes(t.bias.dtype());
+    write_rows(t.bias, HostMatrix{1, static_cast<int>(bias.size()) / esize, esize, bias});
 }
 
 void write_inputs(const RankTensors& t, const OpInputs& in, int rank) {
@@ -142,7 +148,6 @@ ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPla
 
 namespace {
 
-std::uint16_t* bits_at(const GmTensor& t, int r, int c) { return reinterpret_cast<std::uint16_t*>(t.element_ptr(r, c)); }
 
 // make_op_inputs' values written straight into each rank's tensors (A rows of an ND tensor, B^T
 // rows = columns of B's DN tensor; a replicated B generated once and copied to the other ranks),
@@ -153,22 +158,23 @@ OpInputs generate_inputs_in_gm(const kernels::Sharding& s, const OpParams& p, co
     in.dtype = p.dtype;
     for (int r = 0; r < p.ranks; ++r) {
         const GmTensor& a = tensors[static_cast<std::size_t>(r)].a;
-        std::uint16_t* at = bits_at(a, 0, 0);
+        std::byte* at = a.element_ptr(0, 0);
         generate_a(s, p, r, MatrixDest{at, a.ld()});
-        in.a.push_back(HostMatrix{sh.a_rows, sh.a_cols, {}, at, a.ld()});
+        in.a.push_back(HostMatrix{sh.a_rows, sh.a_cols, dtype_bytes(p.dtype), {}, at, a.ld()});
     }
     const bool shared_b = s.b == kernels::Split::Replicated;
     for (int r = 0; r < p.ranks; ++r) {
         const GmTensor& b = tensors[static_cast<std::size_t>(r)].b;  // DN: B^T's row j is column j
-        std::uint16_t* bt = bits_at(b, 0, 0);
+        std::byte* bt = b.element_ptr(0, 0);
         if (shared_b && r > 0) {
             const GmTensor& first = tensors.front().b;
             for (int j = 0; j < sh.b_rows; ++j)
-                std::memcpy(bits_at(b, 0, j), bits_at(first, 0, j), static_cast<std::size_t>(sh.b_cols) * sizeof(std::uint16_t));
+                std::memcpy(b.element_ptr(0, j), first.element_ptr(0, j),
+                            static_cast<std::size_t>(sh.b_cols) * static_cast<std::size_t>(dtype_bytes(p.dtype)));
             continue;
         }
         generate_b_t(s, p, r, MatrixDest{bt, b.ld()});
-        in.b_t.push_back(HostMatrix{sh.b_rows, sh.b_cols, {}, bt, b.ld()});
+        in.b_t.push_back(HostMatrix{sh.b_rows, sh.b_cols, dtype_bytes(p.dtype), {}, bt, b.ld()});
     }
     in.bias = generate_bias(s, p);
     return in;

@@ -26,22 +26,37 @@ using kernels::Split;
 constexpr std::uint64_t kStreamBias = 0x4343434343434343ULL;
 constexpr std::int64_t kMinBandElements = 1 << 20;
 
-// The values an output of fp32 gets (the seed's 1..4) or of fp16/bf16 (-1, 0, 1), as bits.
+// An input element's bits: fp16/bf16 (the low 2 bytes) or fp32.
+std::uint32_t element_bits(DType t, float f) {
+    if (dtype_bytes(t) == 2) return float_to_bits(t, f);
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+// The values an output of fp32 gets (the seed's 1..4) or of fp16/bf16 (-1, 0, 1), as elements of
+// the inputs' dtype.
 struct ValueTable {
-    std::array<std::uint16_t, 4> bits{};
+    std::array<std::uint32_t, 4> bits{};
+    int esize = 2;
     bool is_signed = false;
-    ValueTable(DType t, bool signed_values) : is_signed(signed_values) {
+    ValueTable(DType t, bool signed_values) : esize(dtype_bytes(t)), is_signed(signed_values) {
         for (std::size_t v = 0; v < bits.size(); ++v) {
-            bits[v] = float_to_bits(t, signed_values ? static_cast<float>(static_cast<int>(v) - 1) : static_cast<float>(1 + v));
+            bits[v] = element_bits(t, signed_values ? static_cast<float>(static_cast<int>(v) - 1) : static_cast<float>(1 + v));
         }
     }
     // The values of n generator outputs: (z >> 32) % 3 of the signed ones, z >> 62 of 1..4.
-    void map(const std::uint64_t* z, std::uint16_t* out, int n) const {
+    template <class Element>
+    void map_as(const std::uint64_t* z, Element* out, int n) const {
         if (is_signed) {
-            for (int i = 0; i < n; ++i) out[i] = bits[(z[i] >> 32) % 3];
+            for (int i = 0; i < n; ++i) out[i] = static_cast<Element>(bits[(z[i] >> 32) % 3]);
         } else {
-            for (int i = 0; i < n; ++i) out[i] = bits[z[i] >> 62];
+            for (int i = 0; i < n; ++i) out[i] = static_cast<Element>(bits[z[i] >> 62]);
         }
+    }
+    void map(const std::uint64_t* z, std::byte* out, int n) const {
+        if (esize == 4) map_as(z, reinterpret_cast<std::uint32_t*>(out), n);
+        else map_as(z, reinterpret_cast<std::uint16_t*>(out), n);
     }
 };
 
@@ -50,16 +65,17 @@ struct ValueTable {
 void cut_into(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values,
               MatrixDest dst) {
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
+    const std::int64_t es = values.esize;
     for_each_band(rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
         std::array<std::uint64_t, kSplitmixChunk> z{};
         for (std::int64_t r = r0; r < r1; ++r) {
             const std::uint64_t first = static_cast<std::uint64_t>(row0 + r) * static_cast<std::uint64_t>(global_cols) +
                                         static_cast<std::uint64_t>(col0);
-            std::uint16_t* out = dst.data + r * dst.ld;
+            std::byte* out = dst.data + r * dst.ld * es;
             for (int c0 = 0; c0 < cols; c0 += static_cast<int>(kSplitmixChunk)) {
                 const int n = std::min(cols - c0, static_cast<int>(kSplitmixChunk));
                 splitmix64_run(stream, first + static_cast<std::uint64_t>(c0), z.data(), static_cast<std::size_t>(n));
-                values.map(z.data(), out + c0, n);
+                values.map(z.data(), out + c0 * es, n);
             }
         }
     });
@@ -69,18 +85,19 @@ HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int ro
     HostMatrix m;
     m.rows = rows;
     m.cols = cols;
-    m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
-    cut_into(stream, global_cols, row0, col0, rows, cols, values, MatrixDest{m.bits.data(), cols});
+    m.esize = values.esize;
+    m.bytes.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * static_cast<std::size_t>(m.esize));
+    cut_into(stream, global_cols, row0, col0, rows, cols, values, MatrixDest{m.bytes.data(), cols});
     return m;
 }
 
 // Rows [r0, r0 + rows) of `m` widened to fp32, packed (cols floats per row) into `dst`.
 void widen_rows(DType t, const HostMatrix& m, std::int64_t r0, std::int64_t rows, float* dst) {
     if (m.ld() == m.cols) {
-        widen_bits(t, m.row(r0), dst, static_cast<std::size_t>(rows * m.cols));
+        widen_elements(t, m.row(r0), dst, static_cast<std::size_t>(rows * m.cols));
         return;
     }
-    for (std::int64_t r = 0; r < rows; ++r) widen_bits(t, m.row(r0 + r), dst + r * m.cols, static_cast<std::size_t>(m.cols));
+    for (std::int64_t r = 0; r < rows; ++r) widen_elements(t, m.row(r0 + r), dst + r * m.cols, static_cast<std::size_t>(m.cols));
 }
 
 }  // namespace
@@ -109,6 +126,32 @@ void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count
         return;
     }
     for (std::size_t i = 0; i < count; ++i) dst[i] = bits_to_float(t, src[i]);
+}
+
+void widen_elements(DType t, const std::byte* src, float* dst, std::size_t count) {
+    if (t == DType::F32) {
+        std::memcpy(dst, src, count * sizeof(float));
+        return;
+    }
+    widen_bits(t, reinterpret_cast<const std::uint16_t*>(src), dst, count);
+}
+
+HostMatrix matrix_of_halves(int rows, int cols, const std::vector<std::uint16_t>& bits) {
+    HostMatrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.esize = 2;
+    m.bytes.resize(bits.size() * sizeof(std::uint16_t));
+    std::memcpy(m.bytes.data(), bits.data(), m.bytes.size());
+    return m;
+}
+
+std::vector<std::uint16_t> halves_of(const HostMatrix& m) {
+    if (m.esize != 2) throw SimError(fmt::format("internal: halves_of a matrix of {}-byte elements", m.esize));
+    std::vector<std::uint16_t> bits(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols));
+    for (int r = 0; r < m.rows; ++r)
+        std::memcpy(bits.data() + static_cast<std::size_t>(r) * m.cols, m.row(r), static_cast<std::size_t>(m.cols) * 2);
+    return bits;
 }
 
 bool signed_inputs(const OpParams& p) { return p.out_dtype != DType::F32; }
@@ -140,32 +183,34 @@ void generate_b_t(const Sharding& s, const OpParams& p, int rank, MatrixDest dst
     cut_into(kDefaultInputSeed ^ kStreamB, c.bt_cols, row0, col0, c.sh.b_rows, c.sh.b_cols, c.values, dst);
 }
 
-std::vector<std::uint16_t> generate_bias(const Sharding& s, const OpParams& p) {
+std::vector<std::byte> generate_bias(const Sharding& s, const OpParams& p) {
     const Cuts c(s, p);
     if (c.sh.bias_len == 0) return {};
-    return cut(kDefaultInputSeed ^ kStreamBias, c.sh.bias_len, 0, 0, 1, c.sh.bias_len, c.values).bits;
+    return cut(kDefaultInputSeed ^ kStreamBias, c.sh.bias_len, 0, 0, 1, c.sh.bias_len, c.values).bytes;
 }
 
 OpInputs make_op_inputs(const Sharding& s, const OpParams& p) {
     const ShardShapes sh = shard_shapes(s, p);
     OpInputs in;
     in.dtype = p.dtype;
-    auto owned = [](int rows, int cols) {
+    const int esize = dtype_bytes(p.dtype);
+    auto owned = [esize](int rows, int cols) {
         HostMatrix m;
         m.rows = rows;
         m.cols = cols;
-        m.bits.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+        m.esize = esize;
+        m.bytes.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * static_cast<std::size_t>(esize));
         return m;
     };
     for (int r = 0; r < p.ranks; ++r) {
         in.a.push_back(owned(sh.a_rows, sh.a_cols));
-        generate_a(s, p, r, MatrixDest{in.a.back().bits.data(), sh.a_cols});
+        generate_a(s, p, r, MatrixDest{in.a.back().bytes.data(), sh.a_cols});
     }
     // B stored transposed; one matrix when every rank holds the same B.
     const int distinct_b = s.b == Split::Replicated ? 1 : p.ranks;
     for (int r = 0; r < distinct_b; ++r) {
         in.b_t.push_back(owned(sh.b_rows, sh.b_cols));
-        generate_b_t(s, p, r, MatrixDest{in.b_t.back().bits.data(), sh.b_cols});
+        generate_b_t(s, p, r, MatrixDest{in.b_t.back().bytes.data(), sh.b_cols});
     }
     in.bias = generate_bias(s, p);
     return in;
@@ -233,8 +278,8 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
         }
     });
     if (!in.bias.empty()) {
-        std::vector<float> bias(in.bias.size());
-        widen_bits(in.dtype, in.bias.data(), bias.data(), bias.size());
+        std::vector<float> bias(static_cast<std::size_t>(in.bias_len()));
+        widen_elements(in.dtype, in.bias.data(), bias.data(), bias.size());
         const bool per_row = p.bias == kernels::BiasKind::M;
         for (int i = 0; i < m; ++i)
             for (int j = 0; j < n; ++j) c[static_cast<std::size_t>(i) * n + j] += per_row ? bias[i] : bias[j];

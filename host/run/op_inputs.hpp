@@ -5,9 +5,10 @@
 // and one global B (K_total x N), so a rank's data does not depend on how the work is split.
 // For allgather_gemm this is exactly the seed's data (pe_<r>_a.bin, pe_<r>_b.bin).
 //
-// Values: small integers, exact in fp16 and bf16 and in fp32 sums: 1..4 (the seed's) when the
-// output is fp32, so results are exact; -1, 0, 1 when the output is fp16 or bf16, so sums stay
-// well inside their range (see verification's tolerance for what rounding remains).
+// Values: small integers, exact in fp16, bf16 and fp32 and in fp32 sums: 1..4 (the seed's) when
+// the output is fp32, so results are exact; -1, 0, 1 when the output is fp16 or bf16, so sums stay
+// well inside their range (see verification's tolerance for what rounding remains). Elements are
+// stored in the inputs' dtype: fp16 or bf16 bits (2 bytes), fp32 (4).
 #include <cstdint>
 #include <vector>
 
@@ -16,22 +17,35 @@
 
 namespace tandem::host {
 
-// A matrix of fp16 or bf16 bits, row-major: held in `bits`, or a view of one held elsewhere (a
-// rank's GM, where a functional run generates its inputs in place: host/run/op_bench.hpp).
+// A matrix of input elements (fp16 or bf16 bits, or fp32: `esize` bytes each), row-major: held
+// in `bytes`, or a view of one held elsewhere (a rank's GM, where a functional run generates its
+// inputs in place: host/run/op_bench.hpp).
 struct HostMatrix {
     int rows = 0;
     int cols = 0;
-    std::vector<std::uint16_t> bits;  // rows x cols; empty for a view
-    const std::uint16_t* view = nullptr;  // a view's row 0
-    std::int64_t view_ld = 0;             // a view's elements from one row to the next
+    int esize = 2;                    // bytes per element (dtype_bytes of the inputs' dtype)
+    std::vector<std::byte> bytes;     // rows x cols elements; empty for a view
+    const std::byte* view = nullptr;  // a view's row 0
+    std::int64_t view_ld = 0;         // a view's elements from one row to the next
 
-    const std::uint16_t* row(std::int64_t r) const { return view != nullptr ? view + r * view_ld : bits.data() + r * cols; }
+    const std::byte* row(std::int64_t r) const {
+        return (view != nullptr ? view + r * view_ld * esize : bytes.data() + r * cols * esize);
+    }
     std::int64_t ld() const { return view != nullptr ? view_ld : cols; }
+    // An owned 2-byte matrix's fp16/bf16 bits (the seed's files, tests).
+    const std::uint16_t* halves() const { return reinterpret_cast<const std::uint16_t*>(bytes.data()); }
+    std::uint16_t* halves() { return reinterpret_cast<std::uint16_t*>(bytes.data()); }
 };
 
-// Where a generated matrix goes: row 0's first element and the elements from one row to the next.
+// An owned rows x cols matrix of fp16/bf16 bits.
+HostMatrix matrix_of_halves(int rows, int cols, const std::vector<std::uint16_t>& bits);
+// An owned matrix's fp16/bf16 bits (esize 2).
+std::vector<std::uint16_t> halves_of(const HostMatrix& m);
+
+// Where a generated matrix goes: row 0's first element and the elements from one row to the next
+// (elements of the inputs' dtype).
 struct MatrixDest {
-    std::uint16_t* data = nullptr;
+    std::byte* data = nullptr;
     std::int64_t ld = 0;
 };
 
@@ -39,7 +53,9 @@ struct OpInputs {
     DType dtype = DType::F16;
     std::vector<HostMatrix> a;     // per rank
     std::vector<HostMatrix> b_t;   // per rank, or one entry that every rank holds
-    std::vector<std::uint16_t> bias;
+    std::vector<std::byte> bias;   // its elements in `dtype` (empty without)
+
+    std::int64_t bias_len() const { return static_cast<std::int64_t>(bias.size()) / dtype_bytes(dtype); }
 
     const HostMatrix& b_of(int rank) const { return b_t.size() == 1 ? b_t.front() : b_t[static_cast<std::size_t>(rank)]; }
 };
@@ -53,7 +69,7 @@ OpInputs make_op_inputs(const kernels::Sharding& s, const kernels::OpParams& p);
 // the bias (empty without).
 void generate_a(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
 void generate_b_t(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
-std::vector<std::uint16_t> generate_bias(const kernels::Sharding& s, const kernels::OpParams& p);
+std::vector<std::byte> generate_bias(const kernels::Sharding& s, const kernels::OpParams& p);
 
 // The whole C = A x B (+ bias) of the global problem, M x N fp32, on every host core. Each
 // element is one sum in a fixed order (rank by rank, each rank's K in one sgemm), whatever the
@@ -68,5 +84,7 @@ std::vector<float> expected_for_rank(const kernels::Sharding& s, const kernels::
 float bits_to_float(DType t, std::uint16_t bits);
 std::uint16_t float_to_bits(DType t, float f);
 void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count);
+// `count` input elements of dtype `t` (fp16, bf16 or fp32) as fp32 (exact).
+void widen_elements(DType t, const std::byte* src, float* dst, std::size_t count);
 
 }  // namespace tandem::host

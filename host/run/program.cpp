@@ -29,8 +29,8 @@ OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir) {
     OpInputs in;
     const int rows = p.m / p.ranks;
     for (int r = 0; r < p.ranks; ++r)
-        in.a.push_back(HostMatrix{rows, p.k, read_fp16_file(a_slice_path(input_dir, r), rows, p.k)});
-    in.b_t.push_back(HostMatrix{p.n, p.k, read_fp16_file(b_transposed_path(input_dir, 0), p.n, p.k)});
+        in.a.push_back(matrix_of_halves(rows, p.k, read_fp16_file(a_slice_path(input_dir, r), rows, p.k)));
+    in.b_t.push_back(matrix_of_halves(p.n, p.k, read_fp16_file(b_transposed_path(input_dir, 0), p.n, p.k)));
     return in;
 }
 
@@ -110,8 +110,8 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
             for (int rank = 0; rank < params.ranks; ++rank) {
                 const HostMatrix& a = inputs.a[static_cast<std::size_t>(rank)];
                 const HostMatrix& b = inputs.b_of(rank);
-                write_fp16_file(a_slice_path(outputs.out_dir, rank), a.bits, a.rows, a.cols);
-                write_fp16_file(b_transposed_path(outputs.out_dir, rank), b.bits, b.rows, b.cols);
+                write_fp16_file(a_slice_path(outputs.out_dir, rank), halves_of(a), a.rows, a.cols);
+                write_fp16_file(b_transposed_path(outputs.out_dir, rank), halves_of(b), b.rows, b.cols);
             }
         }
     }

@@ -24,7 +24,7 @@ Task agm_fetch(BlockCtx& blk, AgmArgs a) {
     const int peers = s.ranks - 1;
     std::vector<Tile*> ubTile;
     for (int i = 0; i < a.stages; ++i) {
-        ubTile.push_back(&blk.alloc_tile(MemKind::UB, s.base_m, s.base_n, s.dtype, fmt::format("ubTile[{}]", i)));
+        ubTile.push_back(&blk.alloc_tile(MemKind::UB, s.base_m, s.k_tile(), s.dtype, fmt::format("ubTile[{}]", i)));
         set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);
     }
     const GmTensor staging = a.gathered(me);
@@ -40,12 +40,12 @@ Task agm_fetch(BlockCtx& blk, AgmArgs a) {
         for (int kt = ktBegin; kt < ktEnd; ++kt) {
             if (a.fault == AgmFault::SkipStagedCopy && kt == ktEnd - 1) continue;
             const int row = mt * s.base_m;
-            const int col = src * s.k_shard() + kt * s.base_n;
+            const int col = src * s.k_shard() + kt * s.k_tile();
             wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
-            co_await TLOAD(*ubTile[static_cast<std::size_t>(buf)], remote.sub(row, col, s.base_m, s.base_n));
+            co_await TLOAD(*ubTile[static_cast<std::size_t>(buf)], remote.sub(row, col, s.base_m, s.k_tile()));
             set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
             wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
-            co_await TSTORE(staging.sub(row, col, s.base_m, s.base_n), *ubTile[static_cast<std::size_t>(buf)]);
+            co_await TSTORE(staging.sub(row, col, s.base_m, s.k_tile()), *ubTile[static_cast<std::size_t>(buf)]);
             set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
             buf = (buf + 1) % a.stages;
         }

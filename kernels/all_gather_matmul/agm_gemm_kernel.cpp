@@ -49,9 +49,9 @@ Task agm_gemm(BlockCtx& blk, AgmArgs a, AgmASource source, AgmWait wait) {
             for (int kt = 0; kt < kEnd; ++kt) {
                 if (kt % s.k_per_flag == 0 && (wait == AgmWait::All || (wait == AgmWait::Peers && src != me)))
                     co_await TWAIT(blk, w.flag(me, a.window_base(me), src, mt, kt / s.k_per_flag), CmpOp::GE, 1);
-                const int kCol = src * s.k_shard() + kt * s.base_n;
-                co_await pipe.accumulate(sources[static_cast<std::size_t>(src)].sub(mt * s.base_m, kCol, s.base_m, s.base_n),
-                                         a.b.sub(kCol, nt * s.base_n, s.base_n, s.base_n));
+                const int kCol = src * s.k_shard() + kt * s.k_tile();
+                co_await pipe.accumulate(sources[static_cast<std::size_t>(src)].sub(mt * s.base_m, kCol, s.base_m, s.k_tile()),
+                                         a.b.sub(kCol, nt * s.base_n, s.k_tile(), s.base_n));
             }
         }
         co_await pipe.store(a.c.sub(mt * s.base_m, nt * s.base_n, s.base_m, s.base_n));

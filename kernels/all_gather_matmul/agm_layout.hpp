@@ -3,8 +3,10 @@
 //
 // A (M x K) is split along K: rank r holds A_r = A[:, r*Kr : (r+1)*Kr], Kr = K / ranks. Every rank
 // computes all of C = A x B (+ bias) with B (K x N) replicated. The GEMM walks, for each output
-// tile, every source rank's shard in base_n-deep K tiles (a "K tile" of source s is the
-// base_m x base_n block of A at columns s*Kr + kt*base_n).
+// tile, every source rank's shard in K tiles one cube K panel deep (k_tile: base_n, or base_n / 2
+// for fp32, kernels/common/panel_k.hpp; a "K tile" of source s is the base_m x k_tile block of A
+// at columns s*Kr + kt*k_tile): the unit A is gathered and multiplied in, the same bytes for
+// every dtype.
 //
 // Each rank's peer window (symmetric: same layout on every rank) holds
 //   gathered   Mp x K of the input dtype: the all-gathered A (column block s = source s's shard).
@@ -21,6 +23,7 @@
 #include <string>
 
 #include "kernels/common/int_math.hpp"
+#include "kernels/common/panel_k.hpp"
 #include "sim/exec/signal.hpp"
 #include "sim/mem/dtype.hpp"
 
@@ -42,7 +45,8 @@ struct AgmShape {
     int n_padded() const { return round_up(n, base_n); }
     int m_tiles() const { return m_padded() / base_m; }
     int n_tiles() const { return n_padded() / base_n; }
-    int k_tiles() const { return k_shard() / base_n; }            // per source
+    int k_tile() const { return panel_k_for(base_n, dtype); }      // columns of A in one K tile
+    int k_tiles() const { return k_shard() / k_tile(); }          // per source
     int k_groups() const { return ceil_div(k_tiles(), k_per_flag); }
     int esize() const { return dtype_bytes(dtype); }
 };

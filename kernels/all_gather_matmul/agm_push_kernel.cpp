@@ -22,7 +22,7 @@ Task agm_push(BlockCtx& blk, AgmArgs a) {
     const int me = a.my_rank;
     Tile* ubTile[2];
     for (int i = 0; i < 2; ++i) {
-        ubTile[i] = &blk.alloc_tile(MemKind::UB, s.base_m, s.base_n, s.dtype, fmt::format("ubTile[{}]", i));
+        ubTile[i] = &blk.alloc_tile(MemKind::UB, s.base_m, s.k_tile(), s.dtype, fmt::format("ubTile[{}]", i));
         set_flag(blk, PIPE_MTE3, PIPE_MTE2, i);
     }
     // Work items are (tile, group of destinations): with fewer tiles than blocks a tile's
@@ -37,15 +37,15 @@ Task agm_push(BlockCtx& blk, AgmArgs a) {
         const int mt = tile / s.k_tiles();
         const int kt = tile % s.k_tiles();
         const int row = mt * s.base_m;
-        const int col = me * s.k_shard() + kt * s.base_n;
+        const int col = me * s.k_shard() + kt * s.k_tile();
         wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
-        co_await TLOAD(*ubTile[buf], a.a_shard.sub(row, kt * s.base_n, s.base_m, s.base_n));
+        co_await TLOAD(*ubTile[buf], a.a_shard.sub(row, kt * s.k_tile(), s.base_m, s.k_tile()));
         set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
         wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
         for (int i = group; i < s.ranks; i += groups) {
             if (a.fault == AgmFault::SkipInboxStore && tile == 0 && i == 1) continue;
             const int dst = (me + i) % s.ranks;
-            co_await TSTORE(a.gathered(dst).sub(row, col, s.base_m, s.base_n), *ubTile[buf]);
+            co_await TSTORE(a.gathered(dst).sub(row, col, s.base_m, s.k_tile()), *ubTile[buf]);
         }
         set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
         pipe_barrier(blk, PIPE_ALL);  // release: the stores are complete everywhere before the flags

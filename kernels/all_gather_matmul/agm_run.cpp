@@ -14,6 +14,7 @@
 
 #include "kernels/all_gather_matmul/agm_kernels.hpp"
 #include "kernels/common/collectives/all_gather_cols.hpp"
+#include "kernels/common/panel_k.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "sim/runtime/runtime.hpp"
 
@@ -33,7 +34,9 @@ AgmVariant variant_of(const OpParams& p) {
     return AgmVariant::Pull;
 }
 
-int k_tiles_of(const OpParams& p) { return p.ranks > 0 && p.base_n > 0 ? p.k / p.ranks / p.base_n : 0; }
+// A K tile is one cube K panel deep (kernels/common/panel_k.hpp): base-n, or base-n/2 for fp32.
+int k_tile_of(const OpParams& p) { return panel_k_for(p.base_n, p.dtype); }
+int k_tiles_of(const OpParams& p) { return p.ranks > 0 && k_tile_of(p) > 0 ? p.k / p.ranks / k_tile_of(p) : 0; }
 
 // staged's default: groups of up to 4 K tiles (a flag and a pipe barrier per 4 tiles amortize
 // the release cost; smaller groups let the GEMM start sooner; --tune searches it).
@@ -68,12 +71,15 @@ AgmFault fault_of(const std::string& f) {
 void validate(const OpParams& c, const BufferLimits& lim) {
     const AgmVariant v = variant_of(c);
     const int ubTiles = v == AgmVariant::Staged ? std::max(2, stages_of(c)) : 2;
+    const double elem = dtype_bytes(c.dtype);
+    const bool fp32 = elem == 4;
     check_gemm_tile(c, lim, [&](double bm, double bn) {
-        std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim);
+        std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim, elem);
         needs.push_back({"UB",
-                         fmt::format("{} base-m x base-n A tiles of the {} (the baseline all-gather holds two)", ubTiles,
+                         fmt::format("{} base-m x {} {} A tiles of the {} (the baseline all-gather holds two)", ubTiles,
+                                     fp32 ? "base-n/2" : "base-n", dtype_name(c.dtype),
                                      v == AgmVariant::Staged ? "fetcher's stages" : "all-gather / producer"),
-                         ubTiles * bm * bn * 2, lim.ub_bytes});
+                         ubTiles * bm * (fp32 ? std::floor(bn / 2) : bn) * elem, lim.ub_bytes});
         return needs;
     });
     const std::int64_t shard_step = std::int64_t{c.ranks} * c.base_n;
@@ -87,7 +93,7 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     if (v == AgmVariant::Staged) {
         check_knob_range(c, "k_per_flag", 1, std::max(1, k_tiles_of(c)),
                          fmt::format("a flag covers 1..K/n/base-n K tiles (each source's shard has {})", k_tiles_of(c)));
-        const std::int64_t tile_bytes = std::int64_t{c.base_m} * c.base_n * 2;
+        const std::int64_t tile_bytes = std::int64_t{c.base_m} * k_tile_of(c) * dtype_bytes(c.dtype);
         const int max_stages = static_cast<int>(std::clamp<std::int64_t>(lim.ub_bytes / tile_bytes, 1, 8));
         check_knob_range(c, "stages", 1, max_stages,
                          fmt::format("the fetcher rotates UB tiles of {} bytes ({} of UB, 8 event ids): stages is",
@@ -99,7 +105,7 @@ double workspace_bytes(const OpParams& p) {
     if (p.ranks <= 0 || p.base_m <= 0 || p.base_n <= 0) return 0;
     const double mp = std::ceil(double(p.m) / p.base_m) * p.base_m;
     const double groups = std::ceil(double(k_tiles_of(p)) / std::max(1, k_per_flag_of(p)));
-    return double(AgmWindow::kGuardBytes) + mp * p.k * 2 + 4.0 * p.ranks * (mp / p.base_m) * groups +
+    return double(AgmWindow::kGuardBytes) + mp * p.k * dtype_bytes(p.dtype) + 4.0 * p.ranks * (mp / p.base_m) * groups +
            4.0 * all_gather_cols_arrival_words(baseline_algo(p), p.ranks);
 }
 
@@ -185,7 +191,7 @@ private:
         }
         g.shard_cols = shape_.k_shard();
         g.tile_rows = shape_.base_m;
-        g.tile_cols = shape_.base_n;
+        g.tile_cols = shape_.k_tile();
         g.algo = baseline_algo(params_);
         return make_all_gather_cols_kernel(g, params_.comm_blocks);
     }

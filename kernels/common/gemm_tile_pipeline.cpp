@@ -13,11 +13,11 @@ constexpr int kStepsPerPanel = 4;  // the cube's K step is panel_k / 4
 }  // namespace
 
 GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, int base_m, int base_n, DType dtype)
-    : blk_(blk), base_m_(base_m), base_n_(base_n) {
-    const int baseK = base_n / kStepsPerPanel;
+    : blk_(blk), base_m_(base_m), base_n_(base_n), panel_k_(panel_k_for(base_n, dtype)) {
+    const int baseK = panel_k_ / kStepsPerPanel;
     for (int i = 0; i < 2; ++i) {
-        aMatTile_[i] = &blk.alloc_tile(MemKind::L1, base_m, base_n, dtype, fmt::format("aMatTile[{}]", i));
-        bMatTile_[i] = &blk.alloc_tile(MemKind::L1, base_n, base_n, dtype, fmt::format("bMatTile[{}]", i));
+        aMatTile_[i] = &blk.alloc_tile(MemKind::L1, base_m, panel_k_, dtype, fmt::format("aMatTile[{}]", i));
+        bMatTile_[i] = &blk.alloc_tile(MemKind::L1, panel_k_, base_n, dtype, fmt::format("bMatTile[{}]", i));
         aTile_[i] = &blk.alloc_tile(MemKind::L0A, base_m, baseK, dtype, fmt::format("aTile[{}]", i));
         bTile_[i] = &blk.alloc_tile(MemKind::L0B, baseK, base_n, dtype, fmt::format("bTile[{}]", i));
     }
@@ -41,7 +41,7 @@ Task GemmTilePipeline::load_bias(GmTensor biasSlice) {
 }
 
 Task GemmTilePipeline::accumulate(GmTensor aPanel, GmTensor bPanel) {
-    const int baseK = base_n_ / kStepsPerPanel;
+    const int baseK = panel_k_ / kStepsPerPanel;
     const int l1 = l1Buf_;
     l1Buf_ ^= 1;
     wait_flag(blk_, PIPE_MTE1, PIPE_MTE2, l1);  // L1 buffer no longer read by TEXTRACT

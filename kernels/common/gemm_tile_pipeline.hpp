@@ -7,7 +7,9 @@
 // double-buffered); one fp32 accumulator in L0C, stored through FIX after the last K step
 // (L0C holds exactly one accumulator, so the store and the next tile's matmuls do not overlap).
 // Pipes are ordered only by set_flag/wait_flag, so loads, extracts and matmuls overlap exactly
-// as the flags allow. panel_k is base_n, as published.
+// as the flags allow. panel_k is base_n, as published, for 2-byte operands; for fp32 operands it
+// is base_n / 2 (panel_k_for), so the L1 panels and the L0A/L0B steps hold the same bytes as
+// fp16's and the output tile stays base_m x base_n (an fp32 fractal is 16 x 8: half the K depth).
 //
 //   GemmTilePipeline pipe(blk, base_m, base_n);
 //   pipe.begin_tile();
@@ -20,6 +22,7 @@
 // tile's first K step is then a TMATMUL_BIAS, so the accumulator starts from the broadcast bias.
 #include <vector>
 
+#include "kernels/common/panel_k.hpp"
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
@@ -31,7 +34,7 @@ public:
 
     int base_m() const { return base_m_; }
     int base_n() const { return base_n_; }
-    int panel_k() const { return base_n_; }
+    int panel_k() const { return panel_k_; }
 
     // Start a new output tile (the next accumulate is a TMATMUL, or a TMATMUL_BIAS after
     // load_bias).
@@ -57,6 +60,7 @@ private:
     BlockCtx& blk_;
     int base_m_;
     int base_n_;
+    int panel_k_;
     Tile* aMatTile_[2];
     Tile* bMatTile_[2];
     Tile* aTile_[2];

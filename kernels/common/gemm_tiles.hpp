@@ -21,24 +21,30 @@ namespace tandem::kernels {
 
 struct GemmGrid {
     // `a`: M x K (ND), `b`: K x N (DN, as the Ascend kernels keep B); both padded to whole tiles
-    // (M to base_m, N to base_n, K to base_n).
+    // (M to base_m, N to base_n, K to panel_k).
     GemmGrid(const GmTensor& a, const GmTensor& b, int base_m, int base_n);
 
     GmTensor a;
     GmTensor b;
     int base_m;
     int base_n;
+    int panel_k;  // panel_k_for(base_n, A's dtype): base_n, or base_n / 2 for fp32
     int m_tiles;
     int n_tiles;
-    int k_panels;  // K / panel_k (panel_k = base_n)
+    int k_panels;  // K / panel_k
 
     int tiles() const { return m_tiles * n_tiles; }
     int tile_row(int t) const { return t / n_tiles; }
     int tile_col(int t) const { return t % n_tiles; }
-    GmTensor a_panel(int t, int kp) const;   // base_m x base_n of A for tile t's rows, K panel kp
-    GmTensor b_panel(int t, int kp) const;   // base_n x base_n of B for tile t's columns
+    GmTensor a_panel(int t, int kp) const;   // base_m x panel_k of A for tile t's rows, K panel kp
+    GmTensor b_panel(int t, int kp) const;   // panel_k x base_n of B for tile t's columns
     GmTensor c_tile(const GmTensor& c, int t) const;  // tile t of an M x N output
 };
+
+// The K panels of a K padded to whole panels of operands of `dtype` (panel_k_for): what
+// GemmGrid::k_panels is for the padded tensors (stream-K schedules are cut from it before the
+// tensors exist).
+int k_panels_of(int k, int base_n, DType dtype);
 
 // Tiles of block `block` among `blocks` in the data-parallel order.
 std::vector<int> data_parallel_tiles(const GemmGrid& g, int block, int blocks);

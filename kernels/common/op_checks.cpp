@@ -71,14 +71,20 @@ void check_out_dtype_fp32_or_input(const OpParams& p) {
 }
 
 std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits& lim, double elem_bytes) {
-    const double bk = std::floor(bn / 4);  // the cube's K step
-    const char* e = elem_bytes == 2 ? "fp16" : "fp32";
+    // The K panel (kernels/common/panel_k.hpp): base-n deep for 2-byte operands, base-n/2 for fp32
+    // (the same bytes).
+    const bool fp32 = elem_bytes == 4;
+    const double pk = fp32 ? std::floor(bn / 2) : bn;
+    const double bk = std::floor(pk / 4);  // the cube's K step
+    const char* e = fp32 ? "fp32" : "fp16";
+    const char* k = fp32 ? "base-n/2" : "base-n";
+    const char* step = fp32 ? "base-n/8" : "base-n/4";
     return {
         {"L0C", "one base-m x base-n fp32 accumulator", bm * bn * kFp32Bytes, lim.l0c_bytes},
-        {"L0A", fmt::format("two base-m x base-n/4 {} tiles", e), 2 * bm * bk * elem_bytes, lim.l0a_bytes},
-        {"L0B", fmt::format("two base-n/4 x base-n {} tiles", e), 2 * bk * bn * elem_bytes, lim.l0b_bytes},
-        {"L1", fmt::format("two base-m x base-n A panels and two base-n x base-n B panels ({})", e),
-         2 * (bm * bn + bn * bn) * elem_bytes, lim.l1_bytes},
+        {"L0A", fmt::format("two base-m x {} {} tiles", step, e), 2 * bm * bk * elem_bytes, lim.l0a_bytes},
+        {"L0B", fmt::format("two {} x base-n {} tiles", step, e), 2 * bk * bn * elem_bytes, lim.l0b_bytes},
+        {"L1", fmt::format("two base-m x {} A panels and two {} x base-n B panels ({})", k, k, e),
+         2 * (bm * pk + pk * bn) * elem_bytes, lim.l1_bytes},
     };
 }
 

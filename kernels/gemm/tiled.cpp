@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/op_checks.hpp"
+#include "kernels/common/gemm_tiles.hpp"
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/stream_k_gemm.hpp"
 #include "kernels/common/summed_gemm.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 GemmSchedule schedule_of(const OpParams& p) {
     const int tiles = ceil_div(p.m, p.base_m) * ceil_div(p.n, p.base_n);
-    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, ceil_div(p.k, p.base_n),
+    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, k_panels_of(p.k, p.base_n, p.dtype),
                         std::max(1, p.compute_blocks));
 }
 
@@ -100,7 +101,7 @@ VariantDesc tiled_variant(const VariantDesc& defaults) {
                                    "the fused ops' GEMM kernel alone (matmul_all_reduce's compute-only kernel): base-m x "
                                    "base-n tiles, the shared double-buffered K loop, --schedule data_parallel (AIC) or "
                                    "stream_k/hybrid (MIX, fix-ups on AIV)");
-    v.constraints = "any M, N, K (padded to base-m, base-n, base-n); fp16/bf16 in; fp32 or input-dtype out; bias m or n "
+    v.constraints = "any M, N, K (padded to base-m, base-n, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out; bias m or n "
                     "(every rank adds it to its own C)";
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_last_k_panel"};

@@ -1,6 +1,7 @@
 #include "kernels/matmul_all_reduce/mar_run.hpp"
 
 #include "kernels/common/collectives/all_reduce.hpp"
+#include "kernels/common/gemm_tiles.hpp"
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/view_plans.hpp"
 
@@ -19,7 +20,7 @@ collectives::CollectiveLayout baseline_layout(const OpParams& p) {
 
 GemmSchedule mar_schedule(const OpParams& p) {
     const int tiles = (padded_m(p) / p.base_m) * (padded_n(p) / p.base_n);
-    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, round_up(p.k, p.base_n) / p.base_n,
+    return GemmSchedule(parse_gemm_schedule(p.schedule), tiles, k_panels_of(p.k, p.base_n, p.dtype),
                         std::max(1, p.compute_blocks));
 }
 

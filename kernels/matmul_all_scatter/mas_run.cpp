@@ -6,6 +6,7 @@
 
 #include "kernels/common/collectives/scatter_tiles.hpp"
 #include "kernels/common/comm_tile_knobs.hpp"
+#include "kernels/common/gemm_tiles.hpp"
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/view_plans.hpp"
@@ -24,7 +25,7 @@ bool stream_k(const OpParams& p) { return p.schedule != "data_parallel"; }
 
 // The schedule of a GEMM kernel of `blocks` blocks on this rank's column block.
 GemmSchedule schedule_of(const OpParams& p, int blocks) {
-    return GemmSchedule(parse_gemm_schedule(p.schedule), block_tiles(p), ceil_div(p.k, p.base_n),
+    return GemmSchedule(parse_gemm_schedule(p.schedule), block_tiles(p), k_panels_of(p.k, p.base_n, p.dtype),
                         std::max(1, blocks));
 }
 
@@ -50,7 +51,8 @@ int gemm_blocks(const OpParams& p) {
 }
 
 void validate_common(const OpParams& p, const BufferLimits& lim) {
-    check_gemm_tile(p, lim, [&lim](double bm, double bn) { return gemm_tile_needs(bm, bn, lim); });
+    const double elem = dtype_bytes(p.dtype);
+    check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_out_dtype_fp32_or_input(p);
     check_positive(kParamM, p.m, p.base_m, "base-m");
     check_positive(kParamK, p.k, p.base_n, "base-n");

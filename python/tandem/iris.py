@@ -506,7 +506,9 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
     config, variant, ignored = _tandem_config(op, first["config"], w, m, n, k, full_size)
     bm, bn = config["base_m"], config["base_n"]
     dtype = _DTYPES[first["a"].dtype]
-    out_dtype = _DTYPES[first["out"].dtype]
+    # fp32 inputs (Iris's default datatype) run with an fp32 output, as Iris's fp32 path
+    # accumulates and writes fp32; a float16 output array gets it rounded.
+    out_dtype = "fp32" if dtype == "fp32" else _DTYPES[first["out"].dtype]
     ctx = world.context()
 
     def tensor(per_rank):
@@ -655,10 +657,9 @@ class _RankOps:
             raise TypeError(f"async_op={async_op!r}: must be True or False, not {type(async_op).__name__}")
         if workspace is not None and not isinstance(workspace, IrisWorkspace):
             raise TypeError(f"workspace: the IrisWorkspace an earlier call returned, not {type(workspace).__name__}")
-        for name, t in ((spec.a_name, a), ("B", b)):
-            if t.dtype != np.float16:
-                raise TypeError(f"{name} is {t.dtype} on rank {rank}: the simulated ops take float16 inputs "
-                                "(outputs may be float16 or float32)")
+        if b.dtype != a.dtype:  # each is float16 or float32 (_matrix): the ops take either
+            raise TypeError(f"B is {b.dtype} on rank {rank} but {spec.a_name} is {a.dtype}: A and B share one dtype "
+                            "(float16 or float32)")
         cfg = _as_config(config)
         cfg.validate(world_size=world.nprocs)
         ignored = sorted(f for f in cfg.given() if f in _GPU_ONLY_FIELDS)

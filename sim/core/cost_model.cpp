@@ -25,6 +25,7 @@ CostModel::CostModel(const Profile& p)
       cube_efficiency(p.pipes.cube_efficiency),
       cube_bf16_factor(p.pipes.cube_bf16_cost_factor),
       cube_int8_factor(p.pipes.cube_int8_cost_factor),
+      cube_fp32_factor(p.pipes.cube_fp32_cost_factor),
       vector_transcendental_factor(p.pipes.vector_transcendental_cost_factor),
       vector_bytes_per_cycle(p.pipes.vector_bytes_per_cycle),
       vector_startup_cycles(p.pipes.vector_startup_cycles),
@@ -51,17 +52,15 @@ CostModel::CostModel(const Profile& p)
       host_barrier_ps(from_us(p.host.host_barrier_us)),
       host_write_ps(from_us(p.host.host_write_latency_us)) {}
 
-SimTime CostModel::cube_ps(int m, int k, int n, bool bf16) const {
+SimTime CostModel::cube_ps(int m, int k, int n, DType operands) const {
     const double fractals = static_cast<double>(ceil_div(m, cube_fractal)) * ceil_div(k, cube_fractal) *
                             ceil_div(n, cube_fractal);
-    if (bf16) return cycles(cube_fixed_cycles + fractals * cube_bf16_factor / cube_efficiency);
-    return cycles(cube_fixed_cycles + fractals / cube_efficiency);
-}
-
-SimTime CostModel::cube_int8_ps(int m, int k, int n) const {
-    const double fractals = static_cast<double>(ceil_div(m, cube_fractal)) * ceil_div(k, cube_fractal) *
-                            ceil_div(n, cube_fractal);
-    return cycles(cube_fixed_cycles + fractals * cube_int8_factor / cube_efficiency);
+    switch (operands) {
+        case DType::BF16: return cycles(cube_fixed_cycles + fractals * cube_bf16_factor / cube_efficiency);
+        case DType::I8: return cycles(cube_fixed_cycles + fractals * cube_int8_factor / cube_efficiency);
+        case DType::F32: return cycles(cube_fixed_cycles + fractals * cube_fp32_factor / cube_efficiency);
+        default: return cycles(cube_fixed_cycles + fractals / cube_efficiency);
+    }
 }
 
 SimTime CostModel::vector_transcendental_ps(std::int64_t bytes) const {

@@ -3,6 +3,7 @@
 // second), computed once per run. Holds no number of its own.
 #include <cstdint>
 
+#include "sim/mem/dtype.hpp"
 #include "sim/profile.hpp"
 #include "sim/sim_time.hpp"
 
@@ -24,6 +25,7 @@ struct CostModel {
     double cube_efficiency;
     double cube_bf16_factor;
     double cube_int8_factor;
+    double cube_fp32_factor;
     double vector_transcendental_factor;
     double vector_bytes_per_cycle;
     double vector_startup_cycles;
@@ -51,11 +53,10 @@ struct CostModel {
     SimTime host_write_ps;
 
     SimTime cycles(double n) const { return cycles_to_ps(n, clock_mhz); }
-    // The cube's cost for m x k x n with fp16 (or, `bf16`, bf16) operands.
-    SimTime cube_ps(int m, int k, int n, bool bf16 = false) const;
-    // The cube's cost for m x k x n with int8 operands (int32 accumulate): the fp16 fractal count
-    // times cube_int8_cost_factor.
-    SimTime cube_int8_ps(int m, int k, int n) const;
+    // The cube's cost for m x k x n with `operands` a and b: cube_fixed_cycles plus the fp16
+    // fractal count ceil(m/f) ceil(k/f) ceil(n/f) times the dtype's factor (fp16 1; bf16, int8
+    // (int32 accumulate) and fp32: cube_bf16/int8/fp32_cost_factor), over cube_efficiency.
+    SimTime cube_ps(int m, int k, int n, DType operands = DType::F16) const;
     // TEXP / TDIV: the per-byte term times vector_transcendental_cost_factor.
     SimTime vector_transcendental_ps(std::int64_t bytes) const;
     // One vector instruction over `bytes` (its widest operand): start-up plus one cycle per

@@ -30,11 +30,12 @@ void widen_operand(const MatmulOperand& op, float* out, bool column_major, std::
         op.pin->widen(op.pin_row, op.pin_col, op.rows, op.cols, at, out_ld);
         return;
     }
-    const std::uint16_t* src = op.owned->data();
+    const std::byte* src = op.owned->data();
     const int runs = op.column_major ? op.cols : op.rows;
     const int len = op.column_major ? op.rows : op.cols;
+    const std::size_t run_bytes = static_cast<std::size_t>(len) * static_cast<std::size_t>(dtype_bytes(op.dtype));
     for (int i = 0; i < runs; ++i)
-        widen_16bit(op.dtype, src + static_cast<std::size_t>(i) * len, at + i * out_ld, static_cast<std::size_t>(len));
+        widen_to_float(op.dtype, src + static_cast<std::size_t>(i) * run_bytes, at + i * out_ld, static_cast<std::size_t>(len));
 }
 
 // Does `next` continue the run that starts at `first` and spans `k` along K, in GM? (a: the
@@ -104,10 +105,11 @@ TermRun term_run(const std::vector<MatmulTerm>& terms, std::size_t begin) {
 
 namespace {
 
-std::vector<std::uint16_t> raw_halves(const Tile& t) {
-    const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols);
-    std::vector<std::uint16_t> v(n);
-    std::memcpy(v.data(), t.data, n * sizeof(std::uint16_t));
+std::vector<std::byte> raw_bytes(const Tile& t) {
+    const std::size_t n = static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.cols) *
+                          static_cast<std::size_t>(dtype_bytes(t.dtype));
+    std::vector<std::byte> v(n);
+    std::memcpy(v.data(), t.data, n);
     return v;
 }
 
@@ -158,7 +160,7 @@ MatmulOperand operand_of(const Tile& t) {
         op.pin_row = t.pin_row;
         op.pin_col = t.pin_col;
     } else {
-        op.owned = std::make_shared<const std::vector<std::uint16_t>>(raw_halves(t));
+        op.owned = std::make_shared<const std::vector<std::byte>>(raw_bytes(t));
     }
     return op;
 }

@@ -27,12 +27,12 @@
 namespace tandem {
 
 // One matmul operand: a pinned GM region (at pin_row/pin_col, rows x cols of it), or a copy of
-// a tile's raw fp16 or bf16 bytes in the tile's storage order when the tile was not a view.
+// a tile's raw fp16, bf16 or fp32 bytes in the tile's storage order when the tile was not a view.
 struct MatmulOperand {
     std::shared_ptr<GmPin> pin;
     int pin_row = 0;
     int pin_col = 0;
-    std::shared_ptr<const std::vector<std::uint16_t>> owned;
+    std::shared_ptr<const std::vector<std::byte>> owned;
     int rows = 0;
     int cols = 0;
     bool column_major = false;

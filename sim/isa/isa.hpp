@@ -112,12 +112,13 @@ void TEXTRACT(Tile& dst, const Tile& src, int row, int col);
 isa_detail::MemMove TSTORE_FP(const GmTensor& dst, Tile& acc, const Tile& scale);
 
 // ---- cube ---------------------------------------------------------------------------------
-// int8 operands: a and b both int8 and c int32 (exact integer sums: int8 x int8 -> int32, Ascend's
-// int8 cube mode). Cost: the fp16 formula's fractal term times cube_int8_cost_factor (the profile;
-// int8 runs at twice the fp16 rate on the 910 family). Computed at once (not deferred).
-// c = a * b (TMATMUL) or c += a * b (TMATMUL_ACC): a in L0A (m x k fp16), b in L0B (k x n fp16),
-// c in L0C (m x n fp32).
-// a and b are both fp16 or both bf16 (same cost on 910B: profile pipes.cube_bf16_cost_factor).
+// c = a * b (TMATMUL) or c += a * b (TMATMUL_ACC): a in L0A (m x k), b in L0B (k x n), c in L0C
+// (m x n). a and b are both fp16, both bf16 or both fp32, c fp32 (fp32 accumulate); or both int8
+// and c int32 (exact integer sums: int8 x int8 -> int32, Ascend's int8 cube mode, computed at
+// once, not deferred). Cost: cube_fixed_cycles plus the fp16 fractal count times the operands'
+// factor from the profile: 1 for fp16, pipes.cube_bf16_cost_factor (1.0: the 910B takes either
+// 2-byte type at one rate), pipes.cube_int8_cost_factor (0.5) or pipes.cube_fp32_cost_factor
+// (2.0: an fp32 fractal holds 16 x 8 values, half the K depth per cycle).
 void TMATMUL(Tile& c, const Tile& a, const Tile& b);
 void TMATMUL_ACC(Tile& c, const Tile& a, const Tile& b);
 // c = broadcast(bias) + a * b, bias an L1 tile (fp32, fp16 or bf16) of 1 x n (one value per

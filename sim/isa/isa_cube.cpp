@@ -1,5 +1,6 @@
-// TMATMUL / TMATMUL_ACC / TMATMUL_BIAS on the cube (PIPE_M). Functionally: fp16 or bf16 operands
-// widened (exactly) to fp32 and multiplied by OpenBLAS, accumulating in fp32 like the cube's L0C;
+// TMATMUL / TMATMUL_ACC / TMATMUL_BIAS on the cube (PIPE_M). Functionally: fp16, bf16 or fp32
+// operands widened (exactly) to fp32 and multiplied by OpenBLAS, accumulating in fp32 like the
+// cube's L0C (int8 operands: exact int32 sums, computed at once);
 // deferred as a term of the accumulator's chain (sim/isa/deferred_cube.hpp). A bias is the
 // chain's base, broadcast over the rows (1 x n, Ascend's bias table) or the columns (m x 1).
 #include <algorithm>
@@ -24,10 +25,10 @@ void check_operands(const char* instr, const Tile& c, const Tile& a, const Tile&
                                    mem_kind_name(b.kind)));
     }
     const bool int8 = a.dtype == DType::I8;
-    const bool operands_ok = (a.dtype == DType::F16 || a.dtype == DType::BF16 || int8) && b.dtype == a.dtype;
+    const bool operands_ok = (is_float_dtype(a.dtype) || int8) && b.dtype == a.dtype;
     if (!operands_ok || c.dtype != (int8 ? DType::I32 : DType::F32)) {
-        throw SimError(fmt::format("{}: the cube takes fp16 or bf16 a and b (both the same) and accumulates fp32 c, or "
-                                   "int8 a and b into int32 c; got "
+        throw SimError(fmt::format("{}: the cube takes fp16, bf16 or fp32 a and b (both the same) and accumulates fp32 c, "
+                                   "or int8 a and b into int32 c; got "
                                    "a '{}' {}, b '{}' {}, c '{}' {}",
                                    instr, a.name, dtype_name(a.dtype), b.name, dtype_name(b.dtype), c.name,
                                    dtype_name(c.dtype)));
@@ -77,8 +78,7 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, Mode mode,
     }
     const bool int8 = a.dtype == DType::I8;
     if (int8 && bias != nullptr) throw SimError(fmt::format("{}: no bias with int8 operands", instr));
-    const SimTime end = start + (int8 ? cost.cube_int8_ps(a.rows, a.cols, b.cols)
-                                      : cost.cube_ps(a.rows, a.cols, b.cols, a.dtype == DType::BF16));
+    const SimTime end = start + cost.cube_ps(a.rows, a.cols, b.cols, a.dtype);
     blk.now_ref() = issue;
     blk.occupy(Pipe::M, start, end);
     const_cast<Tile&>(a).read_end = std::max(a.read_end, end);

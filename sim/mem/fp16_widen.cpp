@@ -79,6 +79,14 @@ void widen_16bit(DType dtype, const std::uint16_t* src, float* dst, std::size_t 
     else widen_halves(src, dst, count);
 }
 
+void widen_to_float(DType dtype, const std::byte* src, float* dst, std::size_t count) {
+    if (dtype == DType::F32) {
+        std::memcpy(dst, src, count * sizeof(float));
+        return;
+    }
+    widen_16bit(dtype, reinterpret_cast<const std::uint16_t*>(src), dst, count);
+}
+
 void narrow_16bit(DType dtype, const float* src, std::uint16_t* dst, std::size_t count) {
     if (dtype == DType::BF16) {
         for (std::size_t i = 0; i < count; ++i) dst[i] = float_to_bf16(src[i]);

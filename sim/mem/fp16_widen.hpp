@@ -13,6 +13,8 @@ void widen_halves(const std::uint16_t* src, float* dst, std::size_t count);
 void widen_bf16s(const std::uint16_t* src, float* dst, std::size_t count);
 // fp16 or bf16 by `dtype` (a cube operand's type).
 void widen_16bit(DType dtype, const std::uint16_t* src, float* dst, std::size_t count);
+// A float cube operand's elements as fp32, by `dtype`: fp16 or bf16 widened, fp32 copied.
+void widen_to_float(DType dtype, const std::byte* src, float* dst, std::size_t count);
 
 // fp32 to fp16 or bf16 by `dtype`, bit for bit what float_to_half / float_to_bf16 give element by
 // element (fp16 with F16C where the CPU has it: its round-to-nearest-even is IEEE's, as is

@@ -28,16 +28,16 @@ void complete_all(const std::vector<std::shared_ptr<PendingGmWrite>>& writes, Wo
     for (const auto& w : writes) w->complete(scratch);
 }
 
-// Widens `nr` x `nc` fp16 or bf16 elements whose run i starts at `run(i)` (runs are rows for ND,
-// columns for DN) into `out`, `out_ld` floats between runs.
+// Widens `nr` x `nc` fp16, bf16 or fp32 elements whose run i starts at `run(i)` (runs are rows for
+// ND, columns for DN) into `out`, `out_ld` floats between runs.
 template <class RunStart>
 void widen_runs(DType dtype, bool nd, int nr, int nc, float* out, std::int64_t out_ld, RunStart run) {
     const int runs = nd ? nr : nc;
     const std::size_t len = static_cast<std::size_t>(nd ? nc : nr);
-    for (int i = 0; i < runs; ++i) widen_16bit(dtype, reinterpret_cast<const std::uint16_t*>(run(i)), out + i * out_ld, len);
+    for (int i = 0; i < runs; ++i) widen_to_float(dtype, run(i), out + i * out_ld, len);
 }
 
-bool is_cube_operand_dtype(DType t) { return t == DType::F16 || t == DType::BF16; }
+bool is_cube_operand_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
 }  // namespace
 
@@ -115,7 +115,7 @@ void GmPin::widen(int r0, int c0, int nr, int nc, float* out, std::int64_t out_l
 }
 
 void GmPin::widen_locked(int r0, int c0, int nr, int nc, float* out, std::int64_t out_ld) const {
-    if (!is_cube_operand_dtype(region_.dtype())) throw SimError("internal: widening a pinned region that is not fp16 or bf16");
+    if (!is_cube_operand_dtype(region_.dtype())) throw SimError("internal: widening a pinned region that is not fp16, bf16 or fp32");
     const bool nd = region_.layout() == Layout::ND;
     widen_runs(region_.dtype(), nd, nr, nc, out, out_ld, [&](int i) { return nd ? element_locked(r0 + i, c0) : element_locked(r0, c0 + i); });
 }
@@ -248,7 +248,7 @@ void register_pending_write(const std::shared_ptr<PendingGmWrite>& w) {
 namespace tandem {
 
 bool widen_gm_if_unchanged(const GmTensor& t, const std::vector<const GmPin*>& pins, float* out, std::int64_t out_ld) {
-    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16 or bf16");
+    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16, bf16 or fp32");
     std::shared_lock lock(state_of(t.allocation()).mu);
     for (const GmPin* p : pins)
         if (p->snapshotted()) return false;
@@ -280,7 +280,7 @@ std::size_t cached_bytes(const std::vector<WidenedRegion>& cache) {
 }  // namespace
 
 const float* widen_gm_cached(const GmTensor& t, const std::vector<std::shared_ptr<GmPin>>& pins, WorkScratch& scratch) {
-    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16 or bf16");
+    if (!is_cube_operand_dtype(t.dtype())) throw SimError("internal: widening a GM region that is not fp16, bf16 or fp32");
     const std::shared_ptr<GmDeferredState>& state = t.allocation().deferred;
     if (!state) throw SimError("internal: GM allocation '" + t.allocation().name + "' has no deferred-effect state");
     // What a reused entry let go of: released after the lock (a pin's destructor locks its
