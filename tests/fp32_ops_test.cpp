@@ -1,8 +1,8 @@
 // fp32 inputs through the Iris-family ops (docs/IRIS.md "Datatypes"): every variant that declares
 // fp32 verifies on 2, 4 and 8 ranks at its small test shape (fp32 A, B and bias; fp32 output), its
 // timing-only run gives the functional times, a fault is still caught; the cube's busy time of
-// an fp32 run is exactly twice the fp16 run's (twice the K steps at the same cycles each:
-// pipes.cube_fp32_cost_factor = 2 over half-deep K steps); a tile that does not fit is refused
+// an fp32 run is four times the fp16 run's less the fixed cycles (twice the K steps at twice the cycles each:
+// pipes.cube_fp32_cost_factor = 4 over half-deep K steps); a tile that does not fit is refused
 // naming the flags.
 #include <gtest/gtest.h>
 
@@ -94,10 +94,10 @@ TEST(Fp32OpsCoverage, TheIrisFamilyTakesFp32) {
 }
 
 // The cube's busy time over the pipelined view: fp32 K steps are half as deep (base-n/8) and cost
-// what an fp16 K step costs (factor 2 on half the fractals), so there are twice as many of them.
-TEST(Fp32OpsCost, CubeBusyIsTwiceTheFp16Runs) {
+// twice an fp16 K step (factor 4 on half the fractals), and there are twice as many of them.
+TEST(Fp32OpsCost, CubeBusyIsFourTimesTheFp16Runs) {
     const Profile p = b1_profile();
-    ASSERT_EQ(p.pipes.cube_fp32_cost_factor, 2.0);
+    ASSERT_EQ(p.pipes.cube_fp32_cost_factor, 4.0);
     host::RunRequest r;
     r.op = "matmul_all_reduce";
     r.variant = "atomic";
@@ -115,14 +115,17 @@ TEST(Fp32OpsCost, CubeBusyIsTwiceTheFp16Runs) {
         const SimTime busy16 = f16.bench.pipelined_busy_ps.at(rank)[cube];
         const SimTime busy32 = f32.bench.pipelined_busy_ps.at(rank)[cube];
         EXPECT_GT(busy16, 0);
-        EXPECT_EQ(busy32, 2 * busy16) << "rank " << rank;
+        // Each of the 2n fp32 instructions costs the fixed cycles once where the n fp16 ones cost
+        // them once each: 4 x busy16 less 2n x fixed, a few percent at these 64-deep steps.
+        EXPECT_LE(busy32, 4 * busy16) << "rank " << rank;
+        EXPECT_GT(static_cast<double>(busy32), 3.8 * static_cast<double>(busy16)) << "rank " << rank;
     }
 }
 
 // A GEMM large enough to be bound by its K loop (gemm tiled, one chip, 2048^3): fp32 takes
-// close to twice the fp16 time (twice the cube cycles and twice the bytes per element; the
+// several times the fp16 time (four times the cube cycles, twice the bytes per element; the
 // launch and synchronize do not grow).
-TEST(Fp32OpsCost, AGemmTakesCloseToTwiceTheFp16Time) {
+TEST(Fp32OpsCost, AGemmTakesSeveralTimesTheFp16Time) {
     const Profile p = b1_profile();
     host::RunRequest r;
     r.op = "gemm";
@@ -133,8 +136,8 @@ TEST(Fp32OpsCost, AGemmTakesCloseToTwiceTheFp16Time) {
     const double f16 = run_validated(r, p).results.times.pipelined_us;
     r.dtype = DType::F32;
     const double f32 = run_validated(r, p).results.times.pipelined_us;
-    EXPECT_GT(f32 / f16, 1.5) << f16 << " us fp16, " << f32 << " us fp32";
-    EXPECT_LT(f32 / f16, 2.05) << f16 << " us fp16, " << f32 << " us fp32";
+    EXPECT_GT(f32 / f16, 2.5) << f16 << " us fp16, " << f32 << " us fp32";
+    EXPECT_LT(f32 / f16, 4.05) << f16 << " us fp16, " << f32 << " us fp32";
 }
 
 TEST(Fp32OpsChecks, ATileThatDoesNotFitNamesTheFlags) {

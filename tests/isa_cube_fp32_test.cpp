@@ -1,5 +1,5 @@
 // fp32 operands on the cube (the Iris-family ops' fp32 inputs): the cube takes fp32 L0A/L0B tiles
-// into the fp32 L0C at pipes.cube_fp32_cost_factor (2.0: an fp32 fractal holds 16 x 8 values,
+// into the fp32 L0C at pipes.cube_fp32_cost_factor (4.0, pto-isa's cube cost model; an fp32 fractal holds 16 x 8 values,
 // half the K depth of an fp16 one) times the fp16 fractal count, and every move costs its bytes
 // (4 per fp32 element). The sums are fp32 sums of the fp32 values: values no fp16 holds (4097,
 // thirds) come out as fp32 computes them, through the deferred chain, the kernel-end batch and a
@@ -122,7 +122,7 @@ std::multimap<Opcode, InstrRecord> one_product(DType in, std::vector<float>* out
     return by_op;
 }
 
-TEST(CubeFp32, CostsTwiceTheFp16FractalCountAndItsMovesTwiceTheBytes) {
+TEST(CubeFp32, CostsFourTimesTheFp16FractalCountAndItsMovesTwiceTheBytes) {
     const auto f16 = one_product(DType::F16);
     const auto f32 = one_product(DType::F32);
     ASSERT_EQ(f16.count(Opcode::TMATMUL), 1u);
@@ -131,10 +131,11 @@ TEST(CubeFp32, CostsTwiceTheFp16FractalCountAndItsMovesTwiceTheBytes) {
     const InstrRecord& mm32 = f32.find(Opcode::TMATMUL)->second;
     EXPECT_EQ(mm16.end - mm16.start, cube_by_hand(kM, kK, kN, 1.0));
     EXPECT_EQ(mm32.end - mm32.start, cube_by_hand(kM, kK, kN, fp32_profile().pipes.cube_fp32_cost_factor));
-    EXPECT_EQ(fp32_profile().pipes.cube_fp32_cost_factor, 2.0) << "derived from the fractal layout: 16 x 8 fp32 per fractal";
-    // The fractal term (the time past the fixed cycles) doubles: 2 x 4 x 4 fractals x 2 cycles.
+    EXPECT_EQ(fp32_profile().pipes.cube_fp32_cost_factor, 4.0) << "pto-isa's cube cost model: 2 cycles per 16x8x16 fp32 repeat";
+    // The fractal term (the time past the fixed cycles) is four times fp16's.
     const SimTime fixed = cycles(fp32_profile().pipes.cube_fixed_cycles);
-    EXPECT_EQ(mm32.end - mm32.start - fixed, 2 * (mm16.end - mm16.start - fixed));
+    EXPECT_NEAR(static_cast<double>(mm32.end - mm32.start - fixed), 4.0 * static_cast<double>(mm16.end - mm16.start - fixed),
+                2.0);  // each duration is rounded to a whole picosecond
     // Moves: each fp32 TLOAD and TEXTRACT carries twice the fp16 bytes.
     for (Opcode op : {Opcode::TLOAD, Opcode::TEXTRACT}) {
         std::vector<std::int64_t> b16, b32;

@@ -61,7 +61,9 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
             [&](const OpInputs& in_gm) {
                 for (int rank = 0; rank < params.ranks; ++rank) {
                     const HostMatrix& a = in_gm.a[static_cast<std::size_t>(rank)];
-                    own_golden.push_back(own->golden(params, rank, kernels::OwnMathInput{a.row(0), a.ld(), a.rows, a.cols, in_gm.dtype}));
+                    // An op with its own math takes 2-byte A (moe_ffn: bf16 or fp16 x).
+                    const auto* x = reinterpret_cast<const std::uint16_t*>(a.row(0));
+                    own_golden.push_back(own->golden(params, rank, kernels::OwnMathInput{x, a.ld(), a.rows, a.cols, in_gm.dtype}));
                 }
             },
             record_log, outputs.host_threads);

@@ -118,7 +118,7 @@ isa_detail::MemMove TSTORE_FP(const GmTensor& dst, Tile& acc, const Tile& scale)
 // once, not deferred). Cost: cube_fixed_cycles plus the fp16 fractal count times the operands'
 // factor from the profile: 1 for fp16, pipes.cube_bf16_cost_factor (1.0: the 910B takes either
 // 2-byte type at one rate), pipes.cube_int8_cost_factor (0.5) or pipes.cube_fp32_cost_factor
-// (2.0: an fp32 fractal holds 16 x 8 values, half the K depth per cycle).
+// (4.0: pto-isa's cube cost model, a 16x8x16 fp32 repeat in 2 cycles).
 void TMATMUL(Tile& c, const Tile& a, const Tile& b);
 void TMATMUL_ACC(Tile& c, const Tile& a, const Tile& b);
 // c = broadcast(bias) + a * b, bias an L1 tile (fp32, fp16 or bf16) of 1 x n (one value per
