@@ -19,6 +19,7 @@
 #include "sim/runtime/runtime.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/float_ref.hpp"
+#include "tests/cube_by_hand.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem {
@@ -31,13 +32,8 @@ const Profile& profile() {
     return p;
 }
 
-SimTime cyc(double n) { return cycles_to_ps(n, profile().chip.core_clock_mhz); }
-SimTime cube_hand(int m, int k, int n, double factor) {
-    const auto& p = profile().pipes;
-    const int f = p.cube_fractal;
-    const double fractals = std::ceil(double(m) / f) * std::ceil(double(k) / f) * std::ceil(double(n) / f);
-    return cyc(p.cube_fixed_cycles + fractals * factor / p.cube_efficiency);
-}
+SimTime cyc(double n) { return test::core_cycles(profile(), n); }
+SimTime cube_hand(int m, int k, int n, double factor) { return test::cube_by_hand(profile(), m, k, n, factor); }
 
 void put(GmAllocation& a, DType t, std::int64_t i, double v) {
     std::byte* p = a.data.data() + i * dtype_bytes(t);

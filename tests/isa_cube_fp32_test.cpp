@@ -17,6 +17,7 @@
 #include "sim/isa/isa.hpp"
 #include "sim/runtime/runtime.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/cube_by_hand.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem {
@@ -29,14 +30,9 @@ const Profile& fp32_profile() {
     return p;
 }
 
-SimTime cycles(double n) { return cycles_to_ps(n, fp32_profile().chip.core_clock_mhz); }
+SimTime cycles(double n) { return test::core_cycles(fp32_profile(), n); }
 
-SimTime cube_by_hand(int m, int k, int n, double factor) {
-    const auto& p = fp32_profile().pipes;
-    const int f = p.cube_fractal;
-    const double fractals = std::ceil(double(m) / f) * std::ceil(double(k) / f) * std::ceil(double(n) / f);
-    return cycles(p.cube_fixed_cycles + fractals * factor / p.cube_efficiency);
-}
+SimTime cube_by_hand(int m, int k, int n, double factor) { return test::cube_by_hand(fp32_profile(), m, k, n, factor); }
 
 // Values fp16 cannot hold (4097 needs 13 significant bits; thirds are not dyadic): an fp16
 // product would differ from the fp32 one.
