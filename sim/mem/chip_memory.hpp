@@ -43,6 +43,11 @@ class MemoryView;
 // Usage is published and kept in bins of this length (of the order of the coordinator's lookahead,
 // the lag the other streams learn of it with).
 inline constexpr SimTime kMemUsageBinPs = 500 * kPsPerNs;
+// A stream's own bookings of its chip's L2 and HBM are kept in bins of this length
+// (sim/net/binned_calendar.hpp): a few per panel load, so that a transfer's end is placed to within
+// a few nanoseconds of where an exact calendar would put it, while a booking costs the bins it
+// spans and not the other cores' transfers in flight.
+inline constexpr SimTime kMemCalendarBinPs = 64 * kPsPerNs;
 // Rates read beside a calendar are rounded to whole steps of this (UsageSum).
 inline constexpr std::int64_t kMemUsageRateStep = std::int64_t{1} << 30;  // 1 GiB/s
 

@@ -17,15 +17,10 @@ std::int64_t extent_bytes(const GmTensor& g) {
     return lines <= 0 || line <= 0 ? 0 : ((lines - 1) * g.ld() + line) * es;
 }
 
-// A read partly from the L2 and partly through HBM splits the core's rate in sixteenths: a
-// calendar stores its breakpoints' rates as indices into the distinct rates it has seen
-// (sim/net/breakpoint_list.hpp), and exact shares would bring a new one with every read.
-constexpr int kShareSteps = 16;
-
-// `part` of `whole` of a core's rate cap: at least one step, at most the cap less one step.
+// `part` of `whole` of a core's rate cap (a read partly from the L2 and partly through HBM): at
+// least 1 byte per second.
 std::int64_t share_of(std::int64_t cap, double part, double whole) {
-    const auto steps = std::clamp<long long>(std::llround(kShareSteps * part / whole), 1, kShareSteps - 1);
-    return std::max<std::int64_t>(1, cap * steps / kShareSteps);
+    return std::max<std::int64_t>(1, std::llround(static_cast<double>(cap) * part / whole));
 }
 
 }  // namespace
@@ -34,8 +29,8 @@ MemoryView::MemoryView(ChipMemory& own, int rank, int source, std::int64_t l2_by
     : own_(own),
       rank_(rank),
       source_(source),
-      l2_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} L2", rank), l2_bytes_per_s)),
-      hbm_(std::make_unique<BandwidthCalendar>(fmt::format("rank {} HBM", rank), hbm_bytes_per_s)) {
+      l2_(std::make_unique<BinnedCalendar>(fmt::format("rank {} L2", rank), l2_bytes_per_s, kMemCalendarBinPs)),
+      hbm_(std::make_unique<BinnedCalendar>(fmt::format("rank {} HBM", rank), hbm_bytes_per_s, kMemCalendarBinPs)) {
     own_.attach(*this);
 }
 
@@ -44,7 +39,7 @@ MemoryView::~MemoryView() { own_.detach(*this); }
 void MemoryView::begin_kernel() {
     // Only the calendars: the rest is read by the chip at barriers, which may run while this is
     // called; the kernel's first booking takes the other producers' usage (catch_up()).
-    for (auto* c : {&l2_, &hbm_}) *c = std::make_unique<BandwidthCalendar>((*c)->name(), (*c)->capacity());
+    for (auto* c : {&l2_, &hbm_}) *c = std::make_unique<BinnedCalendar>((*c)->name(), (*c)->capacity(), kMemCalendarBinPs);
 }
 
 void MemoryView::end_kernel() { running_ = false; }
@@ -130,19 +125,19 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
         hbm_bytes = miss;
         const UsageSum l2_others = others_l2();
         const UsageSum hbm_others = others_hbm();
-        BandwidthCalendar* from_l2[] = {l2_.get()};
+        BinnedCalendar* from_l2[] = {l2_.get()};
         const UsageSum* l2_bg[] = {&l2_others};
-        BandwidthCalendar* from_hbm[] = {l2_.get(), hbm_.get()};
+        BinnedCalendar* from_hbm[] = {l2_.get(), hbm_.get()};
         const UsageSum* hbm_bg[] = {&l2_others, &hbm_others};
         if (miss <= 0) {
-            end = book_transfer(from_l2, start, bytes, cap, l2_bg);
+            end = book_binned(from_l2, start, bytes, cap, l2_bg);
         } else if (hit <= 0) {
-            end = book_transfer(from_hbm, start, bytes, cap, hbm_bg);
+            end = book_binned(from_hbm, start, bytes, cap, hbm_bg);
         } else {
             // The resident part from the L2 alone, the rest through HBM, each at its share of
             // the core's rate, so that uncontended they end together.
-            end = std::max(book_transfer(from_l2, start, hit, share_of(cap, hit, bytes), l2_bg),
-                           book_transfer(from_hbm, start, miss, share_of(cap, miss, bytes), hbm_bg));
+            end = std::max(book_binned(from_l2, start, hit, share_of(cap, hit, bytes), l2_bg),
+                           book_binned(from_hbm, start, miss, share_of(cap, miss, bytes), hbm_bg));
         }
     } else {
         // Written into the L2 (a region written is resident); an atomic add reads and writes it
@@ -150,9 +145,9 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
         resident_bytes(own_, g, bytes, issue, true);
         const int passes = access == MemAccess::AtomicAdd ? 2 : 1;
         const UsageSum l2_others = others_l2();
-        BandwidthCalendar* path[] = {l2_.get()};
+        BinnedCalendar* path[] = {l2_.get()};
         const UsageSum* bg[] = {&l2_others};
-        end = book_transfer(path, start, passes * bytes, passes * cap, bg);
+        end = book_binned(path, start, passes * bytes, passes * cap, bg);
         hbm_bytes = bytes;
         others_.hbm.add(start, end, bytes);  // beside the calendars: it does not hold this store up
     }

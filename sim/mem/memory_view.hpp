@@ -16,7 +16,7 @@
 
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/gm_tensor.hpp"
-#include "sim/net/bandwidth_calendar.hpp"
+#include "sim/net/binned_calendar.hpp"
 
 namespace tandem {
 
@@ -59,8 +59,8 @@ public:
     std::map<int, MemTraffic> take_traffic();
 
     // For statistics and tests.
-    const BandwidthCalendar& l2() const { return *l2_; }
-    const BandwidthCalendar& hbm() const { return *hbm_; }
+    const BinnedCalendar& l2() const { return *l2_; }
+    const BinnedCalendar& hbm() const { return *hbm_; }
     // The usage beside this stream's own bookings (the other producers', its write-backs).
     UsageSum others_l2() const;
     UsageSum others_hbm() const;
@@ -88,8 +88,8 @@ private:
     int source_;
     // This stream's own bookings, and the usage it did not book (the other producers', its own
     // write-backs) in bins, read beside them (others_l2(), others_hbm()).
-    std::unique_ptr<BandwidthCalendar> l2_;
-    std::unique_ptr<BandwidthCalendar> hbm_;
+    std::unique_ptr<BinnedCalendar> l2_;
+    std::unique_ptr<BinnedCalendar> hbm_;
     UsageBins others_;
     std::uint64_t next_usage_ = 0;  // the first published record not yet looked at
     bool running_ = false;          // set by the kernel's first booking, cleared by end_kernel()

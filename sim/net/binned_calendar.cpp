@@ -1,0 +1,182 @@
+#include "sim/net/binned_calendar.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+
+namespace {
+
+constexpr double kMaxBytes = 9007199254740992.0;  // 2^53, as book_transfer
+constexpr double kPsPerSecond = 1.0e12;
+
+// One resource of a path during a booking, and the background read beside it. A UsageSum
+// changes only at its own (longer) bins' edges, so it is read once per change, not per bin.
+struct BinCursor {
+    BinnedCalendar* calendar = nullptr;
+    double* slot = nullptr;      // the bytes booked in the walk's bin
+    double bin_bytes = 0;        // what a bin of this resource holds
+    const UsageSum* background = nullptr;
+    double background_bytes = 0;  // the background's bytes per bin, until `background_until`
+    SimTime background_until = std::numeric_limits<SimTime>::min();
+};
+
+// Bins made ready at a time: a transfer spans a few; more are made ready if it needs them.
+constexpr std::int64_t kChunkBins = 32;
+
+}  // namespace
+
+BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps)
+    : name_(std::move(name)),
+      capacity_(capacity_bytes_per_s),
+      bin_ps_(bin_ps),
+      bin_bytes_(static_cast<double>(capacity_bytes_per_s) * static_cast<double>(bin_ps) / kPsPerSecond) {
+    if (capacity_ <= 0) {
+        throw SimError("bandwidth resource '" + name_ + "': capacity must be positive, got " +
+                       std::to_string(capacity_) + " bytes/s");
+    }
+    if (bin_ps <= 0) {
+        throw SimError("bandwidth resource '" + name_ + "': bin length must be positive, got " +
+                       std::to_string(bin_ps) + " ps");
+    }
+}
+
+void BinnedCalendar::forget_before(SimTime t) {
+    horizon_ = std::max(horizon_, t);
+    const std::int64_t keep_from = horizon_ / bin_ps_;  // t's own bin is still booked into
+    const std::int64_t drop = std::min(keep_from - first_bin_, static_cast<std::int64_t>(bins_kept()));
+    if (drop <= 0) return;
+    head_ += drop;
+    first_bin_ += drop;
+    if (head_ > 1024 && 2 * head_ > static_cast<std::int64_t>(used_.size())) {
+        used_.erase(used_.begin(), used_.begin() + head_);
+        head_ = 0;
+    }
+}
+
+double* BinnedCalendar::slots(std::int64_t from, std::int64_t to) {
+    if (bins_kept() == 0) {
+        used_.clear();
+        head_ = 0;
+        first_bin_ = from;
+    }
+    if (from < first_bin_) {  // bookings come in any order of time: one may start before the others
+        const std::int64_t more = first_bin_ - from;
+        if (head_ >= more) {
+            head_ -= more;
+            std::fill(used_.begin() + head_, used_.begin() + head_ + more, 0.0);
+        } else {
+            used_.insert(used_.begin() + head_, static_cast<std::size_t>(more - head_), 0.0);
+            std::fill(used_.begin(), used_.begin() + head_, 0.0);
+            head_ = 0;
+        }
+        first_bin_ = from;
+    }
+    const std::int64_t end = head_ + (to - first_bin_);
+    if (end > static_cast<std::int64_t>(used_.size())) used_.resize(static_cast<std::size_t>(end), 0.0);
+    return used_.data() + head_ + (from - first_bin_);
+}
+
+SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, double bytes,
+                    std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background) {
+    if (rate_cap_bytes_per_s <= 0) {
+        throw SimError("book_binned: rate cap must be positive, got " + std::to_string(rate_cap_bytes_per_s) +
+                       " bytes/s");
+    }
+    if (!(bytes >= 0.0 && bytes <= kMaxBytes)) {  // also rejects NaN
+        throw SimError("book_binned: byte count must be in [0, 2^53], got " + std::to_string(bytes));
+    }
+    if (start_ps < 0 || start_ps >= kNever) {
+        throw SimError("book_binned: start time " + std::to_string(start_ps) +
+                       " ps is outside the simulated time range [0, kNever)");
+    }
+    constexpr std::size_t kMaxPath = 4;
+    if (path.empty() || path.size() > kMaxPath) {
+        throw SimError("book_binned: a path of 1 to 4 resources, got " + std::to_string(path.size()));
+    }
+    if (!background.empty() && background.size() != path.size()) {
+        throw SimError("book_binned: " + std::to_string(background.size()) + " backgrounds for a path of " +
+                       std::to_string(path.size()));
+    }
+    const SimTime bin_ps = path[0]->bin_ps();
+    std::array<BinCursor, kMaxPath> cursors;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        BinnedCalendar& c = *path[i];
+        if (std::find(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i), path[i]) !=
+            path.begin() + static_cast<std::ptrdiff_t>(i)) {
+            throw SimError("book_binned: resource '" + c.name_ + "' appears twice in one path");
+        }
+        if (c.bin_ps() != bin_ps) {
+            throw SimError("book_binned: resource '" + c.name_ + "' has bins of " + std::to_string(c.bin_ps()) +
+                           " ps, '" + path[0]->name_ + "' of " + std::to_string(bin_ps));
+        }
+        if (start_ps < c.horizon_) {
+            throw SimError("book_binned: resource '" + c.name_ + "': start " + std::to_string(start_ps) +
+                           " ps is before its forgotten history (horizon " + std::to_string(c.horizon_) + " ps)");
+        }
+        cursors[i].calendar = &c;
+        if (!background.empty() && background[i] != nullptr && background[i]->max_rate() > 0) {
+            cursors[i].background = background[i];
+        }
+    }
+    if (bytes == 0) return start_ps;
+    const double bin_ps_d = static_cast<double>(bin_ps);
+    const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kPsPerSecond;  // per bin
+    const std::span<BinCursor> used(cursors.data(), path.size());
+    for (BinCursor& c : used) c.bin_bytes = c.calendar->bin_bytes_;
+    double remaining = bytes;
+    SimTime t = start_ps;
+    std::int64_t bin = t / bin_ps;
+    std::int64_t chunk_end = bin;  // the bins before it have slots ready
+    for (;;) {
+        if (bin == chunk_end) {
+            chunk_end = bin + kChunkBins;
+            for (BinCursor& c : used) c.slot = c.calendar->slots(bin, chunk_end);
+        }
+        const SimTime bin_end = (bin + 1) * bin_ps;
+        // What this transfer gets in this bin, in bytes over the whole bin: its cap, or what the
+        // bin has left on its most loaded resource (the bytes booked in it taken as spread over it).
+        double full = cap_bytes;
+        for (BinCursor& c : used) {
+            double spare = c.bin_bytes - *c.slot;
+            if (c.background != nullptr) {
+                if (t >= c.background_until) {
+                    c.background_bytes = static_cast<double>(c.background->rate_at(t)) * bin_ps_d / kPsPerSecond;
+                    c.background_until = c.background->next_change(t);
+                }
+                spare -= c.background_bytes;
+            }
+            full = std::min(full, spare);
+        }
+        if (full > 0) {
+            const SimTime span = bin_end - t;
+            const double room = span == bin_ps ? full : full * static_cast<double>(span) / bin_ps_d;
+            if (remaining <= room) {
+                // Rounded up: the last byte is only moved at the end of its picosecond.
+                const double need_ps = std::ceil(remaining * bin_ps_d / full);
+                const SimTime end = std::min(bin_end, t + std::max<SimTime>(1, static_cast<SimTime>(need_ps)));
+                for (BinCursor& c : used) {
+                    *c.slot += remaining;
+                    c.calendar->bytes_booked_ += bytes;
+                }
+                return end;
+            }
+            for (BinCursor& c : used) *c.slot += room;
+            remaining -= room;
+        }
+        if (bin_end >= kNever) {
+            throw SimError("book_binned: transfer starting at " + std::to_string(start_ps) +
+                           " ps cannot finish within the simulated time range");
+        }
+        for (BinCursor& c : used) ++c.slot;
+        t = bin_end;  // a full bin simply waits for the next one
+        ++bin;
+    }
+}
+
+}  // namespace tandem

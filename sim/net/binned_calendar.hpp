@@ -1,0 +1,85 @@
+#pragma once
+// A shared bandwidth resource booked in fixed bins of simulated time: a chip's L2 or its HBM,
+// which dozens of cores book at once.
+//
+// An exact calendar (sim/net/bandwidth_calendar.hpp) keeps every rate change of every transfer.
+// A chip's L2 serves 24 cube cores, 48 vector cores and the peers writing into the chip, whose
+// loads overlap all the time: an exact booking there crosses and rewrites the breakpoints of
+// every other load in flight (a dozen or more), and that cost grows with the cores, not with
+// the bytes. Here a resource keeps only the bytes booked in each bin, as if spread evenly over
+// it, and a transfer takes, bin after bin, min(its own rate cap, what the bin has left per
+// second on every resource of its path, less the others' usage read beside it). Its cost is
+// the number of bins it spans. "First come keeps its share" holds as in the exact calendar:
+// later bookings get what is left; the difference is that inside one bin the earlier bytes are
+// taken as spread over the whole bin, not placed where they were (a bin is a few tens of
+// nanoseconds: a few per panel load).
+//
+// Results depend only on the order of the bookings, never on the host.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/net/binned_usage.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class BinnedCalendar {
+public:
+    // Throws SimError if the capacity or the bin length is not positive.
+    BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps);
+
+    const std::string& name() const { return name_; }
+    std::int64_t capacity() const { return capacity_; }
+    SimTime bin_ps() const { return bin_ps_; }
+
+    // Bytes booked in bin number `bin` (covering [bin * bin_ps, (bin + 1) * bin_ps)).
+    double bytes_in(std::int64_t bin) const {
+        const std::int64_t i = bin - first_bin_;
+        return i >= 0 && i < static_cast<std::int64_t>(used_.size()) - head_ ? used_[static_cast<std::size_t>(head_ + i)]
+                                                                              : 0.0;
+    }
+    // Total bytes of all transfers booked on this resource, for utilisation reports.
+    double bytes_booked() const { return bytes_booked_; }
+    // Bins kept (forgotten ones excluded): a memory gauge.
+    std::size_t bins_kept() const { return used_.size() - static_cast<std::size_t>(head_); }
+
+    // Drops the bins that end at or before t. The caller promises that no later booking starts
+    // before t; book_binned() throws SimError if one does.
+    void forget_before(SimTime t);
+
+private:
+    friend SimTime book_binned(std::span<BinnedCalendar* const>, SimTime, double, std::int64_t,
+                               std::span<const UsageSum* const>);
+
+    // The bytes booked in bins [from, to) (growing the kept range to hold them), bin `from` first.
+    double* slots(std::int64_t from, std::int64_t to);
+
+    std::string name_;
+    std::int64_t capacity_;
+    SimTime bin_ps_;
+    double bin_bytes_;  // what one bin holds at full capacity
+    // used_[head_ + i] is the bytes booked in bin first_bin_ + i; those before head_ are forgotten
+    // (dropped in bulk now and then).
+    std::vector<double> used_;
+    std::int64_t head_ = 0;
+    std::int64_t first_bin_ = 0;
+    SimTime horizon_ = 0;
+    double bytes_booked_ = 0;
+};
+
+// Books `bytes` over every resource of `path` (all at once, as one stream; all of one bin
+// length), starting at `start_ps`, at no more than `rate_cap_bytes_per_s`, and returns the time
+// the last byte is moved (> start_ps; == start_ps for 0 bytes), rounded up to a whole
+// picosecond. `background` (empty, or one entry per path resource, null where there is none):
+// usage of the same resource that others booked, read as a rate that counts against the
+// resource's capacity, never written.
+//
+// Throws SimError for a non-positive cap, bytes that are negative, not finite or beyond 2^53, a
+// start outside [0, kNever), an empty path, resources of different bin lengths or listed twice,
+// or a start before a resource's forget_before() horizon.
+SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, double bytes,
+                    std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background = {});
+
+}  // namespace tandem

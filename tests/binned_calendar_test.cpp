@@ -1,0 +1,171 @@
+// The binned bandwidth calendar (sim/net/binned_calendar.hpp), a chip's L2 and HBM: a transfer
+// takes, bin after bin, min(its cap, what the bin has left on every resource of its path, less
+// the background beside it). Expected times are worked out by hand in the comments: 1 GB/s =
+// 1e9 bytes/s moves 1 byte per 1000 ps; bins here are 1 ns (1000 ps) unless said otherwise.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/net/binned_calendar.hpp"
+#include "sim/net/binned_usage.hpp"
+#include "sim/sim_error.hpp"
+
+namespace tandem {
+namespace {
+
+constexpr std::int64_t kGBps = 1000 * 1000 * 1000;
+constexpr SimTime kBin = 1000;  // 1 ns
+
+SimTime book(std::initializer_list<BinnedCalendar*> path, SimTime start, double bytes, std::int64_t cap) {
+    const std::vector<BinnedCalendar*> hops(path);
+    return book_binned(hops, start, bytes, cap);
+}
+
+void expect_sim_error_with(const std::function<void()>& action, std::initializer_list<std::string> parts) {
+    try {
+        action();
+        ADD_FAILURE() << "expected SimError";
+    } catch (const SimError& error) {
+        const std::string message = error.what();
+        for (const std::string& part : parts) {
+            EXPECT_NE(message.find(part), std::string::npos) << "message '" << message << "' lacks '" << part << "'";
+        }
+    }
+}
+
+TEST(BinnedCalendar, LoneTransferRunsAtItsCapAndEndsExactly) {
+    BinnedCalendar l2("l2", 100 * kGBps, kBin);
+    // 1000 bytes at 30 GB/s from 250 ps: 33,333.3 ps, rounded up -> 33,584 ps. Uncontended, the
+    // bins do not show: the end is where an exact calendar puts it.
+    EXPECT_EQ(book({&l2}, 250, 1000, 30 * kGBps), 250 + 33334);
+    // Its bytes are in the bins it spanned: 30 bytes per whole ns, 22.5 in the first (750 ps).
+    EXPECT_DOUBLE_EQ(l2.bytes_in(0), 22.5);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(1), 30.0);
+    EXPECT_DOUBLE_EQ(l2.bytes_booked(), 1000.0);
+}
+
+TEST(BinnedCalendar, CapAboveCapacityIsLimitedByCapacity) {
+    BinnedCalendar l2("l2", 10 * kGBps, kBin);
+    EXPECT_EQ(book({&l2}, 0, 1000, 40 * kGBps), 100 * kBin);  // 10 bytes per ns
+}
+
+TEST(BinnedCalendar, LaterTransferTakesWhatIsLeftInEachBin) {
+    BinnedCalendar l2("l2", 100 * kGBps, kBin);
+    // First: 60 GB/s for 10 ns (600 bytes). Second, booked after it from 0: 40 bytes per ns
+    // while the first runs (400 bytes by 10 ns), then its cap of 80: 400 more take 5 ns -> 15 ns.
+    EXPECT_EQ(book({&l2}, 0, 600, 60 * kGBps), 10 * kBin);
+    EXPECT_EQ(book({&l2}, 0, 800, 80 * kGBps), 15 * kBin);
+}
+
+TEST(BinnedCalendar, BytesInABinCountAsSpreadOverIt) {
+    // Bins of 10 ns. First: 1000 bytes at 200 GB/s over [0, 5 ns), in bin 0. Second from 5 ns
+    // at 200 GB/s: an exact calendar would give it the whole 100 GB/s... here bin 0 has 2000 -
+    // 1000 = 1000 bytes left over its 10 ns, i.e. 100 GB/s, of which the second's 5 ns hold 500.
+    BinnedCalendar l2("l2", 200 * kGBps, 10 * kBin);
+    EXPECT_EQ(book({&l2}, 0, 1000, 200 * kGBps), 5 * kBin);
+    // 500 bytes in [5, 10 ns), then 500 at 200 GB/s: 2.5 ns -> 12.5 ns.
+    EXPECT_EQ(book({&l2}, 5 * kBin, 1000, 200 * kGBps), 12500);
+}
+
+TEST(BinnedCalendar, FullBinsMakeATransferWait) {
+    BinnedCalendar l2("l2", 10 * kGBps, kBin);
+    EXPECT_EQ(book({&l2}, 0, 50, 10 * kGBps), 5 * kBin);  // bins 0-4 full
+    EXPECT_EQ(book({&l2}, 2 * kBin, 20, 10 * kGBps), 7 * kBin);  // waits for bin 5, then 2 ns
+}
+
+TEST(BinnedCalendar, PathIsLimitedByItsMostLoadedResource) {
+    BinnedCalendar l2("l2", 100 * kGBps, kBin), hbm("hbm", 20 * kGBps, kBin);
+    EXPECT_EQ(book({&l2, &hbm}, 0, 200, 50 * kGBps), 10 * kBin);  // HBM: 20 bytes per ns
+    EXPECT_DOUBLE_EQ(l2.bytes_in(3), 20.0);                       // booked on both
+    EXPECT_DOUBLE_EQ(hbm.bytes_in(3), 20.0);
+    // A read from the L2 alone now has 80 bytes per ns there for 10 ns.
+    EXPECT_EQ(book({&l2}, 0, 800, 100 * kGBps), 10 * kBin);
+}
+
+TEST(BinnedCalendar, BackgroundCountsAgainstCapacity) {
+    BinnedCalendar l2("l2", 100 * kGBps, kBin);
+    BinnedUsage others(4 * kBin);
+    others.add(0, 4 * kBin, 240);  // 60 GB/s over [0, 4 ns)
+    const UsageSum background = UsageSum(kGBps).plus(&others);
+    const std::vector<BinnedCalendar*> path{&l2};
+    const std::vector<const UsageSum*> beside{&background};
+    // 40 bytes per ns for 4 ns (160 bytes), then the cap of 100 GB/s: 40 more in 0.4 ns.
+    EXPECT_EQ(book_binned(path, 0, 200, 100 * kGBps, beside), 4400);
+}
+
+TEST(BinnedCalendar, BookingsOutOfTimeOrderShareTheSameBins) {
+    BinnedCalendar l2("l2", 10 * kGBps, kBin);
+    EXPECT_EQ(book({&l2}, 100 * kBin, 10, 10 * kGBps), 101 * kBin);
+    EXPECT_EQ(book({&l2}, 0, 10, 10 * kGBps), 1 * kBin);  // before everything booked so far
+    EXPECT_EQ(book({&l2}, 100 * kBin, 10, 10 * kGBps), 102 * kBin);  // bin 100 is still full
+}
+
+TEST(BinnedCalendar, NeverBooksBeyondCapacity) {
+    BinnedCalendar a("a", 50 * kGBps, kBin), b("b", 30 * kGBps, kBin);
+    std::mt19937 random(777);
+    for (int i = 0; i < 2000; ++i) {
+        const SimTime start = static_cast<SimTime>(random() % 200000);
+        const double bytes = static_cast<double>(random() % 4000);
+        const std::int64_t cap = static_cast<std::int64_t>(1 + random() % 60) * kGBps;
+        const unsigned which = random() % 3;
+        const SimTime end = which == 0   ? book({&a}, start, bytes, cap)
+                            : which == 1 ? book({&b}, start, bytes, cap)
+                                         : book({&b, &a}, start, bytes, cap);
+        EXPECT_GE(end, start + static_cast<SimTime>(bytes * 1e12 / static_cast<double>(cap)));
+    }
+    for (std::int64_t bin = 0; bin < 1000; ++bin) {
+        EXPECT_LE(a.bytes_in(bin), 50.0 * (1 + 1e-12)) << bin;
+        EXPECT_LE(b.bytes_in(bin), 30.0 * (1 + 1e-12)) << bin;
+    }
+}
+
+// A fixed workload; with `forget`, history is forgotten before each booking at its start.
+std::vector<SimTime> run_workload(bool forget, BinnedCalendar& a, BinnedCalendar& b) {
+    std::vector<SimTime> ends;
+    for (int i = 0; i < 200; ++i) {
+        const SimTime start = static_cast<SimTime>(i) * 700;
+        if (forget) {
+            a.forget_before(start);
+            b.forget_before(start);
+        }
+        const double bytes = 100 + 30 * (i % 7);
+        const std::int64_t cap = (10 + 15 * (i % 5)) * kGBps;
+        ends.push_back(i % 3 == 0 ? book({&a}, start, bytes, cap)
+                       : i % 3 == 1 ? book({&b}, start, bytes, cap)
+                                    : book({&a, &b}, start, bytes, cap));
+    }
+    return ends;
+}
+
+TEST(BinnedCalendar, ForgettingHistoryDoesNotChangeResults) {
+    BinnedCalendar a1("a", 60 * kGBps, kBin), b1("b", 45 * kGBps, kBin);
+    BinnedCalendar a2("a", 60 * kGBps, kBin), b2("b", 45 * kGBps, kBin);
+    EXPECT_EQ(run_workload(false, a1, b1), run_workload(true, a2, b2));
+    EXPECT_LT(a2.bins_kept(), a1.bins_kept());
+}
+
+TEST(BinnedCalendar, RejectsBadRequests) {
+    BinnedCalendar l2("rank 3 L2", 100 * kGBps, kBin);
+    BinnedCalendar coarse("coarse", 100 * kGBps, 2 * kBin);
+    expect_sim_error_with([] { BinnedCalendar("bad", 0, kBin); }, {"bad", "capacity"});
+    expect_sim_error_with([] { BinnedCalendar("bad bins", kGBps, 0); }, {"bad bins", "bin length"});
+    expect_sim_error_with([&] { book({&l2}, 0, 1e3, 0); }, {"rate cap", "0"});
+    expect_sim_error_with([&] { book({&l2}, 0, -1, kGBps); }, {"byte count"});
+    expect_sim_error_with([&] { book({&l2}, 0, std::numeric_limits<double>::quiet_NaN(), kGBps); }, {"byte count"});
+    expect_sim_error_with([&] { book({&l2}, -1, 1e3, kGBps); }, {"start time", "-1"});
+    expect_sim_error_with([&] { book({&l2, &l2}, 0, 1e3, kGBps); }, {"rank 3 L2", "twice"});
+    expect_sim_error_with([&] { book({&l2, &coarse}, 0, 1e3, kGBps); }, {"coarse", "bins"});
+    expect_sim_error_with([&] { book({}, 0, 1e3, kGBps); }, {"path"});
+    l2.forget_before(5000);
+    expect_sim_error_with([&] { book({&l2}, 4999, 1e3, kGBps); }, {"rank 3 L2", "4999", "5000"});
+    // Rejected requests leave the calendar usable: 1000 bytes at 1 GB/s from 5 ns.
+    EXPECT_EQ(book({&l2}, 5000, 1e3, kGBps), 5000 + 1000 * 1000);
+}
+
+}  // namespace
+}  // namespace tandem
