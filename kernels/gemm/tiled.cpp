@@ -34,6 +34,7 @@ std::int64_t stream_k_bytes(const OpParams& p) {
 
 void validate_tiled(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_stream_k_blocks(p, lim);
     check_positive(kParamM, p.m, p.base_m, "base-m");

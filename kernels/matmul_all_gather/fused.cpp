@@ -70,6 +70,7 @@ struct WorkspaceLayout {
 
 void validate(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_out_dtype_fp32_or_input(p);
     const std::int64_t block = std::int64_t{p.ranks} * p.base_m;
