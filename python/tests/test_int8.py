@@ -169,16 +169,18 @@ def test_context_int8_ops(ranks):
 def test_context_int8_gemm_tiled_and_matmul_all_scatter():
     ctx = tandem.Context(num_ranks=2)
     rng = np.random.default_rng(60)
-    m, k, n = 200, 300, 512  # gemm pads M and K; matmul_all_scatter needs N whole tiles per rank
+    m, k, n = 200, 300, 512  # M and K padded; matmul_all_scatter needs N whole tiles per rank
     a = int8_values(rng, (2, m, k))
     b = int8_values(rng, (k, n))
     out = np.zeros((2, m, n), np.int32)
     ctx.ops.run("gemm", out, a, b, config={"variant": "tiled"})
     for r in range(2):
         assert_exact(out[r], a[r].astype(np.int64) @ b.astype(np.int64))
+    # matmul_all_scatter: A the same everywhere, rank r column block r of B; every rank all of C.
     a1 = int8_values(rng, (m, k))
+    b_cols = np.stack([b[:, r * n // 2:(r + 1) * n // 2] for r in range(2)])
     out_s = np.zeros((m, n), np.float32)
-    ctx.ops.matmul_all_scatter(out_s, a1, b)
+    ctx.ops.matmul_all_scatter(out_s, a1, b_cols)
     assert_exact(out_s, a1.astype(np.int64) @ b.astype(np.int64))
 
 
