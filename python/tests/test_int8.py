@@ -132,7 +132,8 @@ def test_iris_int8_refusals_name_the_argument():
 def test_context_int8_ops(ranks):
     ctx = tandem.Context(num_ranks=ranks)
     rng = np.random.default_rng(50 + ranks)
-    m, k, n = 128 * ranks, 256, 256 * ranks
+    tile = {"base_m": 32, "base_n": 64}  # small tiles keep the shapes (and the test) small
+    m, k, n = 32 * ranks, 96, 64 * ranks
     for op in ("matmul_all_reduce", "matmul_all_gather", "matmul_reduce_scatter", "all_gather_matmul",
                "matmul_all_scatter"):
         assert "int8" in ctx.ops.info(op)["dtypes"], op
@@ -144,25 +145,25 @@ def test_context_int8_ops(ranks):
     assert ta.dtype == "int8"
     np.testing.assert_array_equal(ta.numpy(), a)
     out = np.zeros((m, n), np.float32)
-    ws = ctx.ops.matmul_all_reduce(out, ta, b)
+    ws = ctx.ops.matmul_all_reduce(out, ta, b, config=tile)
     assert_exact(out, total)
     assert ws.results["pipelined_us"] > 0
     out_rs = np.zeros((ranks, m, n // ranks), np.int8)
-    ctx.ops.matmul_reduce_scatter(out_rs, a, b)
+    ctx.ops.matmul_reduce_scatter(out_rs, a, b, config=tile)
     for r in range(ranks):
         assert_exact(out_rs[r], total[:, r * n // ranks:(r + 1) * n // ranks])
     a_rows = int8_values(rng, (ranks, m // ranks, k))
     b_all = int8_values(rng, (k, n))
     out_ag = np.zeros((m, n), np.int32)
-    ctx.ops.matmul_all_gather(out_ag, a_rows, b_all)
+    ctx.ops.matmul_all_gather(out_ag, a_rows, b_all, config=tile)
     assert_exact(out_ag, a_rows.reshape(m, k).astype(np.int64) @ b_all.astype(np.int64))
-    # all_gather_matmul: rank r holds column block r of A (K = ranks x 512: whole int8 K tiles).
-    kk = 512 * ranks
+    # all_gather_matmul: rank r holds column block r of A (shards of 128: one int8 K tile of 2 x 64).
+    kk = 128 * ranks
     a_cols = int8_values(rng, (m, kk))
     b_k = int8_values(rng, (kk, n))
-    shards = np.stack([a_cols[:, r * 512:(r + 1) * 512] for r in range(ranks)])
+    shards = np.stack([a_cols[:, r * 128:(r + 1) * 128] for r in range(ranks)])
     out_agm = np.zeros((m, n), np.int32)
-    ctx.ops.all_gather_matmul(out_agm, shards, b_k)
+    ctx.ops.all_gather_matmul(out_agm, shards, b_k, config=tile)
     assert_exact(out_agm, a_cols.astype(np.int64) @ b_k.astype(np.int64))
 
 
