@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "tandem/tandem.hpp"
 #include "tests/op_conformance.hpp"
 
 namespace tandem::test {
@@ -148,6 +149,41 @@ TEST(Int8OpsChecks, ABiasOrANonFp32OutputIsRefusedNamingTheFlag) {
     EXPECT_NE(why.find("n*2*base-n"), std::string::npos) << why;
     g.dtype = DType::F16;
     EXPECT_EQ(refusal_of(g), "");
+}
+
+// The C++ API: int8 tensors (DataType::I8) in, an fp32 tensor out, the int32 sums exact.
+TEST(Int8OpsApi, MatmulAllReduceOfInt8TensorsGivesTheExactSums) {
+    api::ContextOptions o;
+    o.ranks = 2;
+    api::Context ctx(o);
+    const int m = 64, k = 96, n = 64;
+    std::vector<std::vector<float>> a(2), b(2);
+    for (int r = 0; r < 2; ++r) {
+        for (int i = 0; i < m * k; ++i) a[r].push_back(float((i * 37 + 11 * r) % 256 - 128));
+        for (int i = 0; i < k * n; ++i) b[r].push_back(float((i * 53 + 7 * r) % 255 - 127));
+    }
+    api::Tensor ta = ctx.from_host(m, k, api::DataType::I8, a);
+    api::Tensor tb = ctx.from_host(k, n, api::DataType::I8, b);
+    EXPECT_EQ(ta.to_host(1), a[1]);  // int8 holds these values exactly
+    api::Tensor c = ctx.zeros(m, n, api::DataType::F32);
+    api::OpConfig cfg;
+    cfg.base_m = 32;
+    cfg.base_n = 64;
+    ctx.ops().run("matmul_all_reduce", c, ta, tb, nullptr, false, cfg);
+    for (int r = 0; r < 2; ++r) {
+        const std::vector<float> got = c.to_host(r);
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                std::int64_t sum = 0;
+                for (int q = 0; q < 2; ++q)
+                    for (int p = 0; p < k; ++p)
+                        sum += std::int64_t(a[q][std::size_t(i * k + p)]) * std::int64_t(b[q][std::size_t(p * n + j)]);
+                ASSERT_EQ(got[std::size_t(i * n + j)], float(sum)) << r << ": " << i << "," << j;
+            }
+    }
+    // A value int8 does not hold is refused, not wrapped.
+    std::vector<std::vector<float>> big(2, std::vector<float>(std::size_t(m * k), 200.0f));
+    EXPECT_THROW(ctx.from_host(m, k, api::DataType::I8, big), api::Error);
 }
 
 }  // namespace

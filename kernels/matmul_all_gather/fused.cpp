@@ -196,7 +196,7 @@ VariantDesc fused_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "fused",
                                    "GEMM (AIC) flags each stored C tile; a push kernel (AIV, other stream) stores it into "
                                    "every peer's output, then a device barrier ends the op when every rank has all of C");
-    v.constraints = "M % (n*base-m) == 0 (N, K padded); comm blocks <= AIV cores; fp16/bf16/fp32 in, fp32 or input-dtype "
+    v.constraints = "M % (n*base-m) == 0 (N, K padded); comm blocks <= AIV cores; fp16/bf16/fp32/int8 in (int8: fp32 out, no bias), fp32 or input-dtype "
                     "out; bias none/m/n";
     v.faults = {"skip_last_k_panel", "skip_peer"};
     v.validate = validate;
