@@ -1,8 +1,9 @@
 // int8 inputs through the Iris-family ops (docs/IRIS.md "int8"): every variant that declares int8
-// verifies on 2 and 4 ranks at its small test shape (int8 A and B, int32 sums, fp32 output), its
-// timing-only run gives the functional times, a fault is still caught; the cube's busy time is
-// half the fp16 run's (K steps twice as deep at half the cycles per fractal: the same time per
-// step, half as many steps); a bias or a non-fp32 output with int8 is refused naming the flag.
+// verifies on 2 and 4 ranks at its small test shape (int8 A and B, int32 sums, fp32 output), and
+// under every schedule it offers; its timing-only run gives the functional times; a fault is
+// still caught; the cube's busy time is half the fp16 run's (K steps twice as deep at half the
+// cycles per fractal: the same time per step, half as many steps); a bias or a non-fp32 output
+// with int8 is refused naming the flag; the C++ API takes int8 tensors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,6 +60,18 @@ TEST_P(Int8Ops, VerifiesOnTwoAndFourRanks) {
             t.timing_only = true;
             EXPECT_EQ(run_validated(t, profile_).results.times.pipelined_us, out.results.times.pipelined_us);
         }
+    }
+}
+
+// The stream-K schedules store fp32 partials out of the int32 L0C and fix them up on the AIVs.
+TEST_P(Int8Ops, EveryScheduleVerifies) {
+    const Int8Case& c = GetParam();
+    for (std::size_t i = 1; i < c.variant->schedules.size(); ++i) {
+        host::RunRequest r = int8_request(c, 2);
+        r.schedule = c.variant->schedules[i];
+        SCOPED_TRACE(describe(r));
+        const host::ProgramOutput out = run_validated(r, profile_);
+        EXPECT_EQ(out.results.verification, host::Verification::Passed) << out.failure_report;
     }
 }
 
