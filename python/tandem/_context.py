@@ -138,7 +138,7 @@ class Context(_core.Context):
 
     def zeros(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
         """A tensor of zeros, rows x cols on every rank: zeros(rows, cols) or zeros((rows, cols));
-        dtype "fp16" (the default), "bf16", "fp32" or numpy float16 / float32."""
+        dtype "fp16" (the default), "bf16", "fp32", "int8" or numpy float16 / float32 / int8."""
         return _core.Context.zeros(self, *self._shape("zeros", rows, cols, dtype))
 
     def empty(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
@@ -147,7 +147,8 @@ class Context(_core.Context):
 
     def tensor(self, array, dtype=None):
         """A tensor from a numpy array: (ranks, rows, cols), one matrix per rank, or (rows, cols),
-        the same on every rank. dtype: the array's (float16: fp16, float32: fp32) unless given."""
+        the same on every rank. dtype: the array's (float16: fp16, float32: fp32, int8: int8) unless
+        given (int8: the values must be integers in -128..127)."""
         return self._tensor("array", array, dtype)
 
     def _tensor(self, name, array, dtype=None, ndims=(2, 3)):
