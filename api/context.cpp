@@ -1,5 +1,6 @@
 // The context, its tensors and workspaces (the calls themselves: api/op_call.cpp).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@ const char* dtype_name(DataType t) {
         case DataType::F16: return "fp16";
         case DataType::BF16: return "bf16";
         case DataType::F32: return "fp32";
+        case DataType::I8: return "int8";
     }
     return "?";
 }
@@ -43,7 +45,8 @@ DataType parse_data_type(const std::string& name) {
     if (name == "fp16" || name == "float16") return DataType::F16;
     if (name == "bf16" || name == "bfloat16") return DataType::BF16;
     if (name == "fp32" || name == "float32") return DataType::F32;
-    throw Error(fmt::format("dtype '{}': not one of fp16, bf16, fp32", name));
+    if (name == "int8") return DataType::I8;
+    throw Error(fmt::format("dtype '{}': not one of fp16, bf16, fp32, int8", name));
 }
 
 namespace detail {
@@ -53,6 +56,7 @@ DType to_sim(DataType t) {
         case DataType::F16: return DType::F16;
         case DataType::BF16: return DType::BF16;
         case DataType::F32: return DType::F32;
+        case DataType::I8: return DType::I8;
     }
     return DType::F16;
 }
@@ -273,6 +277,16 @@ void Tensor::from_host(int rank, std::span<const float> values) {
         if (values.size() != count)
             throw SimError(fmt::format("from_host: {} values given for a {} x {} tensor ({})", values.size(), rows(), cols(), count));
         if (dtype() == DataType::F32) return from_host_bits(rank, values.data(), count * sizeof(float));
+        if (dtype() == DataType::I8) {
+            std::vector<std::int8_t> ints(count);
+            for (std::size_t i = 0; i < count; ++i) {
+                const float v = std::nearbyint(values[i]);
+                if (!(v >= -128.0f && v <= 127.0f))
+                    throw SimError(fmt::format("from_host: value {} (element {}) is outside int8's -128..127", values[i], i));
+                ints[i] = static_cast<std::int8_t>(v);
+            }
+            return from_host_bits(rank, ints.data(), count);
+        }
         std::vector<std::uint16_t> bits(count);
         for (std::size_t i = 0; i < count; ++i) bits[i] = host::float_to_bits(detail::to_sim(dtype()), values[i]);
         from_host_bits(rank, bits.data(), count * sizeof(std::uint16_t));
@@ -286,6 +300,10 @@ std::vector<float> Tensor::to_host(int rank) const {
         std::vector<float> out(count);
         if (dtype() == DataType::F32) {
             to_host_bits(rank, out.data(), count * sizeof(float));
+        } else if (dtype() == DataType::I8) {
+            std::vector<std::int8_t> ints(count);
+            to_host_bits(rank, ints.data(), count);
+            for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<float>(ints[i]);
         } else {
             std::vector<std::uint16_t> bits(count);
             to_host_bits(rank, bits.data(), count * sizeof(std::uint16_t));
@@ -337,8 +355,8 @@ OpInfo Ops::info(const std::string& name, const std::string& variant) const {
         info.variant = v.name;
         info.takes_bias = v.takes_bias;
         info.own_math = op.own_math.has_value();
-        for (DType t : v.dtypes) info.dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");
-        for (DType t : v.out_dtypes) info.out_dtypes.push_back(t == DType::F16 ? "fp16" : t == DType::BF16 ? "bf16" : "fp32");
+        for (DType t : v.dtypes) info.dtypes.push_back(tandem::dtype_name(t));
+        for (DType t : v.out_dtypes) info.out_dtypes.push_back(tandem::dtype_name(t));
         return info;
     });
 }

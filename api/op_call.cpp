@@ -179,7 +179,8 @@ void copy_block(const GmTensor& dst, const GmTensor& src, int rows, int cols) {
     // ND <-> DN (B: K x N row-major into the N x K "DN" staging): a transpose, in square blocks
     // so both sides stay in cache, on raw pointers (an element_ptr call and a memcpy per element
     // made this copy ~7% of a 2 x 2048 x 2048 x 1024 call: api_overhead_bench).
-    if (esize == 2) transpose_block<std::uint16_t>(dst, src, rows, cols);
+    if (esize == 1) transpose_block<std::uint8_t>(dst, src, rows, cols);
+    else if (esize == 2) transpose_block<std::uint16_t>(dst, src, rows, cols);
     else transpose_block<std::uint32_t>(dst, src, rows, cols);
 }
 

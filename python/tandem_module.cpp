@@ -5,7 +5,8 @@
 //
 // Tensors per rank are ONE numpy array with a leading rank axis: shape (ranks, rows, cols).
 // fp16 tensors take and give numpy float16; fp32 tensors float32; bf16 tensors (numpy has no
-// bfloat16) take float32 values (rounded to bf16, nearest even) and give float32.
+// bfloat16) take float32 values (rounded to bf16, nearest even) and give float32; int8 tensors
+// take and give numpy int8.
 // Every simulator error is a tandem.Error (a RuntimeError) carrying the simulator's message.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -40,6 +41,11 @@ py::array to_numpy(const Tensor& t) {
         for (int r = 0; r < t.ranks(); ++r) t.to_host_bits(r, bits.mutable_data(r), per * 2);
         return bits.view("float16");
     }
+    if (t.dtype() == DataType::I8) {
+        py::array_t<std::int8_t> ints(shape);
+        for (int r = 0; r < t.ranks(); ++r) t.to_host_bits(r, ints.mutable_data(r), per);
+        return ints;
+    }
     py::array_t<float> out(shape);
     for (int r = 0; r < t.ranks(); ++r) {
         const std::vector<float> v = t.to_host(r);
@@ -61,6 +67,12 @@ void copy_from_numpy(Tensor& t, const py::array& array) {
         if (kind != "float16") throw Error("an fp16 tensor takes numpy float16 data, not " + kind);
         auto bits = py::array_t<std::uint16_t, py::array::c_style | py::array::forcecast>(array.attr("view")("uint16"));
         for (int r = 0; r < t.ranks(); ++r) t.from_host_bits(r, bits.data(r), per * 2);
+        return;
+    }
+    if (t.dtype() == DataType::I8) {
+        if (kind != "int8") throw Error("an int8 tensor takes numpy int8 data, not " + kind);
+        auto ints = py::array_t<std::int8_t, py::array::c_style | py::array::forcecast>(array);
+        for (int r = 0; r < t.ranks(); ++r) t.from_host_bits(r, ints.data(r), per);
         return;
     }
     if (kind != "float32" && kind != "float16" && kind != "float64")

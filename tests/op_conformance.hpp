@@ -4,7 +4,8 @@
 //   * the description has what the host and these checks need (a test shape, faults, ...);
 //   * on its small test shape it verifies, with --sanitize finding nothing, on every rank count
 //     (2, 4, 8; 1 too for an op without communication), with every input and output dtype it
-//     declares and every bias kind it takes, and the views keep their invariants;
+//     declares and every bias kind it takes (with the dtypes that take one), and the views keep
+//     their invariants;
 //   * timing-only gives the functional run's times;
 //   * every schedule and comm mode it offers beyond the first verifies and runs clean;
 //   * each fault it lists is caught: verification fails, or --sanitize reports the race (a
@@ -120,6 +121,13 @@ inline std::vector<host::RunRequest> declared_configs(const kernels::OpDesc& op,
         c.dtype = pairs[i % pairs.size()].first;
         c.out_dtype = pairs[i % pairs.size()].second;
         c.bias = biases[i % biases.size()];
+        // A dtype that takes no bias (int8: check_int8_rules) runs without; any other refusal
+        // stays and fails the run.
+        if (c.bias != BiasKind::None && !refusal_of(c, p).empty()) {
+            host::RunRequest plain = c;
+            plain.bias = BiasKind::None;
+            if (refusal_of(plain, p).empty()) c = plain;
+        }
         out.push_back(c);
     }
     return out;

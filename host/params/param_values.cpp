@@ -82,10 +82,7 @@ DType parse_dtype_text(const std::string& text) {
     if (t == "fp16") return DType::F16;
     if (t == "fp32") return DType::F32;
     if (t == "bf16") return DType::BF16;
-    if (t == "int8") {
-        fail("int8: no op takes int8 inputs yet (the cube's int8 mode is modelled, the ops' int32 accumulator and "
-             "its stores are not: docs/IRIS.md 'Not yet'); use fp16, bf16 or fp32");
-    }
+    if (t == "int8") return DType::I8;
     fail(fmt::format("'{}' is not one of {}", text, joined(param_desc(Param::Dtype).choices)));
 }
 

@@ -26,8 +26,10 @@ using kernels::Split;
 constexpr std::uint64_t kStreamBias = 0x4343434343434343ULL;
 constexpr std::int64_t kMinBandElements = 1 << 20;
 
-// An input element's bits: fp16/bf16 (the low 2 bytes) or fp32.
+// An input element's bits: int8 (the low byte, two's complement), fp16/bf16 (the low 2 bytes) or
+// fp32.
 std::uint32_t element_bits(DType t, float f) {
+    if (t == DType::I8) return static_cast<std::uint8_t>(static_cast<std::int8_t>(f));
     if (dtype_bytes(t) == 2) return float_to_bits(t, f);
     std::uint32_t x;
     std::memcpy(&x, &f, sizeof x);
@@ -56,6 +58,7 @@ struct ValueTable {
     }
     void map(const std::uint64_t* z, std::byte* out, int n) const {
         if (esize == 4) map_as(z, reinterpret_cast<std::uint32_t*>(out), n);
+        else if (esize == 1) map_as(z, reinterpret_cast<std::uint8_t*>(out), n);
         else map_as(z, reinterpret_cast<std::uint16_t*>(out), n);
     }
 };
@@ -131,6 +134,10 @@ void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count
 void widen_elements(DType t, const std::byte* src, float* dst, std::size_t count) {
     if (t == DType::F32) {
         std::memcpy(dst, src, count * sizeof(float));
+        return;
+    }
+    if (t == DType::I8) {
+        for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<float>(static_cast<std::int8_t>(src[i]));
         return;
     }
     widen_bits(t, reinterpret_cast<const std::uint16_t*>(src), dst, count);

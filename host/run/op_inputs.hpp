@@ -8,7 +8,8 @@
 // Values: small integers, exact in fp16, bf16 and fp32 and in fp32 sums: 1..4 (the seed's) when
 // the output is fp32, so results are exact; -1, 0, 1 when the output is fp16 or bf16, so sums stay
 // well inside their range (see verification's tolerance for what rounding remains). Elements are
-// stored in the inputs' dtype: fp16 or bf16 bits (2 bytes), fp32 (4).
+// stored in the inputs' dtype: fp16 or bf16 bits (2 bytes), fp32 (4), int8 (1; its output is
+// always fp32, so 1..4, and the fp32 golden is exact while a sum stays below 2^24).
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +18,7 @@
 
 namespace tandem::host {
 
-// A matrix of input elements (fp16 or bf16 bits, or fp32: `esize` bytes each), row-major: held
+// A matrix of input elements (fp16 or bf16 bits, fp32 or int8: `esize` bytes each), row-major: held
 // in `bytes`, or a view of one held elsewhere (a rank's GM, where a functional run generates its
 // inputs in place: host/run/op_bench.hpp).
 struct HostMatrix {
@@ -84,7 +85,7 @@ std::vector<float> expected_for_rank(const kernels::Sharding& s, const kernels::
 float bits_to_float(DType t, std::uint16_t bits);
 std::uint16_t float_to_bits(DType t, float f);
 void widen_bits(DType t, const std::uint16_t* src, float* dst, std::size_t count);
-// `count` input elements of dtype `t` (fp16, bf16 or fp32) as fp32 (exact).
+// `count` input elements of dtype `t` (fp16, bf16, fp32 or int8) as fp32 (exact).
 void widen_elements(DType t, const std::byte* src, float* dst, std::size_t count);
 
 }  // namespace tandem::host

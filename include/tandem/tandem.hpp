@@ -33,8 +33,9 @@ public:
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-enum class DataType { F16, BF16, F32 };
-const char* dtype_name(DataType t);  // "fp16" | "bf16" | "fp32"
+// I8: int8 inputs of the Iris-family ops (int8 x int8 summed in int32; their output is F32).
+enum class DataType { F16, BF16, F32, I8 };
+const char* dtype_name(DataType t);  // "fp16" | "bf16" | "fp32" | "int8"
 DataType parse_data_type(const std::string& name);
 
 // How an error names a refused parameter: the C++ API's names (OpConfig's fields as `base_m = 64`,
@@ -67,11 +68,12 @@ public:
     int cols() const;
     DataType dtype() const;
 
-    // Rank `rank`'s values, converted to / from the tensor's dtype (round to nearest even).
-    // rows*cols values. Functional contexts only; not while an async op writing it is pending.
+    // Rank `rank`'s values, converted to / from the tensor's dtype (round to nearest even; an int8
+    // tensor refuses a value outside -128..127 after rounding). rows*cols values. Functional
+    // contexts only; not while an async op writing it is pending.
     void from_host(int rank, std::span<const float> values);
     std::vector<float> to_host(int rank) const;
-    // The raw element bits (2 bytes for fp16/bf16, 4 for fp32), rows*cols elements.
+    // The raw element bits (2 bytes for fp16/bf16, 4 for fp32, 1 for int8), rows*cols elements.
     void from_host_bits(int rank, const void* data, std::size_t bytes);
     void to_host_bits(int rank, void* data, std::size_t bytes) const;
 

@@ -73,22 +73,29 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     const int ubTiles = v == AgmVariant::Staged ? std::max(2, stages_of(c)) : 2;
     const double elem = dtype_bytes(c.dtype);
     const bool fp32 = elem == 4;
+    const bool int8 = elem == 1;
+    check_int8_rules(c);
     check_gemm_tile(c, lim, [&](double bm, double bn) {
         std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim, elem);
         needs.push_back({"UB",
                          fmt::format("{} base-m x {} {} A tiles of the {} (the baseline all-gather holds two)", ubTiles,
-                                     fp32 ? "base-n/2" : "base-n", dtype_name(c.dtype),
+                                     fp32 ? "base-n/2" : (int8 ? "2*base-n" : "base-n"), dtype_name(c.dtype),
                                      v == AgmVariant::Staged ? "fetcher's stages" : "all-gather / producer"),
-                         ubTiles * bm * (fp32 ? std::floor(bn / 2) : bn) * elem, lim.ub_bytes});
+                         ubTiles * bm * (fp32 ? std::floor(bn / 2) : (int8 ? 2 * bn : bn)) * elem, lim.ub_bytes});
         return needs;
     });
-    const std::int64_t shard_step = std::int64_t{c.ranks} * c.base_n;
+    // Each shard is whole K tiles; an int8 K tile (one panel) is 2 base-n deep, so its shards are
+    // whole 2 base-n (an fp32 one, base-n/2, divides base-n).
+    const std::int64_t shard_step = std::int64_t{c.ranks} * (int8 ? 2 * c.base_n : c.base_n);
+    const char* step_expr = int8 ? "n*2*base-n" : "n*base-n";
     check_positive(kParamM, c.m, c.base_m, "base-m");
     check_positive(kParamN, c.n, c.base_n, "base-n");
-    check_positive(kParamK, c.k, shard_step, "n*base-n");
-    check_multiple(kParamK, c.k, shard_step, "n*base-n",
-                   "K is the whole product's; each rank's shard K/n is whole base-n K tiles, the unit A is gathered and "
-                   "multiplied in (M and N may be ragged: they are padded)");
+    check_positive(kParamK, c.k, shard_step, step_expr);
+    check_multiple(kParamK, c.k, shard_step, step_expr,
+                   int8 ? "K is the whole product's; each rank's shard K/n is whole int8 K tiles (2*base-n deep), the "
+                          "unit A is gathered and multiplied in (M and N may be ragged: they are padded)"
+                        : "K is the whole product's; each rank's shard K/n is whole base-n K tiles, the unit A is gathered and "
+                          "multiplied in (M and N may be ragged: they are padded)");
     check_out_dtype_fp32_or_input(c);
     if (v == AgmVariant::Staged) {
         check_knob_range(c, "k_per_flag", 1, std::max(1, k_tiles_of(c)),

@@ -15,7 +15,7 @@ namespace {
 // checks and workspace.
 VariantDesc agm_defaults() {
     VariantDesc v = fused_gemm_defaults();
-    v.constraints = "K % (n*base-n) == 0 (each shard whole K tiles); M, N any (padded); fp16/bf16/fp32 in, fp32 or "
+    v.constraints = "K % (n*base-n) == 0, for int8 K % (n*2*base-n) == 0 (each shard whole K tiles); M, N any (padded); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias), fp32 or "
                     "the input dtype out; bias none/m/n";
     v.validate = validate;
     v.workspace_bytes = workspace_bytes;

@@ -8,7 +8,7 @@ Padding whole_tile_padding(const OpParams& p) { return Padding{p.base_m, p.base_
 
 VariantDesc fused_gemm_defaults() {
     VariantDesc v;
-    v.dtypes = {DType::F16, DType::BF16, DType::F32};
+    v.dtypes = {DType::F16, DType::BF16, DType::F32, DType::I8};
     v.out_dtypes = {DType::F32, DType::F16, DType::BF16};
     v.takes_bias = true;
     v.padding = whole_tile_padding;

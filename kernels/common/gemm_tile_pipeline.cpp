@@ -21,7 +21,7 @@ GemmTilePipeline::GemmTilePipeline(BlockCtx& blk, int base_m, int base_n, DType 
         aTile_[i] = &blk.alloc_tile(MemKind::L0A, base_m, baseK, dtype, fmt::format("aTile[{}]", i));
         bTile_[i] = &blk.alloc_tile(MemKind::L0B, baseK, base_n, dtype, fmt::format("bTile[{}]", i));
     }
-    cTile_ = &blk.alloc_tile(MemKind::L0C, base_m, base_n, DType::F32, "cTile");
+    cTile_ = &blk.alloc_tile(MemKind::L0C, base_m, base_n, accumulator_dtype(dtype), "cTile");
     // Every buffer starts free.
     for (int i = 0; i < 2; ++i) {
         set_flag(blk, PIPE_MTE1, PIPE_MTE2, i);

@@ -8,8 +8,10 @@
 // (L0C holds exactly one accumulator, so the store and the next tile's matmuls do not overlap).
 // Pipes are ordered only by set_flag/wait_flag, so loads, extracts and matmuls overlap exactly
 // as the flags allow. panel_k is base_n, as published, for 2-byte operands; for fp32 operands it
-// is base_n / 2 (panel_k_for), so the L1 panels and the L0A/L0B steps hold the same bytes as
-// fp16's and the output tile stays base_m x base_n (an fp32 fractal is 16 x 8: half the K depth).
+// is base_n / 2 and for int8 2 base_n (panel_k_for), so the L1 panels and the L0A/L0B steps hold
+// the same bytes as fp16's and the output tile stays base_m x base_n (an fp32 fractal is 16 x 8,
+// an int8 one 16 x 32). int8 operands accumulate in an int32 L0C (the same bytes as fp32), which
+// the FIX pipe converts to fp32 on every store (TSTORE, sim/isa/isa.hpp): the ops' fp32 output.
 //
 //   GemmTilePipeline pipe(blk, base_m, base_n);
 //   pipe.begin_tile();
@@ -29,7 +31,7 @@ namespace tandem::kernels {
 
 class GemmTilePipeline {
 public:
-    // Operands of `dtype` (fp16 as published); the accumulator is fp32.
+    // Operands of `dtype` (fp16 as published); the accumulator is fp32, or int32 for int8.
     GemmTilePipeline(BlockCtx& blk, int base_m, int base_n, DType dtype = DType::F16);
 
     int base_m() const { return base_m_; }

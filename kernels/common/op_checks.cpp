@@ -70,17 +70,32 @@ void check_out_dtype_fp32_or_input(const OpParams& p) {
     }
 }
 
+void check_int8_rules(const OpParams& p) {
+    if (p.dtype != DType::I8) return;
+    if (p.out_dtype != DType::F32) {
+        throw ParamError({{kParamOutDtype, dtype_name(p.out_dtype)}},
+                         "int8 inputs give an fp32 output (the int32 sums, converted on the way out of L0C); use fp32");
+    }
+    if (p.bias != BiasKind::None) {
+        throw ParamError({{kParamBias, bias_name(p.bias)}},
+                         "no bias with int8 inputs (the int8 cube's accumulator starts from zero: TMATMUL_BIAS takes "
+                         "float operands only); use none");
+    }
+}
+
 std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits& lim, double elem_bytes) {
-    // The K panel (kernels/common/panel_k.hpp): base-n deep for 2-byte operands, base-n/2 for fp32
-    // (the same bytes).
+    // The K panel (kernels/common/panel_k.hpp): base-n deep for 2-byte operands, base-n/2 for fp32,
+    // 2 base-n for int8 (the same bytes). The accumulator (fp32, or int32 for int8) is 4 bytes.
     const bool fp32 = elem_bytes == 4;
-    const double pk = fp32 ? std::floor(bn / 2) : bn;
+    const bool int8 = elem_bytes == 1;
+    const double pk = fp32 ? std::floor(bn / 2) : (int8 ? 2 * bn : bn);
     const double bk = std::floor(pk / 4);  // the cube's K step
-    const char* e = fp32 ? "fp32" : "fp16";
-    const char* k = fp32 ? "base-n/2" : "base-n";
-    const char* step = fp32 ? "base-n/8" : "base-n/4";
+    const char* e = fp32 ? "fp32" : (int8 ? "int8" : "fp16");
+    const char* k = fp32 ? "base-n/2" : (int8 ? "2*base-n" : "base-n");
+    const char* step = fp32 ? "base-n/8" : (int8 ? "base-n/2" : "base-n/4");
     return {
-        {"L0C", "one base-m x base-n fp32 accumulator", bm * bn * kFp32Bytes, lim.l0c_bytes},
+        {"L0C", fmt::format("one base-m x base-n {} accumulator", int8 ? "int32" : "fp32"), bm * bn * kFp32Bytes,
+         lim.l0c_bytes},
         {"L0A", fmt::format("two base-m x {} {} tiles", step, e), 2 * bm * bk * elem_bytes, lim.l0a_bytes},
         {"L0B", fmt::format("two {} x base-n {} tiles", step, e), 2 * bk * bn * elem_bytes, lim.l0b_bytes},
         {"L1", fmt::format("two base-m x {} A panels and two {} x base-n B panels ({})", k, k, e),

@@ -27,6 +27,9 @@ void check_multiple(const ParamRef& p, std::int64_t value, std::int64_t step, co
 
 // The output dtype is fp32 or the input dtype (the kernels cast fp32 accumulators to one of them).
 void check_out_dtype_fp32_or_input(const OpParams& p);
+// int8 inputs (the Iris-family ops): the output is fp32 (the int32 sums converted by the FIX pipe)
+// and there is no bias (the int8 cube takes none). Nothing for other dtypes.
+void check_int8_rules(const OpParams& p);
 
 // One local buffer a tile configuration fills.
 struct BufferNeed {

@@ -34,6 +34,7 @@ std::int64_t stream_k_bytes(const OpParams& p) {
 
 void validate_tiled(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_stream_k_blocks(p, lim);
     check_positive(kParamM, p.m, p.base_m, "base-m");
@@ -101,7 +102,7 @@ VariantDesc tiled_variant(const VariantDesc& defaults) {
                                    "the fused ops' GEMM kernel alone (matmul_all_reduce's compute-only kernel): base-m x "
                                    "base-n tiles, the shared double-buffered K loop, --schedule data_parallel (AIC) or "
                                    "stream_k/hybrid (MIX, fix-ups on AIV)");
-    v.constraints = "any M, N, K (padded to base-m, base-n, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out; bias m or n "
+    v.constraints = "any M, N, K (padded to base-m, base-n, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out; bias m or n "
                     "(every rank adds it to its own C)";
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_last_k_panel"};

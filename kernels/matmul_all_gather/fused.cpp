@@ -70,6 +70,7 @@ struct WorkspaceLayout {
 
 void validate(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_out_dtype_fp32_or_input(p);
     const std::int64_t block = std::int64_t{p.ranks} * p.base_m;
@@ -195,7 +196,7 @@ VariantDesc fused_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "fused",
                                    "GEMM (AIC) flags each stored C tile; a push kernel (AIV, other stream) stores it into "
                                    "every peer's output, then a device barrier ends the op when every rank has all of C");
-    v.constraints = "M % (n*base-m) == 0 (N, K padded); comm blocks <= AIV cores; fp16/bf16/fp32 in, fp32 or input-dtype "
+    v.constraints = "M % (n*base-m) == 0 (N, K padded); comm blocks <= AIV cores; fp16/bf16/fp32/int8 in (int8: fp32 out, no bias), fp32 or input-dtype "
                     "out; bias none/m/n";
     v.faults = {"skip_last_k_panel", "skip_peer"};
     v.validate = validate;

@@ -75,7 +75,7 @@ VariantDesc atomic_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "atomic",
                                    "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into every "
                                    "rank's output; outputs zeroed by the host, bias by rank 0");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out (the atomic sum "
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (the atomic sum "
                     "in the output dtype)";
     v.schedules = gemm_schedule_names();
     v.faults = {"skip_peer_add", "skip_fixup_partial"};

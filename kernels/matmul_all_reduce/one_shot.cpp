@@ -72,7 +72,7 @@ VariantDesc one_shot_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "one_shot",
                                    "GEMM (AIC) stores partials locally and flags each tile on every rank; a reduction "
                                    "kernel (AIV) on every rank pulls all W partials of each tile and sums them");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out (partials and "
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and "
                     "sums in the output dtype)";
     // stream_k/hybrid: the MIX GEMM kernel's AIVs do the fix-ups while this variant's reduction
     // kernel runs on another stream, on cores of its own (sim/core/stream_cores.hpp).

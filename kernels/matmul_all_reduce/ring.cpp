@@ -96,7 +96,7 @@ VariantDesc ring_variant(const VariantDesc& defaults) {
                                    "GEMM (AIC) stores partials locally; a ring kernel (AIV) runs a ring reduce-scatter "
                                    "then a ring all-gather per sub-tile through a ring buffer with flags (W-1 + W-1 "
                                    "steps, neighbour writes only)");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out (running sums in "
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (running sums in "
                     "the output dtype)";
     v.faults = {"skip_own_partial"};
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p, true)); };

@@ -121,7 +121,7 @@ VariantDesc two_shot_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "two_shot",
                                    "GEMM (AIC) stores partials locally; the comm kernel (AIV) pushes each partial to its "
                                    "tile's owner, which sums the W partials and stores the sum into every rank's output");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32 in; fp32 or input-dtype out (partials and "
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and "
                     "sums in the output dtype)";
     v.faults = {"skip_broadcast"};
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p, true)); };

@@ -52,6 +52,7 @@ int gemm_blocks(const OpParams& p) {
 
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     check_out_dtype_fp32_or_input(p);
     check_positive(kParamM, p.m, p.base_m, "base-m");

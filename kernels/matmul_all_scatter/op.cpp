@@ -23,7 +23,7 @@ namespace tandem::kernels {
 
 VariantDesc mas::mas_defaults() {
     VariantDesc v = fused_gemm_defaults();
-    v.constraints = "N % (n*base-n) == 0 (M, K padded); fp16/bf16/fp32 in, fp32 or input-dtype out; bias none/m/n";
+    v.constraints = "N % (n*base-n) == 0 (M, K padded); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias), fp32 or input-dtype out; bias none/m/n";
     v.output_in_window = true;  // peers store their column blocks into it
     v.faults = {"skip_last_k_panel", "skip_peer"};
     v.validate = validate_common;

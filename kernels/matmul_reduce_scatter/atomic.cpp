@@ -53,7 +53,7 @@ VariantDesc atomic_variant(const VariantDesc& defaults) {
                                    "one GEMM kernel (AIC): each output tile atomically added (FIX, AtomicAdd) into its "
                                    "owner's output; outputs zeroed by the host, bias by rank 0");
     v.constraints = "N a multiple of ranks x base-n (each rank's column block whole tiles); any M, K (padded); "
-                    "fp16/bf16/fp32 in; fp32 or input-dtype out (the atomic sum in the output dtype)";
+                    "fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (the atomic sum in the output dtype)";
     v.faults = {"skip_peer_add"};
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<AtomicRun>(p); };
     return v;

@@ -18,6 +18,7 @@ namespace mrs {
 namespace {
 void validate_common(const OpParams& p, const BufferLimits& lim) {
     const double elem = dtype_bytes(p.dtype);
+    check_int8_rules(p);
     check_gemm_tile(p, lim, [&lim, elem](double bm, double bn) { return gemm_tile_needs(bm, bn, lim, elem); });
     const std::int64_t step = std::int64_t{p.ranks} * p.base_n;
     if (p.n % step != 0)

@@ -70,7 +70,7 @@ VariantDesc tile_owner_variant(const VariantDesc& defaults) {
                                    "GEMM (AIC) stores partials locally and flags each tile on its owner; a reduction "
                                    "kernel (AIV) on each owner pulls the W partials of its tiles and sums them");
     v.constraints = "N a multiple of ranks x base-n (each rank's column block whole tiles); any M, K (padded); "
-                    "fp16/bf16/fp32 in; fp32 or input-dtype out (partials and sums in the output dtype)";
+                    "fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and sums in the output dtype)";
     v.faults = {"skip_partial"};
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TileOwnerRun>(p); };
     return v;

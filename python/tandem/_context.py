@@ -9,8 +9,11 @@ message; and plain numpy arrays accepted where a tensor is:
 - a bias may also be 1-D: length M adds one value per row, length N one per column (M wins when
   M == N, as in Iris).
 
-float16 arrays are fp16 tensors, float32 arrays fp32 tensors; a bf16 tensor is made with
-ctx.tensor(array, dtype="bf16"). A numpy output is written in place when the call completes
+float16 arrays are fp16 tensors, float32 arrays fp32 tensors, int8 arrays int8 tensors (the
+Iris-family ops' int8 inputs: int8 x int8 summed in int32, written out as fp32); a bf16 tensor is
+made with ctx.tensor(array, dtype="bf16"). With int8 inputs a numpy output may be float32, int32
+(the sums, an exact cast while |sum| < 2^24) or int8 (Iris's acc.to(int8): the sums wrapped to
+8 bits, as numpy's astype wraps). A numpy output is written in place when the call completes
 (an async call: at ctx.barrier()). The parameter keywords are the parameter schema's
 (tandem.parameters()), as in the C++ module.
 """
@@ -27,8 +30,10 @@ from tandem import _core
 
 Error = _core.Error
 
-_NUMPY_DTYPES = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32"}
-_DTYPE_NAMES = ("fp16", "bf16", "fp32")
+_NUMPY_DTYPES = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32", np.dtype(np.int8): "int8"}
+_DTYPE_NAMES = ("fp16", "bf16", "fp32", "int8")
+# Output arrays of integer dtypes take the fp32 output of int8 inputs, cast (_cast_result).
+_INT_OUTPUTS = (np.dtype(np.int32), np.dtype(np.int8))
 _DEFAULT_DTYPE = object()  # zeros()/empty() without a dtype: fp16
 
 
@@ -133,7 +138,7 @@ class Context(_core.Context):
 
     def zeros(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
         """A tensor of zeros, rows x cols on every rank: zeros(rows, cols) or zeros((rows, cols));
-        dtype "fp16" (the default), "bf16", "fp32" or numpy float16 / float32."""
+        dtype "fp16" (the default), "bf16", "fp32", "int8" or numpy float16 / float32 / int8."""
         return _core.Context.zeros(self, *self._shape("zeros", rows, cols, dtype))
 
     def empty(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
@@ -142,7 +147,8 @@ class Context(_core.Context):
 
     def tensor(self, array, dtype=None):
         """A tensor from a numpy array: (ranks, rows, cols), one matrix per rank, or (rows, cols),
-        the same on every rank. dtype: the array's (float16: fp16, float32: fp32) unless given."""
+        the same on every rank. dtype: the array's (float16: fp16, float32: fp32, int8: int8) unless
+        given (int8: the values must be integers in -128..127)."""
         return self._tensor("array", array, dtype)
 
     def _tensor(self, name, array, dtype=None, ndims=(2, 3)):
@@ -153,14 +159,17 @@ class Context(_core.Context):
                              f"{array.shape}")
         if dtype is None:
             if array.dtype not in _NUMPY_DTYPES:
-                raise TypeError(f"{name}: a {array.dtype} array; give float16 (fp16) or float32 (fp32) data, or "
+                raise TypeError(f"{name}: a {array.dtype} array; give float16 (fp16), float32 (fp32) or int8 data, or "
                                 "ctx.tensor(array, dtype='bf16') for bf16")
             dtype = _NUMPY_DTYPES[array.dtype]
         else:
             dtype = _dtype_arg("dtype", dtype)
             if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
                 raise TypeError(f"{name}: a {array.dtype} array; give numbers")
-            array = array.astype(np.float16 if dtype == "fp16" else np.float32, copy=False)
+            if dtype == "int8":
+                array = _as_int8(name, array)
+            else:
+                array = array.astype(np.float16 if dtype == "fp16" else np.float32, copy=False)
         if array.ndim == 2:
             array = np.broadcast_to(array, (self.num_ranks,) + array.shape)
         if array.shape[0] != self.num_ranks:
@@ -192,15 +201,33 @@ class Context(_core.Context):
 def _dtype_arg(name, dtype) -> str:
     if isinstance(dtype, str):
         if dtype not in _DTYPE_NAMES:
-            raise ValueError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32)")
+            raise ValueError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32 / int8)")
         return dtype
     try:
         d = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32)") from None
+        raise TypeError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32 / int8)") from None
     if d not in _NUMPY_DTYPES:
-        raise TypeError(f"{name}={d}: tandem tensors are fp16, bf16 or fp32 (numpy float16 / float32)")
+        raise TypeError(f"{name}={d}: tandem tensors are fp16, bf16, fp32 or int8 (numpy float16 / float32 / int8)")
     return _NUMPY_DTYPES[d]
+
+
+def _as_int8(name, array) -> np.ndarray:
+    """An array's values as int8, when every one is an integer in -128..127 (never wrapped silently)."""
+    if array.dtype == np.int8:
+        return array
+    if array.size and (not np.all(np.isfinite(array)) or np.any(array != np.round(array)) or array.min() < -128 or
+                       array.max() > 127):
+        raise ValueError(f"{name}: an int8 tensor takes integers in -128..127; this {array.dtype} array has others")
+    return array.astype(np.int8)
+
+
+def _cast_result(result, dtype) -> np.ndarray:
+    """An op's result (fp32 values) as an output array's dtype: float16/float32 rounded; int32 an
+    exact cast of the integer sums; int8 those sums wrapped to 8 bits (Iris's acc.to(int8))."""
+    if dtype in _INT_OUTPUTS:
+        return result.astype(np.int64).astype(dtype)
+    return result.astype(dtype)
 
 
 class Ops:
@@ -320,8 +347,13 @@ class Ops:
         if value.ndim not in (2, 3):
             raise ValueError(f"output_tensor: a numpy array of shape (ranks, rows, cols) or (rows, cols), got shape "
                              f"{value.shape}")
-        if value.dtype not in _NUMPY_DTYPES:
-            raise TypeError(f"output_tensor: a {value.dtype} array; an output is float16 (fp16) or float32 (fp32)")
+        int_output = value.dtype in _INT_OUTPUTS
+        if int_output and a.dtype != "int8":
+            raise TypeError(f"output_tensor: a {value.dtype} array; an int32 or int8 output is for int8 inputs "
+                            f"(A is {a.dtype}): give float16 or float32")
+        if not int_output and value.dtype not in (np.float16, np.float32):
+            raise TypeError(f"output_tensor: a {value.dtype} array; an output is float16 (fp16) or float32 (fp32), "
+                            "or int32 / int8 with int8 inputs")
         if not value.flags.writeable:
             raise ValueError("output_tensor: a read-only array; the result is written into it")
         if value.ndim == 2 and info["out_split"] != "replicated":
@@ -333,14 +365,16 @@ class Ops:
         rows, cols = value.shape[-2:]
         if min(rows, cols) < 1:
             raise ValueError(f"output_tensor: shape {value.shape}: rows and cols must be at least 1")
-        tensor = _core.Context.zeros(ctx, rows, cols, _NUMPY_DTYPES[value.dtype])
+        # An integer output array holds the fp32 output of int8 inputs, cast when written back.
+        tensor = _core.Context.zeros(ctx, rows, cols, "fp32" if int_output else _NUMPY_DTYPES[value.dtype])
         if ctx.functional:
-            tensor.copy_(np.ascontiguousarray(np.broadcast_to(value, (ctx.num_ranks, rows, cols))))
+            start = np.broadcast_to(value, (ctx.num_ranks, rows, cols))
+            tensor.copy_(np.ascontiguousarray(start.astype(np.float32) if int_output else start))
 
         def write_back():
             if not ctx.functional:
                 return
-            result = tensor.numpy()
+            result = _cast_result(tensor.numpy(), value.dtype)
             value[...] = result[0] if value.ndim == 2 else result
 
         return tensor, write_back

@@ -35,7 +35,12 @@ class RanksDidNotMeet(Error):
 _ALL_REDUCE_VARIANTS = ("atomic", "ring", "one_shot", "two_shot", "spinlock")
 _FRACTAL = 16  # the cube's fractal: tile sides are multiples of it (docs/HARDWARE.md)
 _DEFAULT_TILE = (128, 256)  # Tandem's default output tile (rows, cols)
-_DTYPES = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32"}
+# Inputs: float16, float32 or int8 (Iris's --datatype int8: int8 x int8 summed in int32, run
+# with an fp32 output). Outputs also int32 (the sums) or int8 (Iris's acc.to(int8), wrapped),
+# for int8 inputs only.
+_DTYPES = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32", np.dtype(np.int8): "int8"}
+_OUT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.int8))
+_INT_OUTPUTS = (np.dtype(np.int32), np.dtype(np.int8))
 _DEFAULT_TIMEOUT_S = 120.0
 
 
@@ -321,8 +326,8 @@ def _np_dtype(dtype) -> np.dtype:
         d = np.dtype(dtype)
     except TypeError:
         d = None
-    if d is None or d not in _DTYPES:
-        raise TypeError(f"dtype {dtype!r}: tandem.iris tensors are numpy float16 or float32")
+    if d is None or d not in _OUT_DTYPES:
+        raise TypeError(f"dtype {dtype!r}: tandem.iris tensors are numpy float16, float32, int8 or int32")
     return d
 
 
@@ -381,13 +386,16 @@ def _fit(extent: int, limit: int) -> int:
     return min(limit, _round_up(max(extent, 1), _FRACTAL))
 
 
-def _matrix(name: str, t, rank: int) -> np.ndarray:
+def _matrix(name: str, t, rank: int, output: bool = False) -> np.ndarray:
     if not isinstance(t, np.ndarray):
         raise TypeError(f"{name}: a numpy array (a tensor made by ctx.zeros/empty/ones/randn), not {type(t).__name__}")
     if t.ndim != 2:
         raise ValueError(f"{name}: a 2-D tensor on each rank, got shape {t.shape} on rank {rank}")
-    if t.dtype not in _DTYPES:
-        raise TypeError(f"{name} is {t.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
+    if output and t.dtype not in _OUT_DTYPES:
+        raise TypeError(f"{name} is {t.dtype} on rank {rank}: tandem.iris outputs are numpy float16 or float32 (or "
+                        "int32 / int8 with int8 inputs)")
+    if not output and t.dtype not in _DTYPES:
+        raise TypeError(f"{name} is {t.dtype} on rank {rank}: tandem.iris inputs are numpy float16, float32 or int8")
     if min(t.shape) < 1:
         raise ValueError(f"{name} has shape {t.shape} on rank {rank}: both sizes must be at least 1")
     return t
@@ -507,8 +515,10 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
     bm, bn = config["base_m"], config["base_n"]
     dtype = _DTYPES[first["a"].dtype]
     # fp32 inputs (Iris's default datatype) run with an fp32 output, as Iris's fp32 path
-    # accumulates and writes fp32; a float16 output array gets it rounded.
-    out_dtype = "fp32" if dtype == "fp32" else _DTYPES[first["out"].dtype]
+    # accumulates and writes fp32; a float16 output array gets it rounded. int8 inputs run with an
+    # fp32 output too (the int32 sums, exact while |sum| < 2^24), cast into the output array
+    # (_cast_result: an int8 array gets Iris's acc.to(int8), the sums wrapped).
+    out_dtype = "fp32" if dtype in ("fp32", "int8") else _DTYPES[first["out"].dtype]
     ctx = world.context()
 
     def tensor(per_rank):
@@ -527,7 +537,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
         out_shape = (mp_local * w, n)
     elif op == "all_gather_matmul":
         k_local = k // w
-        kp_local = _round_up(k_local, bn)
+        kp_local = _round_up(k_local, 2 * bn if dtype == "int8" else bn)  # whole K tiles (int8's: 2 x base-n)
         mp = _round_up(m, bm)
         a = [_padded(entries[r]["a"], mp, kp_local) for r in range(w)]
         b = []
@@ -598,7 +608,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
             for r in range(w):
                 out = entries[r]["out"]
                 for rows, cols in _owned_tiles(m, n, w, first["config"])[r]:
-                    out[rows, cols] = total[rows, cols].astype(out.dtype)
+                    out[rows, cols] = _cast_result(total[rows, cols], out.dtype)
             return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
         for r in range(w):
             if op == "matmul_all_gather":
@@ -606,8 +616,16 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
                 got = np.concatenate([c[r][s * mp_local:s * mp_local + m // w] for s in range(w)])
             else:
                 got = c[r][:entries[r]["out"].shape[0], :entries[r]["out"].shape[1]]
-            entries[r]["out"][...] = got.astype(entries[r]["out"].dtype)
+            entries[r]["out"][...] = _cast_result(got, entries[r]["out"].dtype)
     return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
+
+
+def _cast_result(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The op's fp32 output as the output array's dtype: float16/float32 rounded; int32 the integer
+    sums (exact); int8 the sums wrapped to 8 bits, as Iris's acc.to(int8) casts."""
+    if dtype in _INT_OUTPUTS:
+        return values.astype(np.int64).astype(dtype)
+    return values.astype(dtype)
 
 
 def _owned_tiles(m: int, n: int, w: int, cfg: FusedConfig) -> list:
@@ -648,7 +666,7 @@ class _RankOps:
             raise RuntimeError(f"tandem.iris: rank {rank}'s handle used from another thread; each rank calls its "
                                "own ops")
         spec = _OPS[op]
-        out = _matrix("output_tensor", output_tensor, rank)
+        out = _matrix("output_tensor", output_tensor, rank, output=True)
         a = _matrix(spec.a_name, a, rank)
         b = _matrix("B", b, rank)
         if not out.flags.writeable:
@@ -657,9 +675,14 @@ class _RankOps:
             raise TypeError(f"async_op={async_op!r}: must be True or False, not {type(async_op).__name__}")
         if workspace is not None and not isinstance(workspace, IrisWorkspace):
             raise TypeError(f"workspace: the IrisWorkspace an earlier call returned, not {type(workspace).__name__}")
-        if b.dtype != a.dtype:  # each is float16 or float32 (_matrix): the ops take either
+        if b.dtype != a.dtype:  # each is float16, float32 or int8 (_matrix): the ops take any
             raise TypeError(f"B is {b.dtype} on rank {rank} but {spec.a_name} is {a.dtype}: A and B share one dtype "
-                            "(float16 or float32)")
+                            "(float16, float32 or int8)")
+        if out.dtype in _INT_OUTPUTS and a.dtype != np.int8:
+            raise TypeError(f"output_tensor is {out.dtype} on rank {rank}: an int32 or int8 output is for int8 inputs "
+                            f"({spec.a_name} is {a.dtype}); give float16 or float32")
+        if a.dtype == np.int8 and out.dtype == np.float16:
+            raise TypeError(f"output_tensor is float16 on rank {rank}: int8 inputs give float32, int32 or int8 outputs")
         cfg = _as_config(config)
         cfg.validate(world_size=world.nprocs)
         ignored = sorted(f for f in cfg.given() if f in _GPU_ONLY_FIELDS)
@@ -669,7 +692,10 @@ class _RankOps:
         if bias is not None and not isinstance(bias, np.ndarray):
             raise TypeError(f"bias: a 1-D tensor (numpy array), not {type(bias).__name__}")
         if bias is not None and bias.dtype not in _DTYPES:
-            raise TypeError(f"bias is {bias.dtype} on rank {rank}: tandem.iris tensors are numpy float16 or float32")
+            raise TypeError(f"bias is {bias.dtype} on rank {rank}: tandem.iris inputs are numpy float16, float32 or int8")
+        if bias is not None and a.dtype == np.int8:
+            raise ValueError(f"bias: no bias with int8 inputs ({spec.a_name} is int8 on rank {rank}): the int8 cube's "
+                             "int32 sums start from zero; add the bias to the output")
         mnk = _check_shapes(op, world.nprocs, out, a, b, bias, rank)
         entry = {"out": out, "a": a, "b": b, "bias": bias, "config": cfg, "mnk": mnk}
         call = world.meet(rank, op, entry, lambda entries: _run_op(op, world, entries), wait=not async_op)

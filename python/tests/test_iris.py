@@ -161,7 +161,7 @@ def test_unknown_config_key_and_wrong_shapes_are_refused_in_iris_words():
             ctx.ops.matmul_all_reduce(ctx.zeros((64, 32)), a, b)
         with pytest.raises(ValueError, match="B has 32 rows .*K = world_size x K_local = 2 x 32 = 64"):
             ctx.ops.all_gather_matmul(ctx.zeros((64, 16)), a, b)
-        with pytest.raises(TypeError, match="A is float64 on rank .*float16 or float32"):
+        with pytest.raises(TypeError, match="A is float64 on rank .*float16, float32 or int8"):
             ctx.ops.matmul_all_reduce(ctx.zeros((64, 16)), np.ones((64, 32)), b)
         with pytest.raises(TypeError, match="A_sharded: a numpy array"):
             ctx.ops.all_gather_matmul(ctx.zeros((64, 16)), [[1.0]], b)

@@ -98,7 +98,9 @@ private:
 isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src);
 // L0C -> GM on FIX (AIC), or UB -> GM on MTE3 (AIV; into a peer's window it crosses the link).
 // From an fp32 L0C accumulator into an fp16 or bf16 tensor the FIX pipe casts on the way
-// (round to nearest even). AtomicAdd: the target adds (dst += src in dst's dtype, the sum
+// (round to nearest even); from an int32 one (int8 operands) into an fp32 tensor it converts
+// (exact while |value| < 2^24), as TSTORE_FP with a scale of ones would but without the scale's
+// load (an assumption: docs/IRIS.md 'int8'). AtomicAdd: the target adds (dst += src in dst's dtype, the sum
 // rounded to it) instead of overwriting; the add lands at the target a local or remote atomic
 // latency after issue at the earliest, ordered with every other add by simulated time.
 isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic = AtomicType::None);

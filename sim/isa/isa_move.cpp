@@ -19,9 +19,13 @@ namespace isa_detail {
 
 namespace {
 
-// The FIX pipe casts an fp32 accumulator to fp16 or bf16 on its way to GM.
+// The FIX pipe casts an fp32 accumulator to fp16 or bf16 on its way to GM, and converts an int32
+// one (the int8 cube's) to fp32 (exact while |value| < 2^24, else rounded to nearest even): the
+// Iris-family ops' int8 path stores its sums that way, plainly, as atomic adds or to a peer.
 bool fix_casts(const Tile& t, const GmTensor& g) {
-    return t.kind == MemKind::L0C && t.dtype == DType::F32 && (g.dtype() == DType::F16 || g.dtype() == DType::BF16);
+    if (t.kind != MemKind::L0C) return false;
+    if (t.dtype == DType::I32) return g.dtype() == DType::F32;
+    return t.dtype == DType::F32 && (g.dtype() == DType::F16 || g.dtype() == DType::BF16);
 }
 
 void check_same_shape(const char* instr, const Tile& t, const GmTensor& g, bool store) {
