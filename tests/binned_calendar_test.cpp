@@ -105,6 +105,26 @@ TEST(BinnedCalendar, BookingsOutOfTimeOrderShareTheSameBins) {
     EXPECT_EQ(book({&l2}, 100 * kBin, 10, 10 * kGBps), 102 * kBin);  // bin 100 is still full
 }
 
+// The same bookings shifted in time, on calendars whose origin shifts with them, take the same
+// time: what a kernel takes does not depend on when it was launched.
+TEST(BinnedCalendar, BinsCountedFromTheOriginMakeResultsShiftInvariant) {
+    std::vector<std::vector<SimTime>> durations;
+    for (const SimTime shift : {SimTime{0}, SimTime{123457}, SimTime{-400}}) {
+        BinnedCalendar l2("l2", 100 * kGBps, kBin, 1000 + shift), hbm("hbm", 40 * kGBps, kBin, 1000 + shift);
+        std::vector<SimTime> d;
+        for (int i = 0; i < 40; ++i) {
+            const SimTime start = 1000 + shift + 370 * i - (i % 4 == 3 ? 900 : 0);  // some before the origin
+            const double bytes = 500 + 37 * i;
+            const SimTime end = i % 3 == 0 ? book({&l2, &hbm}, start, bytes, 60 * kGBps)
+                                           : book({&l2}, start, bytes, 70 * kGBps);
+            d.push_back(end - start);
+        }
+        durations.push_back(d);
+    }
+    EXPECT_EQ(durations[0], durations[1]);
+    EXPECT_EQ(durations[0], durations[2]);
+}
+
 TEST(BinnedCalendar, NeverBooksBeyondCapacity) {
     BinnedCalendar a("a", 50 * kGBps, kBin), b("b", 30 * kGBps, kBin);
     std::mt19937 random(777);
@@ -161,6 +181,8 @@ TEST(BinnedCalendar, RejectsBadRequests) {
     expect_sim_error_with([&] { book({&l2, &l2}, 0, 1e3, kGBps); }, {"rank 3 L2", "twice"});
     expect_sim_error_with([&] { book({&l2, &coarse}, 0, 1e3, kGBps); }, {"coarse", "bins"});
     expect_sim_error_with([&] { book({}, 0, 1e3, kGBps); }, {"path"});
+    BinnedCalendar shifted("shifted", 100 * kGBps, kBin, 500);
+    expect_sim_error_with([&] { book({&l2, &shifted}, 0, 1e3, kGBps); }, {"shifted", "from 500 ps"});
     l2.forget_before(5000);
     expect_sim_error_with([&] { book({&l2}, 4999, 1e3, kGBps); }, {"rank 3 L2", "4999", "5000"});
     // Rejected requests leave the calendar usable: 1000 bytes at 1 GB/s from 5 ns.

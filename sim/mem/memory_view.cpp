@@ -38,8 +38,17 @@ MemoryView::~MemoryView() { own_.detach(*this); }
 
 void MemoryView::begin_kernel() {
     // Only the calendars: the rest is read by the chip at barriers, which may run while this is
-    // called; the kernel's first booking takes the other producers' usage (catch_up()).
-    for (auto* c : {&l2_, &hbm_}) *c = std::make_unique<BinnedCalendar>((*c)->name(), (*c)->capacity(), kMemCalendarBinPs);
+    // called; the kernel's first booking takes the other producers' usage (catch_up()) and
+    // starts fresh calendars.
+    anchored_ = false;
+}
+
+void MemoryView::anchor_calendars(SimTime origin) {
+    // Bins counted from the kernel's first booking: the same kernel started at another instant
+    // books the same bins (sim/net/binned_calendar.hpp).
+    for (auto* c : {&l2_, &hbm_})
+        *c = std::make_unique<BinnedCalendar>((*c)->name(), (*c)->capacity(), kMemCalendarBinPs, origin);
+    anchored_ = true;
 }
 
 void MemoryView::end_kernel() { running_ = false; }
@@ -115,6 +124,7 @@ double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, dou
 SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issue, SimTime start, double bytes,
                                std::int64_t cap) {
     catch_up(issue);
+    if (!anchored_) anchor_calendars(start);
     SimTime end = start;
     double hbm_bytes = 0;
     if (access == MemAccess::Read) {

@@ -68,6 +68,8 @@ public:
     double l2_hit_bytes() const { return l2_hit_bytes_; }
 
 private:
+    // Fresh calendars whose bins are counted from `origin` (the kernel's first booking).
+    void anchor_calendars(SimTime origin);
     // Adds the other producers' usage published at or before t.
     void catch_up(SimTime t);
     // Adds the other producers' records from next_usage_ up to `end` published at or before t.
@@ -90,6 +92,7 @@ private:
     // write-backs) in bins, read beside them (others_l2(), others_hbm()).
     std::unique_ptr<BinnedCalendar> l2_;
     std::unique_ptr<BinnedCalendar> hbm_;
+    bool anchored_ = false;  // the calendars belong to the running kernel (anchor_calendars())
     UsageBins others_;
     std::uint64_t next_usage_ = 0;  // the first published record not yet looked at
     bool running_ = false;          // set by the kernel's first booking, cleared by end_kernel()

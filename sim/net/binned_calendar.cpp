@@ -31,10 +31,11 @@ constexpr std::int64_t kChunkBins = 32;
 
 }  // namespace
 
-BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps)
+BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps, SimTime origin_ps)
     : name_(std::move(name)),
       capacity_(capacity_bytes_per_s),
       bin_ps_(bin_ps),
+      origin_(origin_ps),
       bin_bytes_(static_cast<double>(capacity_bytes_per_s) * static_cast<double>(bin_ps) / kPsPerSecond) {
     if (capacity_ <= 0) {
         throw SimError("bandwidth resource '" + name_ + "': capacity must be positive, got " +
@@ -48,7 +49,7 @@ BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per
 
 void BinnedCalendar::forget_before(SimTime t) {
     horizon_ = std::max(horizon_, t);
-    const std::int64_t keep_from = horizon_ / bin_ps_;  // t's own bin is still booked into
+    const std::int64_t keep_from = bin_of(horizon_);  // t's own bin is still booked into
     const std::int64_t drop = std::min(keep_from - first_bin_, static_cast<std::int64_t>(bins_kept()));
     if (drop <= 0) return;
     head_ += drop;
@@ -111,9 +112,10 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
             path.begin() + static_cast<std::ptrdiff_t>(i)) {
             throw SimError("book_binned: resource '" + c.name_ + "' appears twice in one path");
         }
-        if (c.bin_ps() != bin_ps) {
+        if (c.bin_ps() != bin_ps || c.origin() != path[0]->origin()) {
             throw SimError("book_binned: resource '" + c.name_ + "' has bins of " + std::to_string(c.bin_ps()) +
-                           " ps, '" + path[0]->name_ + "' of " + std::to_string(bin_ps));
+                           " ps from " + std::to_string(c.origin()) + " ps, '" + path[0]->name_ + "' of " +
+                           std::to_string(bin_ps) + " ps from " + std::to_string(path[0]->origin()) + " ps");
         }
         if (start_ps < c.horizon_) {
             throw SimError("book_binned: resource '" + c.name_ + "': start " + std::to_string(start_ps) +
@@ -131,14 +133,15 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     for (BinCursor& c : used) c.bin_bytes = c.calendar->bin_bytes_;
     double remaining = bytes;
     SimTime t = start_ps;
-    std::int64_t bin = t / bin_ps;
+    const SimTime origin = path[0]->origin();
+    std::int64_t bin = path[0]->bin_of(t);
     std::int64_t chunk_end = bin;  // the bins before it have slots ready
     for (;;) {
         if (bin == chunk_end) {
             chunk_end = bin + kChunkBins;
             for (BinCursor& c : used) c.slot = c.calendar->slots(bin, chunk_end);
         }
-        const SimTime bin_end = (bin + 1) * bin_ps;
+        const SimTime bin_end = origin + (bin + 1) * bin_ps;
         // What this transfer gets in this bin, in bytes over the whole bin: its cap, or what the
         // bin has left on its most loaded resource (the bytes booked in it taken as spread over it).
         double full = cap_bytes;

@@ -14,6 +14,10 @@
 // taken as spread over the whole bin, not placed where they were (a bin is a few tens of
 // nanoseconds: a few per panel load).
 //
+// The bins are counted from an origin, not from time 0: a stream's calendars take the start of
+// its kernel's first booking, so that the same kernel started at another instant books the same
+// bins and takes the same time (an exact calendar has that by nature).
+//
 // Results depend only on the order of the bookings, never on the host.
 #include <cstdint>
 #include <span>
@@ -27,14 +31,21 @@ namespace tandem {
 
 class BinnedCalendar {
 public:
-    // Throws SimError if the capacity or the bin length is not positive.
-    BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps);
+    // Bin b covers [origin_ps + b * bin_ps, origin_ps + (b + 1) * bin_ps). Throws SimError if the
+    // capacity or the bin length is not positive.
+    BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps, SimTime origin_ps = 0);
 
     const std::string& name() const { return name_; }
     std::int64_t capacity() const { return capacity_; }
     SimTime bin_ps() const { return bin_ps_; }
+    SimTime origin() const { return origin_; }
+    // The bin holding instant t.
+    std::int64_t bin_of(SimTime t) const {
+        const SimTime d = t - origin_;
+        return d >= 0 ? d / bin_ps_ : -((-d + bin_ps_ - 1) / bin_ps_);
+    }
 
-    // Bytes booked in bin number `bin` (covering [bin * bin_ps, (bin + 1) * bin_ps)).
+    // Bytes booked in bin number `bin`.
     double bytes_in(std::int64_t bin) const {
         const std::int64_t i = bin - first_bin_;
         return i >= 0 && i < static_cast<std::int64_t>(used_.size()) - head_ ? used_[static_cast<std::size_t>(head_ + i)]
@@ -59,6 +70,7 @@ private:
     std::string name_;
     std::int64_t capacity_;
     SimTime bin_ps_;
+    SimTime origin_;
     double bin_bytes_;  // what one bin holds at full capacity
     // used_[head_ + i] is the bytes booked in bin first_bin_ + i; those before head_ are forgotten
     // (dropped in bulk now and then).
@@ -70,14 +82,14 @@ private:
 };
 
 // Books `bytes` over every resource of `path` (all at once, as one stream; all of one bin
-// length), starting at `start_ps`, at no more than `rate_cap_bytes_per_s`, and returns the time
+// length and origin), starting at `start_ps`, at no more than `rate_cap_bytes_per_s`, and returns the time
 // the last byte is moved (> start_ps; == start_ps for 0 bytes), rounded up to a whole
 // picosecond. `background` (empty, or one entry per path resource, null where there is none):
 // usage of the same resource that others booked, read as a rate that counts against the
 // resource's capacity, never written.
 //
 // Throws SimError for a non-positive cap, bytes that are negative, not finite or beyond 2^53, a
-// start outside [0, kNever), an empty path, resources of different bin lengths or listed twice,
+// start outside [0, kNever), an empty path, resources of different bins or listed twice,
 // or a start before a resource's forget_before() horizon.
 SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, double bytes,
                     std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background = {});
