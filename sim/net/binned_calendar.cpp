@@ -12,12 +12,12 @@ namespace tandem {
 
 namespace {
 
-constexpr double kMaxBytes = 9007199254740992.0;  // 2^53, as book_transfer
-constexpr double kPsPerSecond = 1.0e12;
+constexpr double kMaxBinnedBytes = 9007199254740992.0;  // 2^53, as book_transfer
+constexpr double kBinnedPsPerSecond = 1.0e12;
 
 // One resource of a path during a booking, and the background read beside it. A UsageSum
 // changes only at its own (longer) bins' edges, so it is read once per change, not per bin.
-struct BinCursor {
+struct BinnedCursor {
     BinnedCalendar* calendar = nullptr;
     double* slot = nullptr;      // the bytes booked in the walk's bin
     double bin_bytes = 0;        // what a bin of this resource holds
@@ -27,7 +27,7 @@ struct BinCursor {
 };
 
 // Bins made ready at a time: a transfer spans a few; more are made ready if it needs them.
-constexpr std::int64_t kChunkBins = 32;
+constexpr std::int64_t kBinnedChunkBins = 32;
 
 }  // namespace
 
@@ -36,7 +36,7 @@ BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per
       capacity_(capacity_bytes_per_s),
       bin_ps_(bin_ps),
       origin_(origin_ps),
-      bin_bytes_(static_cast<double>(capacity_bytes_per_s) * static_cast<double>(bin_ps) / kPsPerSecond) {
+      bin_bytes_(static_cast<double>(capacity_bytes_per_s) * static_cast<double>(bin_ps) / kBinnedPsPerSecond) {
     if (capacity_ <= 0) {
         throw SimError("bandwidth resource '" + name_ + "': capacity must be positive, got " +
                        std::to_string(capacity_) + " bytes/s");
@@ -89,7 +89,7 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
         throw SimError("book_binned: rate cap must be positive, got " + std::to_string(rate_cap_bytes_per_s) +
                        " bytes/s");
     }
-    if (!(bytes >= 0.0 && bytes <= kMaxBytes)) {  // also rejects NaN
+    if (!(bytes >= 0.0 && bytes <= kMaxBinnedBytes)) {  // also rejects NaN
         throw SimError("book_binned: byte count must be in [0, 2^53], got " + std::to_string(bytes));
     }
     if (start_ps < 0 || start_ps >= kNever) {
@@ -105,7 +105,7 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
                        std::to_string(path.size()));
     }
     const SimTime bin_ps = path[0]->bin_ps();
-    std::array<BinCursor, kMaxPath> cursors;
+    std::array<BinnedCursor, kMaxPath> cursors;
     for (std::size_t i = 0; i < path.size(); ++i) {
         BinnedCalendar& c = *path[i];
         if (std::find(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i), path[i]) !=
@@ -128,9 +128,9 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     }
     if (bytes == 0) return start_ps;
     const double bin_ps_d = static_cast<double>(bin_ps);
-    const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kPsPerSecond;  // per bin
-    const std::span<BinCursor> used(cursors.data(), path.size());
-    for (BinCursor& c : used) c.bin_bytes = c.calendar->bin_bytes_;
+    const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kBinnedPsPerSecond;  // per bin
+    const std::span<BinnedCursor> used(cursors.data(), path.size());
+    for (BinnedCursor& c : used) c.bin_bytes = c.calendar->bin_bytes_;
     double remaining = bytes;
     SimTime t = start_ps;
     const SimTime origin = path[0]->origin();
@@ -138,18 +138,18 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     std::int64_t chunk_end = bin;  // the bins before it have slots ready
     for (;;) {
         if (bin == chunk_end) {
-            chunk_end = bin + kChunkBins;
-            for (BinCursor& c : used) c.slot = c.calendar->slots(bin, chunk_end);
+            chunk_end = bin + kBinnedChunkBins;
+            for (BinnedCursor& c : used) c.slot = c.calendar->slots(bin, chunk_end);
         }
         const SimTime bin_end = origin + (bin + 1) * bin_ps;
         // What this transfer gets in this bin, in bytes over the whole bin: its cap, or what the
         // bin has left on its most loaded resource (the bytes booked in it taken as spread over it).
         double full = cap_bytes;
-        for (BinCursor& c : used) {
+        for (BinnedCursor& c : used) {
             double spare = c.bin_bytes - *c.slot;
             if (c.background != nullptr) {
                 if (t >= c.background_until) {
-                    c.background_bytes = static_cast<double>(c.background->rate_at(t)) * bin_ps_d / kPsPerSecond;
+                    c.background_bytes = static_cast<double>(c.background->rate_at(t)) * bin_ps_d / kBinnedPsPerSecond;
                     c.background_until = c.background->next_change(t);
                 }
                 spare -= c.background_bytes;
@@ -163,20 +163,20 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
                 // Rounded up: the last byte is only moved at the end of its picosecond.
                 const double need_ps = std::ceil(remaining * bin_ps_d / full);
                 const SimTime end = std::min(bin_end, t + std::max<SimTime>(1, static_cast<SimTime>(need_ps)));
-                for (BinCursor& c : used) {
+                for (BinnedCursor& c : used) {
                     *c.slot += remaining;
                     c.calendar->bytes_booked_ += bytes;
                 }
                 return end;
             }
-            for (BinCursor& c : used) *c.slot += room;
+            for (BinnedCursor& c : used) *c.slot += room;
             remaining -= room;
         }
         if (bin_end >= kNever) {
             throw SimError("book_binned: transfer starting at " + std::to_string(start_ps) +
                            " ps cannot finish within the simulated time range");
         }
-        for (BinCursor& c : used) ++c.slot;
+        for (BinnedCursor& c : used) ++c.slot;
         t = bin_end;  // a full bin simply waits for the next one
         ++bin;
     }
