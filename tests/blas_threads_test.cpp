@@ -13,6 +13,18 @@
 namespace tandem::host {
 namespace {
 
+// The programs run OpenBLAS single-threaded (host/cli/main.cpp calls use_single_threaded_blas()
+// at start-up); the suite does as they do before its first test. Otherwise a golden's sgemm
+// large enough for OpenBLAS to split runs on OpenBLAS's own threads, whose synchronisation
+// ThreadSanitizer cannot see (the library is not instrumented), and every read of the golden
+// is reported as a race. The test below starts a pool on purpose and ends single-threaded again.
+class SingleThreadedBlas : public ::testing::Environment {
+public:
+    void SetUp() override { use_single_threaded_blas(); }
+};
+[[maybe_unused]] const ::testing::Environment* const kSingleThreadedBlas =
+    ::testing::AddGlobalTestEnvironment(new SingleThreadedBlas);
+
 long threads_of_this_process() {
     const std::filesystem::directory_iterator tasks("/proc/self/task");
     return static_cast<long>(std::distance(std::filesystem::begin(tasks), std::filesystem::end(tasks)));
