@@ -4,6 +4,7 @@
 // 1e9 bytes/s moves 1 byte per 1000 ps; bins here are 1 ns (1000 ps) unless said otherwise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -144,6 +145,29 @@ TEST(BinnedCalendar, NeverBooksBeyondCapacity) {
     }
 }
 
+
+// A booking on one resource without a background takes a walk of its own (the usual L2 hit); it
+// must end exactly where the general walk ends. The general walk is forced by a second resource
+// too large ever to be the most loaded: min(cap, spare, huge spare) is min(cap, spare).
+TEST(BinnedCalendar, LoneResourceWalkEndsWhereTheGeneralWalkEnds) {
+    BinnedCalendar alone("alone", 40 * kGBps, kBin, 300), general("general", 40 * kGBps, kBin, 300);
+    BinnedCalendar huge("huge", std::int64_t{1} << 60, kBin, 300);
+    std::mt19937 random(4242);
+    SimTime last_end = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const SimTime start = 300 + static_cast<SimTime>(random() % 400000);
+        // Walks of 1 to hundreds of bins: they cross the 32-bin chunks, partial and full bins.
+        const double bytes = static_cast<double>(random() % 3000) + 0.25 * (random() % 4);
+        const std::int64_t cap = static_cast<std::int64_t>(1 + random() % 60) * kGBps;
+        const SimTime lone_end = book({&alone}, start, bytes, cap);
+        ASSERT_EQ(lone_end, book({&general, &huge}, start, bytes, cap)) << "booking " << i;
+        last_end = std::max(last_end, lone_end);
+    }
+    for (std::int64_t bin = -1; bin <= alone.bin_of(last_end); ++bin) {
+        ASSERT_EQ(alone.bytes_in(bin), general.bytes_in(bin)) << bin;
+    }
+    EXPECT_EQ(alone.bytes_booked(), general.bytes_booked());
+}
 // A fixed workload; with `forget`, history is forgotten before each booking at its start.
 std::vector<SimTime> run_workload(bool forget, BinnedCalendar& a, BinnedCalendar& b) {
     std::vector<SimTime> ends;

@@ -139,14 +139,21 @@ TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
     EXPECT_NEAR(to_us(end), bytes / 200e9 * 1e6, 0.01);  // at the core's rate, not slower
     std::map<int, MemTraffic> traffic = f.view.take_traffic();
     ASSERT_EQ(traffic.size(), 1U);
-    // Published in bins of kMemUsageBinPs over the add's 5.2 us.
-    EXPECT_EQ(static_cast<SimTime>(traffic[0].usage.size()), (end + kMemUsageBinPs - 1) / kMemUsageBinPs);
+    // Published in bins of kMemUsageBinPs over the add's 5.2 us, as runs of equal bins: the whole
+    // bins (the add starts at 0) are one run, the partial last bin another.
+    SimTime bins = 0;
     double l2 = 0;
     double hbm = 0;
     for (const MemUsage& u : traffic[0].usage) {
-        l2 += u.l2_bytes;
-        hbm += u.hbm_bytes;
+        ASSERT_TRUE(u.per_bin);
+        EXPECT_EQ(u.start, bins * kMemUsageBinPs);  // in order, without gaps
+        const SimTime run = (u.end - u.start) / kMemUsageBinPs;
+        bins += run;
+        l2 += u.l2_bytes * static_cast<double>(run);
+        hbm += u.hbm_bytes * static_cast<double>(run);
     }
+    EXPECT_EQ(bins, (end + kMemUsageBinPs - 1) / kMemUsageBinPs);
+    EXPECT_EQ(traffic[0].usage.size(), end % kMemUsageBinPs == 0 ? 1U : 2U);
     EXPECT_NEAR(l2, 2 * bytes, 1e-6);  // read and written in the L2
     EXPECT_NEAR(hbm, bytes, 1e-6);     // written back once
     // The regions the tile spans (allocations start 4 KiB past a region boundary).

@@ -1,6 +1,7 @@
 #include "sim/mem/chip_memory.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "sim/mem/memory_view.hpp"
 #include "sim/sim_error.hpp"
@@ -11,12 +12,17 @@ L2Residency::L2Residency(std::int64_t capacity_regions) : capacity_(capacity_reg
     if (capacity_ < 1) throw SimError("the L2 must hold at least one region (check chip.l2_bytes and chip.l2_region_bytes)");
 }
 
-L2Residency::Region& L2Residency::region(std::int64_t id) { return regions_[id]; }
+L2Residency::Region& L2Residency::region(std::int64_t id) {
+    if (id < 0) throw SimError("L2 residency: negative region " + std::to_string(id));
+    const auto index = static_cast<std::size_t>(id);
+    if (index >= regions_.size()) regions_.resize(index + 1);
+    return regions_[index];
+}
 
 void L2Residency::unlink(std::int64_t id, Region& r) {
-    if (r.prev >= 0) regions_[r.prev].next = r.next;
+    if (r.prev >= 0) regions_[static_cast<std::size_t>(r.prev)].next = r.next;
     else head_ = r.next;
-    if (r.next >= 0) regions_[r.next].prev = r.prev;
+    if (r.next >= 0) regions_[static_cast<std::size_t>(r.next)].prev = r.prev;
     else tail_ = r.prev;
     r.prev = r.next = -1;
     (void)id;
@@ -25,7 +31,7 @@ void L2Residency::unlink(std::int64_t id, Region& r) {
 void L2Residency::push_front(std::int64_t id, Region& r) {
     r.prev = -1;
     r.next = head_;
-    if (head_ >= 0) regions_[head_].prev = id;
+    if (head_ >= 0) regions_[static_cast<std::size_t>(head_)].prev = id;
     head_ = id;
     if (tail_ < 0) tail_ = id;
 }
@@ -39,12 +45,13 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
         push_front(id, r);
         return;
     }
+    if (r.intervals.empty()) ++regions_touched_;
     r.intervals.emplace_back(at, kNever);
     push_front(id, r);
     if (++resident_ <= capacity_) return;
-    // Least recently used out. (`r` stays valid: unordered_map references survive rehashing.)
+    // Least recently used out (it has an entry: nothing below grows regions_).
     const std::int64_t victim = tail_;
-    Region& v = regions_[victim];
+    Region& v = regions_[static_cast<std::size_t>(victim)];
     unlink(victim, v);
     v.intervals.back().second = at;
     --resident_;
@@ -52,10 +59,9 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
 }
 
 bool L2Residency::resident_at(std::int64_t id, SimTime t) const {
-    const auto it = regions_.find(id);
-    if (it == regions_.end()) return false;
+    if (id < 0 || static_cast<std::size_t>(id) >= regions_.size()) return false;
     // Usually the last interval (the present); a few at most.
-    const auto& iv = it->second.intervals;
+    const auto& iv = regions_[static_cast<std::size_t>(id)].intervals;
     for (auto i = iv.rbegin(); i != iv.rend(); ++i) {
         if (i->first <= t) return t < i->second;
     }
@@ -66,9 +72,9 @@ void L2Residency::forget_before(SimTime horizon) {
     // Closed intervals that ended before the horizon are history. Only evictions close them, and
     // most runs never evict: the regions are visited once as many intervals have closed as there
     // are regions, so that a barrier costs O(1) on average.
-    if (closed_intervals_ < static_cast<std::int64_t>(regions_.size()) + 64) return;
+    if (closed_intervals_ < regions_touched_ + 64) return;
     closed_intervals_ = 0;
-    for (auto& [id, r] : regions_) {
+    for (Region& r : regions_) {
         auto& iv = r.intervals;
         if (iv.size() < 2) continue;
         auto keep = std::find_if(iv.begin(), iv.end(), [&](const auto& p) { return p.second >= horizon; });

@@ -30,7 +30,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/net/binned_usage.hpp"
@@ -51,12 +50,15 @@ inline constexpr SimTime kMemCalendarBinPs = 64 * kPsPerNs;
 // Rates read beside a calendar are rounded to whole steps of this (UsageSum).
 inline constexpr std::int64_t kMemUsageRateStep = std::int64_t{1} << 30;  // 1 GiB/s
 
-// Bytes one producer moved through a chip's memory over [start, end), spread evenly.
+// Bytes one producer moved through a chip's memory over [start, end), spread evenly; or, with
+// `per_bin`, a run of whole bins of kMemUsageBinPs that each hold the bytes given (what a view
+// publishes: a long remote store is hundreds of equal bins, sent and added as one record).
 struct MemUsage {
     SimTime start = 0;
     SimTime end = 0;
     double l2_bytes = 0;   // through the L2 (an atomic add counts its read and its write)
     double hbm_bytes = 0;  // to or from HBM (misses, write-backs)
+    bool per_bin = false;
 };
 
 // What one producer (a stream, for its own chip or a peer's) did to one chip's memory in one
@@ -71,8 +73,19 @@ struct UsageBins {
     BinnedUsage l2{kMemUsageBinPs};
     BinnedUsage hbm{kMemUsageBinPs};
     void add(const MemUsage& u) {
+        if (u.per_bin) {
+            add_run(u, u.start / kMemUsageBinPs);
+            return;
+        }
         l2.add(u.start, u.end, u.l2_bytes);
         hbm.add(u.start, u.end, u.hbm_bytes);
+    }
+    // The bins of a per-bin run from bin `first` on (each as the one-bin record it stands for).
+    void add_run(const MemUsage& u, std::int64_t first) {
+        for (std::int64_t b = first, end = u.end / kMemUsageBinPs; b < end; ++b) {
+            l2.add_to_bin(b, u.l2_bytes);
+            hbm.add_to_bin(b, u.hbm_bytes);
+        }
     }
     void forget_before(SimTime t) {
         l2.forget_before(t);
@@ -111,6 +124,8 @@ private:
         std::int64_t prev = -1;  // LRU neighbours (region ids), while resident
         std::int64_t next = -1;
     };
+    // The region's entry (made on first use: region ids are GM addresses / region_bytes, dense
+    // from the first allocation on, so a vector indexed by id; a lookup is on every load).
     Region& region(std::int64_t id);
     void unlink(std::int64_t id, Region& r);
     void push_front(std::int64_t id, Region& r);
@@ -118,9 +133,10 @@ private:
     std::int64_t capacity_;
     std::int64_t resident_ = 0;
     std::int64_t closed_intervals_ = 0;  // since the last pruning
+    std::int64_t regions_touched_ = 0;   // regions with an entry that was ever touched
     std::int64_t head_ = -1;  // most recently used
     std::int64_t tail_ = -1;  // least recently used
-    std::unordered_map<std::int64_t, Region> regions_;
+    std::vector<Region> regions_;  // indexed by region id
 };
 
 class ChipMemory {

@@ -66,7 +66,12 @@ void MemoryView::add_others(std::uint64_t end, SimTime t) {
         // Over by t: no booking of this stream from now on reaches it (issue times only grow,
         // and a transfer starts no earlier than its issue).
         if (p.usage.end <= t) continue;
-        others_.add(p.usage);
+        if (p.usage.per_bin) {
+            // Likewise the run's bins that end by t.
+            others_.add_run(p.usage, std::max(p.usage.start, t) / kMemUsageBinPs);
+        } else {
+            others_.add(p.usage);
+        }
     }
 }
 
@@ -84,14 +89,17 @@ void MemoryView::catch_up(SimTime t) {
 MemTraffic& MemoryView::traffic_for(int rank) { return traffic_[rank]; }
 
 bool MemoryView::touched_this_window(std::int64_t region) const {
-    return std::find(own_touched_.rbegin(), own_touched_.rend(), region) != own_touched_.rend();
+    const auto r = static_cast<std::size_t>(region);
+    return r < own_touched_.size() && own_touched_[r] == window_number_;
 }
 
 void MemoryView::touch(MemTraffic& traffic, std::int64_t region, bool own) {
     // An own region comes here only when it was not touched in this window (resident_bytes
     // looked); a peer's is recorded once per run of touches.
     if (own) {
-        own_touched_.push_back(region);
+        const auto r = static_cast<std::size_t>(region);
+        if (r >= own_touched_.size()) own_touched_.resize(r + 1, 0);
+        own_touched_[r] = window_number_;
     } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back() == region) {
         return;
     }
@@ -180,14 +188,22 @@ UsageSum MemoryView::others_l2() const { return UsageSum(kMemUsageRateStep).plus
 UsageSum MemoryView::others_hbm() const { return UsageSum(kMemUsageRateStep).plus(&others_.hbm); }
 
 void MemoryView::publish(int rank, const MemUsage& u) {
-    UsageBins& bins = rank == rank_ ? own_bins_ : peer_bins_[rank];
+    if (rank == rank_) {
+        own_bins_.add(u);
+        own_published_ = true;
+        return;
+    }
+    UsageBins& bins = peer_bins_[rank];
+    if (bins.l2.empty() && bins.hbm.empty()) peers_published_.push_back(rank);
     bins.add(u);
-    if (rank == rank_) own_published_ = true;
 }
 
 std::map<int, MemTraffic> MemoryView::take_traffic() {
-    own_touched_.clear();
-    // One record per bin with bytes.
+    if (++window_number_ == 0) {  // wrapped after 2^32 windows: no stale number may match
+        std::fill(own_touched_.begin(), own_touched_.end(), 0);
+        window_number_ = 1;
+    }
+    // One record per run of equal bins with bytes.
     const auto emit = [](UsageBins& bins, std::vector<MemUsage>& out) {
         if (bins.l2.empty() && bins.hbm.empty()) return;
         const std::int64_t first = bins.l2.empty()    ? bins.hbm.first_bin()
@@ -197,14 +213,21 @@ std::map<int, MemTraffic> MemoryView::take_traffic() {
         for (std::int64_t b = first; b < end; ++b) {
             const double l2 = bins.l2.bytes_in(b);
             const double hbm = bins.hbm.bytes_in(b);
-            if (l2 > 0 || hbm > 0) out.push_back(MemUsage{b * kMemUsageBinPs, (b + 1) * kMemUsageBinPs, l2, hbm});
+            if (!(l2 > 0 || hbm > 0)) continue;
+            MemUsage* last = out.empty() ? nullptr : &out.back();
+            if (last != nullptr && last->per_bin && last->end == b * kMemUsageBinPs && last->l2_bytes == l2 &&
+                last->hbm_bytes == hbm) {
+                last->end += kMemUsageBinPs;
+            } else {
+                out.push_back(MemUsage{b * kMemUsageBinPs, (b + 1) * kMemUsageBinPs, l2, hbm, true});
+            }
         }
         bins.clear();
     };
     if (own_published_) emit(own_bins_, traffic_[rank_].usage);
     own_published_ = false;
-    for (auto& [rank, bins] : peer_bins_) emit(bins, traffic_[rank].usage);
-    peer_bins_.clear();
+    for (int rank : peers_published_) emit(peer_bins_[rank], traffic_[rank].usage);
+    peers_published_.clear();
     std::map<int, MemTraffic> out;
     out.swap(traffic_);
     return out;

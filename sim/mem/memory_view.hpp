@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/mem/chip_memory.hpp"
@@ -100,10 +99,13 @@ private:
     // What this window publishes, in bins: for its own chip and for the peers it touched.
     UsageBins own_bins_;
     bool own_published_ = false;
+    // Kept from window to window (emptied, not freed), with the peers published to in this one.
     std::map<int, UsageBins> peer_bins_;
-    // Own chip's regions touched this window: a few (a window is under a microsecond), so a
-    // short list, searched from the most recent.
-    std::vector<std::int64_t> own_touched_;
+    std::vector<int> peers_published_;
+    // Own chip's regions touched this window: region r was when own_touched_[r] is the window's
+    // number (region ids are dense from the first GM allocation; a lookup is on every load).
+    std::vector<std::uint32_t> own_touched_;
+    std::uint32_t window_number_ = 1;
     double hbm_read_bytes_ = 0;
     double l2_hit_bytes_ = 0;
 };

@@ -17,13 +17,14 @@ constexpr double kBinnedPsPerSecond = 1.0e12;
 
 // One resource of a path during a booking, and the background read beside it. A UsageSum
 // changes only at its own (longer) bins' edges, so it is read once per change, not per bin.
+// (No member initializers: book_binned sets the path's cursors and leaves the others alone.)
 struct BinnedCursor {
-    BinnedCalendar* calendar = nullptr;
-    double* slot = nullptr;      // the bytes booked in the walk's bin
-    double bin_bytes = 0;        // what a bin of this resource holds
-    const UsageSum* background = nullptr;
-    double background_bytes = 0;  // the background's bytes per bin, until `background_until`
-    SimTime background_until = std::numeric_limits<SimTime>::min();
+    BinnedCalendar* calendar;
+    double* slot;           // the bytes booked in the walk's bin
+    double bin_bytes;       // what a bin of this resource holds
+    const UsageSum* background;
+    double background_bytes;  // the background's bytes per bin, until `background_until`
+    SimTime background_until;
 };
 
 // Bins made ready at a time: a transfer spans a few; more are made ready if it needs them.
@@ -83,6 +84,56 @@ double* BinnedCalendar::slots(std::int64_t from, std::int64_t to) {
     return used_.data() + head_ + (from - first_bin_);
 }
 
+SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s) {
+    // book_binned's walk for one resource and no background (most bookings: an L2 hit), with
+    // the same arithmetic in the same order, so that it ends exactly where the walk would. The
+    // first bin may be partial; every later one is whole, so what it takes is `full` itself.
+    const double bin_ps_d = static_cast<double>(bin_ps_);
+    const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kBinnedPsPerSecond;  // per bin
+    double remaining = bytes;
+    SimTime t = start_ps;
+    std::int64_t bin = bin_of(t);
+    SimTime bin_end = origin_ + (bin + 1) * bin_ps_;
+    double* slot = slots(bin, bin + kBinnedChunkBins);
+    double* chunk_end = slot + kBinnedChunkBins;
+    const auto finish = [&](double full) {
+        // Rounded up: the last byte is only moved at the end of its picosecond.
+        const double need_ps = std::ceil(remaining * bin_ps_d / full);
+        *slot += remaining;
+        bytes_booked_ += bytes;
+        return std::min(bin_end, t + std::max<SimTime>(1, static_cast<SimTime>(need_ps)));
+    };
+    {
+        const double full = std::min(cap_bytes, bin_bytes_ - *slot);
+        if (full > 0) {
+            const SimTime span = bin_end - t;
+            const double room = span == bin_ps_ ? full : full * static_cast<double>(span) / bin_ps_d;
+            if (remaining <= room) return finish(full);
+            *slot += room;
+            remaining -= room;
+        }
+    }
+    for (;;) {
+        if (bin_end >= kNever) {
+            throw SimError("book_binned: transfer starting at " + std::to_string(start_ps) +
+                           " ps cannot finish within the simulated time range");
+        }
+        t = bin_end;  // a full bin simply waits for the next one
+        bin_end += bin_ps_;
+        ++bin;
+        if (++slot == chunk_end) {
+            slot = slots(bin, bin + kBinnedChunkBins);
+            chunk_end = slot + kBinnedChunkBins;
+        }
+        const double full = std::min(cap_bytes, bin_bytes_ - *slot);
+        if (full > 0) {
+            if (remaining <= full) return finish(full);
+            *slot += full;
+            remaining -= full;
+        }
+    }
+}
+
 SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, double bytes,
                     std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background) {
     if (rate_cap_bytes_per_s <= 0) {
@@ -105,7 +156,8 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
                        std::to_string(path.size()));
     }
     const SimTime bin_ps = path[0]->bin_ps();
-    std::array<BinnedCursor, kMaxPath> cursors;
+    std::array<BinnedCursor, kMaxPath> cursors;  // those of the path only are set
+    bool any_background = false;
     for (std::size_t i = 0; i < path.size(); ++i) {
         BinnedCalendar& c = *path[i];
         if (std::find(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i), path[i]) !=
@@ -121,16 +173,23 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
             throw SimError("book_binned: resource '" + c.name_ + "': start " + std::to_string(start_ps) +
                            " ps is before its forgotten history (horizon " + std::to_string(c.horizon_) + " ps)");
         }
-        cursors[i].calendar = &c;
+        BinnedCursor& cursor = cursors[i];
+        cursor.calendar = &c;
+        cursor.slot = nullptr;
+        cursor.bin_bytes = c.bin_bytes_;
+        cursor.background = nullptr;
+        cursor.background_bytes = 0;
+        cursor.background_until = std::numeric_limits<SimTime>::min();
         if (!background.empty() && background[i] != nullptr && background[i]->max_rate() > 0) {
-            cursors[i].background = background[i];
+            cursor.background = background[i];
+            any_background = true;
         }
     }
     if (bytes == 0) return start_ps;
+    if (path.size() == 1 && !any_background) return path[0]->book_alone(start_ps, bytes, rate_cap_bytes_per_s);
     const double bin_ps_d = static_cast<double>(bin_ps);
     const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kBinnedPsPerSecond;  // per bin
     const std::span<BinnedCursor> used(cursors.data(), path.size());
-    for (BinnedCursor& c : used) c.bin_bytes = c.calendar->bin_bytes_;
     double remaining = bytes;
     SimTime t = start_ps;
     const SimTime origin = path[0]->origin();

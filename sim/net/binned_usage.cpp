@@ -24,7 +24,12 @@ void BinnedUsage::add_to_new_bin(std::int64_t bin, double bytes) {
         first_bin_ = bin;
     }
     const std::int64_t index = head_ + (bin - first_bin_);
-    if (index >= static_cast<std::int64_t>(bytes_.size())) bytes_.resize(static_cast<std::size_t>(index + 1), 0.0);
+    const auto kept = static_cast<std::int64_t>(bytes_.size());
+    if (index == kept) {
+        bytes_.push_back(0.0);  // the usual case: the next bin (resize() is an out-of-line call)
+    } else if (index > kept) {
+        bytes_.resize(static_cast<std::size_t>(index + 1), 0.0);
+    }
     double& b = bytes_[static_cast<std::size_t>(index)];
     b += bytes;
     max_bytes_ = std::max(max_bytes_, b);
