@@ -146,21 +146,30 @@ TEST(BinnedCalendar, NeverBooksBeyondCapacity) {
 }
 
 
-// A booking on one resource without a background takes a walk of its own (the usual L2 hit); it
-// must end exactly where the general walk ends. The general walk is forced by a second resource
-// too large ever to be the most loaded: min(cap, spare, huge spare) is min(cap, spare).
+// A booking on one resource takes a walk of its own (the usual L2 hit); it must end exactly where
+// the general walk ends, with a background and without. The general walk is forced by a second
+// resource too large ever to be the most loaded: min(cap, spare, huge spare) is min(cap, spare).
 TEST(BinnedCalendar, LoneResourceWalkEndsWhereTheGeneralWalkEnds) {
     BinnedCalendar alone("alone", 40 * kGBps, kBin, 300), general("general", 40 * kGBps, kBin, 300);
     BinnedCalendar huge("huge", std::int64_t{1} << 60, kBin, 300);
+    // Others' usage in bins of 5 ns, 0 to 30 GB/s, beside half of the bookings.
+    BinnedUsage others(5 * kBin);
     std::mt19937 random(4242);
+    for (std::int64_t b = 0; b < 100000; ++b) others.add_to_bin(b, static_cast<double>(random() % 150));
+    const UsageSum background = UsageSum(kGBps).plus(&others);
     SimTime last_end = 0;
     for (int i = 0; i < 3000; ++i) {
         const SimTime start = 300 + static_cast<SimTime>(random() % 400000);
         // Walks of 1 to hundreds of bins: they cross the 32-bin chunks, partial and full bins.
         const double bytes = static_cast<double>(random() % 3000) + 0.25 * (random() % 4);
         const std::int64_t cap = static_cast<std::int64_t>(1 + random() % 60) * kGBps;
-        const SimTime lone_end = book({&alone}, start, bytes, cap);
-        ASSERT_EQ(lone_end, book({&general, &huge}, start, bytes, cap)) << "booking " << i;
+        const bool beside = i % 2 == 1;
+        BinnedCalendar* lone_path[] = {&alone};
+        const UsageSum* lone_background[] = {beside ? &background : nullptr};
+        BinnedCalendar* general_path[] = {&general, &huge};
+        const UsageSum* general_background[] = {beside ? &background : nullptr, nullptr};
+        const SimTime lone_end = book_binned(lone_path, start, bytes, cap, lone_background);
+        ASSERT_EQ(lone_end, book_binned(general_path, start, bytes, cap, general_background)) << "booking " << i;
         last_end = std::max(last_end, lone_end);
     }
     for (std::int64_t bin = -1; bin <= alone.bin_of(last_end); ++bin) {

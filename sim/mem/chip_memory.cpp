@@ -47,6 +47,7 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
     }
     if (r.intervals.empty()) ++regions_touched_;
     r.intervals.emplace_back(at, kNever);
+    r.resident_since = at;
     push_front(id, r);
     if (++resident_ <= capacity_) return;
     // Least recently used out (it has an entry: nothing below grows regions_).
@@ -54,14 +55,17 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
     Region& v = regions_[static_cast<std::size_t>(victim)];
     unlink(victim, v);
     v.intervals.back().second = at;
+    v.resident_since = kNever;
     --resident_;
     ++closed_intervals_;
 }
 
 bool L2Residency::resident_at(std::int64_t id, SimTime t) const {
     if (id < 0 || static_cast<std::size_t>(id) >= regions_.size()) return false;
-    // Usually the last interval (the present); a few at most.
-    const auto& iv = regions_[static_cast<std::size_t>(id)].intervals;
+    const Region& r = regions_[static_cast<std::size_t>(id)];
+    if (t >= r.resident_since) return true;  // the usual case: in since before t, and still in
+    // Otherwise one of the closed intervals, the latest first; a few at most.
+    const auto& iv = r.intervals;
     for (auto i = iv.rbegin(); i != iv.rend(); ++i) {
         if (i->first <= t) return t < i->second;
     }

@@ -121,6 +121,7 @@ private:
     struct Region {
         // [in, out) intervals of residency, oldest first; the last one may be open (out == kNever).
         std::vector<std::pair<SimTime, SimTime>> intervals;
+        SimTime resident_since = kNever;  // the open interval's start (kNever: not resident now)
         std::int64_t prev = -1;  // LRU neighbours (region ids), while resident
         std::int64_t next = -1;
     };

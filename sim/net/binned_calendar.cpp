@@ -84,10 +84,11 @@ double* BinnedCalendar::slots(std::int64_t from, std::int64_t to) {
     return used_.data() + head_ + (from - first_bin_);
 }
 
-SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s) {
-    // book_binned's walk for one resource and no background (most bookings: an L2 hit), with
-    // the same arithmetic in the same order, so that it ends exactly where the walk would. The
-    // first bin may be partial; every later one is whole, so what it takes is `full` itself.
+SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s,
+                                   const UsageSum* background) {
+    // book_binned's walk for a path of one resource (most bookings: an L2 hit), with the same
+    // arithmetic in the same order, so that it ends exactly where the walk would. The first bin
+    // may be partial; every later one is whole, so what it takes is `full` itself.
     const double bin_ps_d = static_cast<double>(bin_ps_);
     const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kBinnedPsPerSecond;  // per bin
     double remaining = bytes;
@@ -96,6 +97,20 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
     SimTime bin_end = origin_ + (bin + 1) * bin_ps_;
     double* slot = slots(bin, bin + kBinnedChunkBins);
     double* chunk_end = slot + kBinnedChunkBins;
+    // The background's bytes per bin, read again where it may change (at its own bins' edges).
+    double background_bytes = 0;
+    SimTime background_until = background != nullptr ? std::numeric_limits<SimTime>::min() : kNever;
+    const auto spare = [&] {
+        double s = bin_bytes_ - *slot;
+        if (background != nullptr) {
+            if (t >= background_until) {
+                background_bytes = static_cast<double>(background->rate_at(t)) * bin_ps_d / kBinnedPsPerSecond;
+                background_until = background->next_change(t);
+            }
+            s -= background_bytes;
+        }
+        return s;
+    };
     const auto finish = [&](double full) {
         // Rounded up: the last byte is only moved at the end of its picosecond.
         const double need_ps = std::ceil(remaining * bin_ps_d / full);
@@ -104,7 +119,7 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
         return std::min(bin_end, t + std::max<SimTime>(1, static_cast<SimTime>(need_ps)));
     };
     {
-        const double full = std::min(cap_bytes, bin_bytes_ - *slot);
+        const double full = std::min(cap_bytes, spare());
         if (full > 0) {
             const SimTime span = bin_end - t;
             const double room = span == bin_ps_ ? full : full * static_cast<double>(span) / bin_ps_d;
@@ -125,7 +140,7 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
             slot = slots(bin, bin + kBinnedChunkBins);
             chunk_end = slot + kBinnedChunkBins;
         }
-        const double full = std::min(cap_bytes, bin_bytes_ - *slot);
+        const double full = std::min(cap_bytes, spare());
         if (full > 0) {
             if (remaining <= full) return finish(full);
             *slot += full;
@@ -157,7 +172,6 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     }
     const SimTime bin_ps = path[0]->bin_ps();
     std::array<BinnedCursor, kMaxPath> cursors;  // those of the path only are set
-    bool any_background = false;
     for (std::size_t i = 0; i < path.size(); ++i) {
         BinnedCalendar& c = *path[i];
         if (std::find(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i), path[i]) !=
@@ -182,11 +196,10 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
         cursor.background_until = std::numeric_limits<SimTime>::min();
         if (!background.empty() && background[i] != nullptr && background[i]->max_rate() > 0) {
             cursor.background = background[i];
-            any_background = true;
         }
     }
     if (bytes == 0) return start_ps;
-    if (path.size() == 1 && !any_background) return path[0]->book_alone(start_ps, bytes, rate_cap_bytes_per_s);
+    if (path.size() == 1) return path[0]->book_alone(start_ps, bytes, rate_cap_bytes_per_s, cursors[0].background);
     const double bin_ps_d = static_cast<double>(bin_ps);
     const double cap_bytes = static_cast<double>(rate_cap_bytes_per_s) * bin_ps_d / kBinnedPsPerSecond;  // per bin
     const std::span<BinnedCursor> used(cursors.data(), path.size());

@@ -66,8 +66,9 @@ private:
 
     // The bytes booked in bins [from, to) (growing the kept range to hold them), bin `from` first.
     double* slots(std::int64_t from, std::int64_t to);
-    // book_binned() on this resource alone, without a background.
-    SimTime book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s);
+    // book_binned() on a path of this resource alone (`background`: null, or one whose bins hold
+    // bytes).
+    SimTime book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s, const UsageSum* background);
 
     std::string name_;
     std::int64_t capacity_;

@@ -1,5 +1,7 @@
 #include "sim/net/binned_usage.hpp"
 
+#include <algorithm>
+
 namespace tandem {
 
 BinnedUsage::BinnedUsage(SimTime bin_ps) : bin_ps_(bin_ps) {
@@ -59,9 +61,11 @@ void BinnedUsage::forget_before(SimTime t) {
         head_ = 0;
     }
     // The bound follows what is kept, so that a past peak does not make every later booking walk
-    // its bins; recomputed now and then (between, it is still a bound, only a looser one).
+    // its bins; recomputed now and then (between, it is still a bound, only a looser one): once
+    // as many bins have been dropped as are kept, so that it costs O(1) per bin on average (a
+    // view's others' usage may reach far ahead: a long remote store into its chip).
     dropped_since_max_ += drop;
-    if (dropped_since_max_ < kRecomputeMaxAfterBins) return;
+    if (dropped_since_max_ < std::max(kRecomputeMaxAfterBins, size())) return;
     dropped_since_max_ = 0;
     max_bytes_ = 0;
     for (std::size_t i = static_cast<std::size_t>(head_); i < bytes_.size(); ++i) max_bytes_ = std::max(max_bytes_, bytes_[i]);
