@@ -11,39 +11,22 @@
 
 #include "kernels/registry.hpp"
 #include "tests/op_conformance.hpp"
+#include "tests/registered_variants.hpp"
 
 namespace tandem::test {
 namespace {
 
-struct Fp32Case {
-    const kernels::OpDesc* op;
-    const kernels::VariantDesc* variant;
-};
+bool takes_fp32(const kernels::VariantDesc& v) { return takes_dtype(v, DType::F32); }
 
-void PrintTo(const Fp32Case& c, std::ostream* os) { *os << c.op->name << " / " << c.variant->name; }
+host::RunRequest fp32_request(const VariantCase& c, int ranks) { return dtype_request(c, ranks, DType::F32); }
 
-std::vector<Fp32Case> fp32_variants() {
-    std::vector<Fp32Case> cases;
-    for (const kernels::OpDesc* op : kernels::registered_ops())
-        for (const kernels::VariantDesc& v : op->variants)
-            if (std::find(v.dtypes.begin(), v.dtypes.end(), DType::F32) != v.dtypes.end()) cases.push_back({op, &v});
-    return cases;
-}
-
-host::RunRequest fp32_request(const Fp32Case& c, int ranks) {
-    host::RunRequest r = conformance_config(*c.op, *c.variant, c.op->test_shape_of(*c.variant)(ranks));
-    r.dtype = DType::F32;
-    r.out_dtype = DType::F32;
-    return r;
-}
-
-class Fp32Ops : public ::testing::TestWithParam<Fp32Case> {
+class Fp32Ops : public ::testing::TestWithParam<VariantCase> {
 protected:
     const Profile profile_ = b1_profile();
 };
 
 TEST_P(Fp32Ops, VerifiesOnTwoFourAndEightRanks) {
-    const Fp32Case& c = GetParam();
+    const VariantCase& c = GetParam();
     const std::vector<int> ranks = c.op->communicates() ? std::vector<int>{2, 4, 8} : std::vector<int>{1, 2};
     for (int w : ranks) {
         host::RunRequest r = fp32_request(c, w);
@@ -60,21 +43,9 @@ TEST_P(Fp32Ops, VerifiesOnTwoFourAndEightRanks) {
     }
 }
 
-TEST_P(Fp32Ops, AFaultIsCaught) {
-    const Fp32Case& c = GetParam();
-    ASSERT_FALSE(c.variant->faults.empty());
-    host::RunRequest r = fp32_request(c, 2);
-    r.fault = c.variant->faults.front();
-    if (!c.variant->schedules.empty() && r.fault.find("fixup") != std::string::npos) r.schedule = c.variant->schedules.back();
-    SCOPED_TRACE(describe(r));
-    EXPECT_TRUE(fault_caught(r, profile_));
-}
+TEST_P(Fp32Ops, AFaultIsCaught) { expect_first_fault_caught(GetParam(), DType::F32, profile_); }
 
-std::string fp32_case_name(const ::testing::TestParamInfo<Fp32Case>& info) {
-    return info.param.op->name + "__" + info.param.variant->name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Registry, Fp32Ops, ::testing::ValuesIn(fp32_variants()), fp32_case_name);
+INSTANTIATE_TEST_SUITE_P(Registry, Fp32Ops, ::testing::ValuesIn(registered_variants(takes_fp32)), variant_case_name);
 
 TEST(Fp32OpsCoverage, TheIrisFamilyTakesFp32) {
     for (const char* op : {"matmul_all_reduce", "matmul_all_gather", "matmul_reduce_scatter", "all_gather_matmul",
@@ -82,7 +53,7 @@ TEST(Fp32OpsCoverage, TheIrisFamilyTakesFp32) {
         const kernels::OpDesc& d = kernels::find_op(op);
         int with_fp32 = 0;
         for (const kernels::VariantDesc& v : d.variants)
-            with_fp32 += std::find(v.dtypes.begin(), v.dtypes.end(), DType::F32) != v.dtypes.end() ? 1 : 0;
+            with_fp32 += takes_fp32(v) ? 1 : 0;
         EXPECT_GT(with_fp32, 0) << op;
     }
     // The published Ascend replicas keep their published fp16.
@@ -98,22 +69,11 @@ TEST(Fp32OpsCoverage, TheIrisFamilyTakesFp32) {
 TEST(Fp32OpsCost, CubeBusyIsFourTimesTheFp16Runs) {
     const Profile p = b1_profile();
     ASSERT_EQ(p.pipes.cube_fp32_cost_factor, 4.0);
-    host::RunRequest r;
-    r.op = "matmul_all_reduce";
-    r.variant = "atomic";
-    r.ranks = 2;
-    r.m = 512;
-    r.k = 1024;
-    r.n = 512;
-    r.timing_only = true;
-    r.dtype = DType::F16;
-    const host::ProgramOutput f16 = run_validated(r, p);
-    r.dtype = DType::F32;
-    const host::ProgramOutput f32 = run_validated(r, p);
-    const auto cube = static_cast<std::size_t>(Pipe::M);
+    const std::vector<SimTime> f16 = cube_busy_ps_per_rank(DType::F16, p);
+    const std::vector<SimTime> f32 = cube_busy_ps_per_rank(DType::F32, p);
     for (int rank = 0; rank < 2; ++rank) {
-        const SimTime busy16 = f16.bench.pipelined_busy_ps.at(rank)[cube];
-        const SimTime busy32 = f32.bench.pipelined_busy_ps.at(rank)[cube];
+        const SimTime busy16 = f16.at(static_cast<std::size_t>(rank));
+        const SimTime busy32 = f32.at(static_cast<std::size_t>(rank));
         EXPECT_GT(busy16, 0);
         // Each of the 2n fp32 instructions costs the fixed cycles once where the n fp16 ones cost
         // them once each: 4 x busy16 less 2n x fixed, a few percent at these 64-deep steps.

@@ -13,41 +13,22 @@
 #include "kernels/registry.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/op_conformance.hpp"
+#include "tests/registered_variants.hpp"
 
 namespace tandem::test {
 namespace {
 
-struct Int8Case {
-    const kernels::OpDesc* op;
-    const kernels::VariantDesc* variant;
-};
+bool takes_int8(const kernels::VariantDesc& v) { return takes_dtype(v, DType::I8); }
 
-void PrintTo(const Int8Case& c, std::ostream* os) { *os << c.op->name << " / " << c.variant->name; }
+host::RunRequest int8_request(const VariantCase& c, int ranks) { return dtype_request(c, ranks, DType::I8); }
 
-bool takes_int8(const kernels::VariantDesc& v) { return std::find(v.dtypes.begin(), v.dtypes.end(), DType::I8) != v.dtypes.end(); }
-
-std::vector<Int8Case> int8_variants() {
-    std::vector<Int8Case> cases;
-    for (const kernels::OpDesc* op : kernels::registered_ops())
-        for (const kernels::VariantDesc& v : op->variants)
-            if (takes_int8(v)) cases.push_back({op, &v});
-    return cases;
-}
-
-host::RunRequest int8_request(const Int8Case& c, int ranks) {
-    host::RunRequest r = conformance_config(*c.op, *c.variant, c.op->test_shape_of(*c.variant)(ranks));
-    r.dtype = DType::I8;
-    r.out_dtype = DType::F32;
-    return r;
-}
-
-class Int8Ops : public ::testing::TestWithParam<Int8Case> {
+class Int8Ops : public ::testing::TestWithParam<VariantCase> {
 protected:
     const Profile profile_ = b1_profile();
 };
 
 TEST_P(Int8Ops, VerifiesOnTwoAndFourRanks) {
-    const Int8Case& c = GetParam();
+    const VariantCase& c = GetParam();
     const std::vector<int> ranks = c.op->communicates() ? std::vector<int>{2, 4} : std::vector<int>{1, 2};
     for (int w : ranks) {
         const host::RunRequest r = int8_request(c, w);
@@ -65,7 +46,7 @@ TEST_P(Int8Ops, VerifiesOnTwoAndFourRanks) {
 
 // The stream-K schedules store fp32 partials out of the int32 L0C and fix them up on the AIVs.
 TEST_P(Int8Ops, EveryScheduleVerifies) {
-    const Int8Case& c = GetParam();
+    const VariantCase& c = GetParam();
     for (std::size_t i = 1; i < c.variant->schedules.size(); ++i) {
         host::RunRequest r = int8_request(c, 2);
         r.schedule = c.variant->schedules[i];
@@ -75,21 +56,9 @@ TEST_P(Int8Ops, EveryScheduleVerifies) {
     }
 }
 
-TEST_P(Int8Ops, AFaultIsCaught) {
-    const Int8Case& c = GetParam();
-    ASSERT_FALSE(c.variant->faults.empty());
-    host::RunRequest r = int8_request(c, 2);
-    r.fault = c.variant->faults.front();
-    if (!c.variant->schedules.empty() && r.fault.find("fixup") != std::string::npos) r.schedule = c.variant->schedules.back();
-    SCOPED_TRACE(describe(r));
-    EXPECT_TRUE(fault_caught(r, profile_));
-}
+TEST_P(Int8Ops, AFaultIsCaught) { expect_first_fault_caught(GetParam(), DType::I8, profile_); }
 
-std::string int8_case_name(const ::testing::TestParamInfo<Int8Case>& info) {
-    return info.param.op->name + "__" + info.param.variant->name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Registry, Int8Ops, ::testing::ValuesIn(int8_variants()), int8_case_name);
+INSTANTIATE_TEST_SUITE_P(Registry, Int8Ops, ::testing::ValuesIn(registered_variants(takes_int8)), variant_case_name);
 
 TEST(Int8OpsCoverage, TheIrisFamilyTakesInt8AndTheReplicasDoNot) {
     for (const char* op : {"matmul_all_reduce", "matmul_all_gather", "matmul_reduce_scatter", "all_gather_matmul",
@@ -111,22 +80,11 @@ TEST(Int8OpsCoverage, TheIrisFamilyTakesInt8AndTheReplicasDoNot) {
 TEST(Int8OpsCost, CubeBusyIsHalfTheFp16Runs) {
     const Profile p = b1_profile();
     ASSERT_EQ(p.pipes.cube_int8_cost_factor, 0.5);
-    host::RunRequest r;
-    r.op = "matmul_all_reduce";
-    r.variant = "atomic";
-    r.ranks = 2;
-    r.m = 512;
-    r.k = 1024;
-    r.n = 512;
-    r.timing_only = true;
-    r.dtype = DType::F16;
-    const host::ProgramOutput f16 = run_validated(r, p);
-    r.dtype = DType::I8;
-    const host::ProgramOutput i8 = run_validated(r, p);
-    const auto cube = static_cast<std::size_t>(Pipe::M);
+    const std::vector<SimTime> f16 = cube_busy_ps_per_rank(DType::F16, p);
+    const std::vector<SimTime> i8 = cube_busy_ps_per_rank(DType::I8, p);
     for (int rank = 0; rank < 2; ++rank) {
-        const SimTime busy16 = f16.bench.pipelined_busy_ps.at(rank)[cube];
-        const SimTime busy8 = i8.bench.pipelined_busy_ps.at(rank)[cube];
+        const SimTime busy16 = f16.at(static_cast<std::size_t>(rank));
+        const SimTime busy8 = i8.at(static_cast<std::size_t>(rank));
         EXPECT_GT(busy16, 0);
         // Each duration is rounded to a whole picosecond: a picosecond per instruction at most.
         EXPECT_NEAR(static_cast<double>(2 * busy8), static_cast<double>(busy16), 1e-5 * static_cast<double>(busy16))

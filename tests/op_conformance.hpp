@@ -60,6 +60,26 @@ inline host::ProgramOutput run_validated(const host::RunRequest& c, const Profil
     return run_op(c, p);
 }
 
+// The cube's (pipe M's) busy time of each rank over the pipelined view of a timing-only
+// matmul_all_reduce atomic, 2 ranks x 512x1024x512, with `dtype` inputs: what the dtype suites
+// compare against fp16's.
+inline std::vector<SimTime> cube_busy_ps_per_rank(DType dtype, const Profile& p) {
+    host::RunRequest r;
+    r.op = "matmul_all_reduce";
+    r.variant = "atomic";
+    r.ranks = 2;
+    r.m = 512;
+    r.k = 1024;
+    r.n = 512;
+    r.timing_only = true;
+    r.dtype = dtype;
+    const host::ProgramOutput out = run_validated(r, p);
+    std::vector<SimTime> busy;
+    for (int rank = 0; rank < r.ranks; ++rank)
+        busy.push_back(out.bench.pipelined_busy_ps.at(rank)[static_cast<std::size_t>(Pipe::M)]);
+    return busy;
+}
+
 // What an op needs for these checks, as one message per gap (empty: nothing missing).
 inline std::vector<std::string> description_gaps(const kernels::OpDesc& op, const kernels::VariantDesc& v) {
     std::vector<std::string> gaps;

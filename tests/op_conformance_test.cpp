@@ -11,28 +11,10 @@
 
 #include "kernels/registry.hpp"
 #include "tests/op_conformance.hpp"
+#include "tests/registered_variants.hpp"
 
 namespace tandem::test {
 namespace {
-
-struct VariantCase {
-    const kernels::OpDesc* op;
-    const kernels::VariantDesc* variant;
-};
-
-// How gtest (and so ctest's test names) prints a case: "op / variant", not its bytes.
-void PrintTo(const VariantCase& c, std::ostream* os) { *os << c.op->name << " / " << c.variant->name; }
-
-std::vector<VariantCase> registered_variants() {
-    std::vector<VariantCase> cases;
-    for (const kernels::OpDesc* op : kernels::registered_ops())
-        for (const kernels::VariantDesc& v : op->variants) cases.push_back(VariantCase{op, &v});
-    return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<VariantCase>& info) {
-    return info.param.op->name + "__" + info.param.variant->name;
-}
 
 class OpConformance : public ::testing::TestWithParam<VariantCase> {
 protected:
@@ -53,7 +35,7 @@ TEST_P(OpConformance, EveryOfferedScheduleAndCommModeVerifiesClean) {
 
 TEST_P(OpConformance, EveryFaultIsCaught) { check_faults(op(), variant(), profile_); }
 
-INSTANTIATE_TEST_SUITE_P(Registry, OpConformance, ::testing::ValuesIn(registered_variants()), case_name);
+INSTANTIATE_TEST_SUITE_P(Registry, OpConformance, ::testing::ValuesIn(registered_variants()), variant_case_name);
 
 // The shapes the benches take from the descriptions (bench/op_functional_bench.cpp,
 // bench/scale_bench.cpp --ops) are accepted by every variant.
