@@ -31,7 +31,7 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
         for (int i = 0; i < threads_; ++i) pool_.emplace_back([this, i] { pool_main(static_cast<std::size_t>(i)); });
     }
     slots_.back().home = static_cast<std::size_t>(next_home_++) % pool_.size();
-    if (bound_to_clear >= 0) bounds_.at(static_cast<std::size_t>(bound_to_clear)).reset();
+    if (bound_to_clear >= 0) set_bound_locked(bound_to_clear, std::nullopt);
     queue_locked(slots_.back());
     ready_cv_.notify_all();
 }
@@ -132,13 +132,26 @@ void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std:
     notify_waiters_locked();
 }
 
-int Coordinator::register_bound(std::optional<SimTime> initial) {
+int Coordinator::register_bound(std::optional<SimTime> initial, bool holds) {
     std::lock_guard lock(mu_);
     bounds_.push_back(initial);
+    bound_holds_.push_back(holds ? 1 : 0);
+    acting_.push_back(0);
+    if (holds && initial) ++holds_;
     return static_cast<int>(bounds_.size()) - 1;
 }
 
-void Coordinator::set_bound_locked(int id, std::optional<SimTime> bound) { bounds_.at(static_cast<std::size_t>(id)) = bound; }
+void Coordinator::set_bound_locked(int id, std::optional<SimTime> bound) {
+    std::optional<SimTime>& b = bounds_.at(static_cast<std::size_t>(id));
+    if (bound_holds_[static_cast<std::size_t>(id)] != 0) holds_ += (bound ? 1 : 0) - (b ? 1 : 0);
+    b = bound;
+}
+
+void Coordinator::set_acting_locked(int id, bool acting) {
+    char& a = acting_.at(static_cast<std::size_t>(id));
+    holds_ += (acting ? 1 : 0) - (a != 0 ? 1 : 0);
+    a = acting ? 1 : 0;
+}
 
 bool Coordinator::parked_locked(const std::vector<int>& bound_ids) const {
     if (arrived_ != slots_.size()) return false;
@@ -250,7 +263,9 @@ SimTime Coordinator::lower_bound_locked() {
 }
 
 void Coordinator::try_advance_locked() {
-    if (failed_ || arrived_ < slots_.size()) return;
+    // A host acting or a kernel about to join holds the windows: where the next one ends must
+    // not depend on how far those threads got (see the header).
+    if (failed_ || arrived_ < slots_.size() || holds_ > 0) return;
     deliver_locked();
     if (slots_.empty()) return;  // idle: writes delivered, nobody to release
     // Windows in which nobody has anything to do are passed at once, without waking anyone.

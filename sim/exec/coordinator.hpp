@@ -19,6 +19,14 @@
 // participant does in a window depends only on what was delivered before the window opened,
 // not on which thread runs it or when.
 //
+// Where the windows are cut must not depend on host timing either: a stream's GM traffic is
+// stamped with the end of the window it was booked in (sim/mem/memory_view.hpp), so the cuts are
+// part of the results. A window's end comes from the lower bound, which counts the hosts' clocks
+// and the queued kernels' start times; a host thread's clock moves, and a stream thread joins
+// its queued kernel, whenever those threads get to it. So no window opens while a host thread
+// is acting (running its program, between its start or release and its next wait) or a queued
+// kernel has not joined yet: each window opens on a state that only simulated events made.
+//
 // If no participant has an event, no write is pending and no host can act, the simulated kernel
 // is deadlocked: the coordinator fails the run with every waiter's description.
 #include <atomic>
@@ -96,10 +104,16 @@ public:
 
     // ---- lower bounds of things that are not running yet ----
     // A host thread (its clock while it runs) or a stream with a queued kernel (when it can
-    // start) may still create work at that time: windows must not pass it.
-    int register_bound(std::optional<SimTime> initial);
+    // start) may still create work at that time: windows must not pass it. `holds`: while the
+    // bound is set, no window opens at all (a stream's queued kernel, which its thread is about
+    // to join: where the windows are cut must not depend on when it gets there).
+    int register_bound(std::optional<SimTime> initial, bool holds = false);
     // Set or clear a bound (nullopt: nothing to wait for). Call with the lock held (inside update()).
     void set_bound_locked(int id, std::optional<SimTime> bound);
+    // Whether the host thread of bound `id` is acting: running its program, which may still move
+    // its clock or queue kernels. No window opens while any host acts (see above). Call with the
+    // lock held.
+    void set_acting_locked(int id, bool acting);
     // Whether nothing can run until a host acts: every running participant has arrived at the
     // window barrier (and the window could not advance), and none of `bound_ids` (streams'
     // queued-kernel bounds) is set, so no kernel is about to join. Call with the lock held
@@ -203,6 +217,9 @@ private:
     SimTime window_end_ = 0;
     std::uint64_t generation_ = 0;
     std::vector<std::optional<SimTime>> bounds_;
+    std::vector<char> bound_holds_;  // by bound id: a set bound holds the windows (register_bound)
+    std::vector<char> acting_;       // by bound id: a host acting (set_acting_locked)
+    int holds_ = 0;                  // set holding bounds plus acting hosts: no window opens while > 0
     std::vector<Message> pending_;
     std::priority_queue<SimTime, std::vector<SimTime>, std::greater<>> future_writes_;
     std::priority_queue<FutureSignalWrite, std::vector<FutureSignalWrite>, std::greater<>> future_signal_writes_;

@@ -17,7 +17,8 @@ Stream::Stream(HostContext& host, int stream_id, std::string name)
       id_(stream_id),
       name_(std::move(name)),
       lp_(host.cluster(), host.rank(), stream_id, name_),
-      bound_id_(host.cluster().coordinator().register_bound(std::nullopt)) {
+      // A queued kernel's bound holds the windows until the kernel joins (see coordinator.hpp).
+      bound_id_(host.cluster().coordinator().register_bound(std::nullopt, true)) {
     thread_ = std::thread([this] { thread_main(); });
 }
 
@@ -59,9 +60,11 @@ void Stream::complete_locked(SimTime end) {
     busy_ = false;
     refresh_bound_locked();
     if (queue_.empty() && waiting_host_) {
-        // The waiting host resumes now; its clock bounds the next window from this very step.
+        // The waiting host resumes now; its clock bounds the next window from this very step,
+        // and no window opens until it waits again.
         host_.now_ = std::max(host_.now_, tail_) + host_.cluster().cost().sync_ps;
         host_.cluster().coordinator().set_bound_locked(host_.host_id_, host_.now_);
+        host_.cluster().coordinator().set_acting_locked(host_.host_id_, true);
         waiting_host_ = false;
     }
 }
@@ -94,6 +97,7 @@ void Stream::synchronize() {
             // stream installs the host's new clock the moment it finishes (see thread_main).
             waiting_host_ = true;
             coord.set_bound_locked(host_.host_id_, std::nullopt);
+            coord.set_acting_locked(host_.host_id_, false);
         }
     });
     if (!done) coord.wait([&] { return !waiting_host_; });
@@ -267,6 +271,7 @@ void HostContext::barrier() {
         generation = rt_.barrier_generation_;
         rt_.barrier_max_ = std::max(rt_.barrier_max_, now_);
         coord.set_bound_locked(host_id_, std::nullopt);
+        coord.set_acting_locked(host_id_, false);
         if (cluster().sanitizer()) {
             san_vc_.set(san_key(), san_clock_++);  // arriving releases this host's past
             rt_.barrier_vc_.join(san_vc_);
@@ -278,6 +283,7 @@ void HostContext::barrier() {
             for (auto& h : rt_.hosts_) {
                 h->now_ = release;
                 coord.set_bound_locked(h->host_id_, release);
+                coord.set_acting_locked(h->host_id_, true);
             }
             rt_.barrier_arrived_ = 0;
             rt_.barrier_max_ = 0;
@@ -295,7 +301,14 @@ void HostContext::barrier() {
 }
 
 void HostContext::finish() {
-    cluster().coordinator().update([&] { cluster().coordinator().set_bound_locked(host_id_, std::nullopt); });
+    cluster().coordinator().update([&] {
+        cluster().coordinator().set_bound_locked(host_id_, std::nullopt);
+        cluster().coordinator().set_acting_locked(host_id_, false);
+    });
+}
+
+void HostContext::stop_acting() {
+    cluster().coordinator().update([&] { cluster().coordinator().set_acting_locked(host_id_, false); });
 }
 
 // -------------------------------------------------------------------------------- Runtime --
@@ -308,9 +321,13 @@ Runtime::~Runtime() { hosts_.clear(); }
 
 void Runtime::run_hosts(const std::function<void(HostContext&)>& program, AfterProgram after) {
     Coordinator& coord = cluster_.coordinator();
+    // Kernels left running by an earlier call (KeepClocks) first run as far as the hosts' clocks
+    // let them: the hosts then start acting on the same windows however fast those kernels ran.
+    wait_until_parked();
     coord.update([&] {
         for (auto& h : hosts_) {
             coord.set_bound_locked(h->host_id_, h->now_);
+            coord.set_acting_locked(h->host_id_, true);
             ++h->san_call_;  // a program is a new call (an API call, say)
         }
     });
@@ -325,6 +342,7 @@ void Runtime::run_hosts(const std::function<void(HostContext&)>& program, AfterP
                 coord.fail(e.what());
             }
             if (after == AfterProgram::Finish || coord.failed()) host->finish();
+            else host->stop_acting();  // its clock keeps bounding the windows
         });
     }
     for (auto& t : threads) t.join();

@@ -117,6 +117,9 @@ private:
     friend class Stream;
     friend class Runtime;
     void finish();
+    // The program returned (KeepClocks): the clock still bounds the windows, but no longer holds
+    // them (sim/exec/coordinator.hpp).
+    void stop_acting();
     // --sanitize: the host thread's release (a launch, a signal write), and its record of a
     // host access to device memory.
     std::shared_ptr<const VectorClock> san_release();
