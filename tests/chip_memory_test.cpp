@@ -9,6 +9,7 @@
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/memory_view.hpp"
 #include "tests/test_support.hpp"
+#include "tests/tile_loads.hpp"
 
 namespace tandem {
 namespace {
@@ -184,18 +185,11 @@ TEST(MemoryView, OtherProducersUsageCountsFromItsPublicationOn) {
 
 // ---- whole kernels ----
 
-// The probes' tiles: 128 x 128 fp32 (64 KiB), 32 per block.
-constexpr int rows = 128;
-constexpr int cols = 128;
-constexpr int tiles = 32;
-
-// A one-rank cluster on a profile whose L2 is a tenth of the shipped one, so that a kernel of
-// many AIV blocks saturates it.
-Profile narrow_l2_profile() {
-    Profile p = test::b1_profile();
-    p.chip.l2_gib_s = 400;
-    return p;
-}
+// The probes' tiles: 128 x 128 fp32 (64 KiB), 32 per block (tests/tile_loads.hpp).
+constexpr int rows = test::kLoadRows;
+constexpr int cols = test::kLoadCols;
+constexpr int tiles = test::kLoadTiles;
+using test::narrow_l2_profile;
 
 // `heavy` AIV blocks of stream "loads" each load `tiles` 64 KiB tiles from their own rows of a
 // shared buffer; alone, or beside a one-block kernel on stream "probe" doing the same. Returns the
@@ -205,16 +199,7 @@ double probe_us(const Profile& p, int heavy_blocks) {
     double probe = 0;
     rt.run_hosts([&](HostContext& host) {
         GmAllocation& buf = host.malloc("buf", std::int64_t{rows} * cols * 4 * tiles * 49);
-        auto loader = [&buf](int base_tile) {
-            return [&buf, base_tile](BlockCtx& b) -> Task {
-                Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F32, "ub");
-                for (int t = 0; t < tiles; ++t) {
-                    const std::int64_t off = (std::int64_t{base_tile + b.block_idx()} * tiles + t) * rows * cols * 4;
-                    co_await TLOAD(ub, GmTensor(buf, off, rows, cols, cols, DType::F32));
-                    pipe_barrier(b, PIPE_ALL);
-                }
-            };
-        };
+        auto loader = [&buf](int base_tile) { return test::tile_loader(buf, base_tile); };
         Stream& loads = host.create_stream("loads");
         Stream& probe_stream = host.create_stream("probe");
         if (heavy_blocks > 0) loads.launch(KernelLaunch{"Loads", CoreType::AIV, heavy_blocks, loader(1)});

@@ -16,33 +16,10 @@
 #include <fmt/format.h>
 
 #include "sim/runtime/runtime.hpp"
-#include "tests/test_support.hpp"
+#include "tests/tile_loads.hpp"
 
 namespace tandem {
 namespace {
-
-constexpr int rows = 128;
-constexpr int cols = 128;
-constexpr int tiles = 32;
-
-// An L2 narrow enough for 47 loading AIV blocks to saturate it: the probe's loads then depend on
-// when it sees the other stream's traffic.
-Profile narrow_l2_profile() {
-    Profile p = test::b1_profile();
-    p.chip.l2_gib_s = 400;
-    return p;
-}
-
-KernelFn loader(GmAllocation& buf, int base_tile) {
-    return [&buf, base_tile](BlockCtx& b) -> Task {
-        Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F32, "ub");
-        for (int t = 0; t < tiles; ++t) {
-            const std::int64_t off = (std::int64_t{base_tile + b.block_idx()} * tiles + t) * rows * cols * 4;
-            co_await TLOAD(ub, GmTensor(buf, off, rows, cols, cols, DType::F32));
-            pipe_barrier(b, PIPE_ALL);
-        }
-    };
-}
 
 struct Outcome {
     std::string times;                 // every kernel's start and end, in ps
@@ -53,10 +30,10 @@ struct Outcome {
 // `ticks` empty kernels on stream "ticks", launched while the loads run (a launch takes 5 us of
 // the host's clock). The host thread sleeps `sleep_ms` of wall time after each launch.
 Outcome run(int sleep_ms, int ticks, int host_threads) {
-    Runtime rt(narrow_l2_profile(), ClusterOptions{1, DataMode::TimingOnly, false, false, host_threads});
+    Runtime rt(test::narrow_l2_profile(), ClusterOptions{1, DataMode::TimingOnly, false, false, host_threads});
     Outcome o;
     rt.run_hosts([&](HostContext& host) {
-        GmAllocation& buf = host.malloc("buf", std::int64_t{rows} * cols * 4 * tiles * 49);
+        GmAllocation& buf = host.malloc("buf", test::kLoadTileBytes * test::kLoadTiles * 49);
         Stream& loads = host.create_stream("loads");
         Stream& probe = host.create_stream("probe");
         Stream& tick = host.create_stream("ticks");
@@ -66,9 +43,9 @@ Outcome run(int sleep_ms, int ticks, int host_threads) {
             std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
             o.windows_during_sleep += coord.windows() - before;
         };
-        loads.launch(KernelLaunch{"Loads", CoreType::AIV, 47, loader(buf, 1)});
+        loads.launch(KernelLaunch{"Loads", CoreType::AIV, 47, test::tile_loader(buf, 1)});
         slow();
-        probe.launch(KernelLaunch{"Probe", CoreType::AIV, 1, loader(buf, 0)});
+        probe.launch(KernelLaunch{"Probe", CoreType::AIV, 1, test::tile_loader(buf, 0)});
         slow();
         for (int i = 0; i < ticks; ++i) {
             tick.launch(KernelLaunch{"Tick", CoreType::AIV, 1, [](BlockCtx&) -> Task { co_return; }});
