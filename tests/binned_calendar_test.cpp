@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -15,6 +14,7 @@
 #include "sim/net/binned_calendar.hpp"
 #include "sim/net/binned_usage.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/calendar_checks.hpp"
 
 namespace tandem {
 namespace {
@@ -27,17 +27,6 @@ SimTime book(std::initializer_list<BinnedCalendar*> path, SimTime start, double 
     return book_binned(hops, start, bytes, cap);
 }
 
-void expect_sim_error_with(const std::function<void()>& action, std::initializer_list<std::string> parts) {
-    try {
-        action();
-        ADD_FAILURE() << "expected SimError";
-    } catch (const SimError& error) {
-        const std::string message = error.what();
-        for (const std::string& part : parts) {
-            EXPECT_NE(message.find(part), std::string::npos) << "message '" << message << "' lacks '" << part << "'";
-        }
-    }
-}
 
 TEST(BinnedCalendar, LoneTransferRunsAtItsCapAndEndsExactly) {
     BinnedCalendar l2("l2", 100 * kGBps, kBin);
@@ -131,13 +120,11 @@ TEST(BinnedCalendar, NeverBooksBeyondCapacity) {
     std::mt19937 random(777);
     for (int i = 0; i < 2000; ++i) {
         const SimTime start = static_cast<SimTime>(random() % 200000);
-        const double bytes = static_cast<double>(random() % 4000);
-        const std::int64_t cap = static_cast<std::int64_t>(1 + random() % 60) * kGBps;
-        const unsigned which = random() % 3;
-        const SimTime end = which == 0   ? book({&a}, start, bytes, cap)
-                            : which == 1 ? book({&b}, start, bytes, cap)
-                                         : book({&b, &a}, start, bytes, cap);
-        EXPECT_GE(end, start + static_cast<SimTime>(bytes * 1e12 / static_cast<double>(cap)));
+        const test::RandomTransfer x = test::random_transfer(random);
+        const SimTime end = x.path == 0   ? book({&a}, start, x.bytes, x.cap_bytes_per_s)
+                            : x.path == 1 ? book({&b}, start, x.bytes, x.cap_bytes_per_s)
+                                          : book({&b, &a}, start, x.bytes, x.cap_bytes_per_s);
+        EXPECT_GE(end, start + x.min_duration_ps());
     }
     for (std::int64_t bin = 0; bin < 1000; ++bin) {
         EXPECT_LE(a.bytes_in(bin), 50.0 * (1 + 1e-12)) << bin;
@@ -205,19 +192,19 @@ TEST(BinnedCalendar, ForgettingHistoryDoesNotChangeResults) {
 TEST(BinnedCalendar, RejectsBadRequests) {
     BinnedCalendar l2("rank 3 L2", 100 * kGBps, kBin);
     BinnedCalendar coarse("coarse", 100 * kGBps, 2 * kBin);
-    expect_sim_error_with([] { BinnedCalendar("bad", 0, kBin); }, {"bad", "capacity"});
-    expect_sim_error_with([] { BinnedCalendar("bad bins", kGBps, 0); }, {"bad bins", "bin length"});
-    expect_sim_error_with([&] { book({&l2}, 0, 1e3, 0); }, {"rate cap", "0"});
-    expect_sim_error_with([&] { book({&l2}, 0, -1, kGBps); }, {"byte count"});
-    expect_sim_error_with([&] { book({&l2}, 0, std::numeric_limits<double>::quiet_NaN(), kGBps); }, {"byte count"});
-    expect_sim_error_with([&] { book({&l2}, -1, 1e3, kGBps); }, {"start time", "-1"});
-    expect_sim_error_with([&] { book({&l2, &l2}, 0, 1e3, kGBps); }, {"rank 3 L2", "twice"});
-    expect_sim_error_with([&] { book({&l2, &coarse}, 0, 1e3, kGBps); }, {"coarse", "bins"});
-    expect_sim_error_with([&] { book({}, 0, 1e3, kGBps); }, {"path"});
+    test::expect_sim_error([] { BinnedCalendar("bad", 0, kBin); }, {"bad", "capacity"});
+    test::expect_sim_error([] { BinnedCalendar("bad bins", kGBps, 0); }, {"bad bins", "bin length"});
+    test::expect_sim_error([&] { book({&l2}, 0, 1e3, 0); }, {"rate cap", "0"});
+    test::expect_sim_error([&] { book({&l2}, 0, -1, kGBps); }, {"byte count"});
+    test::expect_sim_error([&] { book({&l2}, 0, std::numeric_limits<double>::quiet_NaN(), kGBps); }, {"byte count"});
+    test::expect_sim_error([&] { book({&l2}, -1, 1e3, kGBps); }, {"start time", "-1"});
+    test::expect_sim_error([&] { book({&l2, &l2}, 0, 1e3, kGBps); }, {"rank 3 L2", "twice"});
+    test::expect_sim_error([&] { book({&l2, &coarse}, 0, 1e3, kGBps); }, {"coarse", "bins"});
+    test::expect_sim_error([&] { book({}, 0, 1e3, kGBps); }, {"path"});
     BinnedCalendar shifted("shifted", 100 * kGBps, kBin, 500);
-    expect_sim_error_with([&] { book({&l2, &shifted}, 0, 1e3, kGBps); }, {"shifted", "from 500 ps"});
+    test::expect_sim_error([&] { book({&l2, &shifted}, 0, 1e3, kGBps); }, {"shifted", "from 500 ps"});
     l2.forget_before(5000);
-    expect_sim_error_with([&] { book({&l2}, 4999, 1e3, kGBps); }, {"rank 3 L2", "4999", "5000"});
+    test::expect_sim_error([&] { book({&l2}, 4999, 1e3, kGBps); }, {"rank 3 L2", "4999", "5000"});
     // Rejected requests leave the calendar usable: 1000 bytes at 1 GB/s from 5 ns.
     EXPECT_EQ(book({&l2}, 5000, 1e3, kGBps), 5000 + 1000 * 1000);
 }

@@ -14,6 +14,7 @@
 #include "sim/net/bandwidth_calendar.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/sim_error.hpp"
+#include "tests/calendar_checks.hpp"
 
 namespace tandem {
 namespace {
@@ -28,20 +29,7 @@ SimTime book(std::initializer_list<BandwidthCalendar*> path, SimTime start, doub
     return book_transfer(hops, start, bytes, cap);
 }
 
-// Runs `action`, expecting a SimError whose message contains every one of `parts`.
-template <typename Action>
-void expect_sim_error(Action action, std::initializer_list<std::string> parts) {
-    try {
-        action();
-        ADD_FAILURE() << "expected SimError";
-    } catch (const SimError& error) {
-        const std::string message = error.what();
-        for (const std::string& part : parts) {
-            EXPECT_NE(message.find(part), std::string::npos)
-                << "message '" << message << "' lacks '" << part << "'";
-        }
-    }
-}
+using test::expect_sim_error;
 
 // ---- BandwidthCalendar ------------------------------------------------------------------------
 
@@ -200,13 +188,11 @@ TEST(BandwidthCalendar, NeverBooksBeyondCapacity) {
     std::vector<SimTime> instants;
     for (int i = 0; i < 500; ++i) {
         start += static_cast<SimTime>(random() % 50000);
-        const double bytes = static_cast<double>(random() % 4000);
-        const std::int64_t cap = static_cast<std::int64_t>(1 + random() % 60) * kGBps;
-        const unsigned which = random() % 3;
-        const SimTime end = which == 0   ? book({&a}, start, bytes, cap)
-                            : which == 1 ? book({&b}, start, bytes, cap)
-                                         : book({&b, &a}, start, bytes, cap);
-        EXPECT_GE(end, start + static_cast<SimTime>(bytes * 1e12 / static_cast<double>(cap)));
+        const test::RandomTransfer x = test::random_transfer(random);
+        const SimTime end = x.path == 0   ? book({&a}, start, x.bytes, x.cap_bytes_per_s)
+                            : x.path == 1 ? book({&b}, start, x.bytes, x.cap_bytes_per_s)
+                                          : book({&b, &a}, start, x.bytes, x.cap_bytes_per_s);
+        EXPECT_GE(end, start + x.min_duration_ps());
         instants.push_back(start);
         instants.push_back(end);
     }
