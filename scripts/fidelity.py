@@ -7,7 +7,9 @@ simulated one on the shipped profile (rank 0, as the published host programs pri
 error, and, for the rows a calibrated parameter is fitted on, the leave-one-out error: the error
 when that row is left out of the fit (sim/calibration/fits_<SoC>.toml says which parameter is
 fitted on which rows and over which grid). Then, per fitted parameter: the fitted value, the rows,
-the fit's error, and its sensitivity (every row's error at 0.9x and 1.1x the value).
+the fit's error, and its sensitivity (every row's error at 0.9x and 1.1x the value). Last, the
+model's predictions for the configurations measured on hardware whose figures the repository does
+not have (sim/calibration/predictions_<SoC>.csv; no fit uses them).
 
 Exits 1 when a fitted row is off by more than 10%, when a shipped value is not its fit's optimum,
 or when a fit uses fewer than two rows; 2 on bad usage. Outliers (rows left out of every fit, with
@@ -21,7 +23,7 @@ import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from calibration.datasets import load_rows  # noqa: E402
+from calibration.datasets import load_predictions, load_rows, unit_of  # noqa: E402
 from calibration.fit import parse_specs, rel_error, run_fit  # noqa: E402
 from calibration.simulate import SimulationError, Simulator, profile_value  # noqa: E402
 
@@ -52,6 +54,7 @@ def main():
     if not rows:
         sys.exit(f"fidelity: no measured rows for {soc} in {args.calibration_dir}")
     rows_by_id = {r.id: r for r in rows}
+    predictions = load_predictions(args.calibration_dir, soc)
     spec_path = os.path.join(args.calibration_dir, f"fits_{soc}.toml")
     specs, outliers = [], {}
     if os.path.exists(spec_path):
@@ -61,7 +64,7 @@ def main():
         profile_text = f.read()
     sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs)
     try:
-        return report(sim, rows, rows_by_id, specs, outliers, profile_text, spec_path, args.json)
+        return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json)
     except SimulationError as e:
         sys.exit(f"fidelity: {e}")
     finally:
@@ -82,9 +85,9 @@ def make_errors_of(sim):
     return errors_of
 
 
-def report(sim, rows, rows_by_id, specs, outliers, profile_text, spec_path, json_path):
+def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path):
     errors_of = make_errors_of(sim)
-    runs = sorted({r.run for r in rows}, key=repr)
+    runs = sorted({r.run for r in rows} | {p.run for p in predictions}, key=repr)
     outs = dict(zip(runs, sim.run_many([(run, None) for run in runs])))
     simulated = {}
     for r in rows:
@@ -157,11 +160,12 @@ def report(sim, rows, rows_by_id, specs, outliers, profile_text, spec_path, json
                                          for k, f, v, e in res.sensitivity]})
     for row_id, why in outliers.items():
         print(f"  outlier {row_id}: {why}")
+    out_predictions = print_predictions(predictions, outs)
     print(f"({sim.runs} simulations)")
     if json_path:
         with open(json_path + ".tmp", "w") as f:
             json.dump({"soc": sim.soc, "rows": out_rows, "fits": out_fits, "outliers": outliers,
-                       "problems": problems}, f, indent=2)
+                       "predictions": out_predictions, "problems": problems}, f, indent=2)
         os.replace(json_path + ".tmp", json_path)
     if problems:
         print()
@@ -169,6 +173,26 @@ def report(sim, rows, rows_by_id, specs, outliers, profile_text, spec_path, json
             print(f"FAILED: {p}")
         return 1
     return 0
+
+
+def print_predictions(predictions, outs):
+    """The model's figures for the configurations measured elsewhere (no fit uses them)."""
+    if not predictions:
+        return []
+    print()
+    print("Predictions for configurations measured on hardware but not in this repository "
+          "(rank 0; sim/calibration/predictions_*.csv, sim/MODEL.md):")
+    out = []
+    for p in predictions:
+        values = outs[p.run]
+        missing = [q for q in p.quantities if q not in values]
+        if missing:
+            raise SimulationError(f"prediction {p.id}: the simulation reports no {', '.join(missing)}")
+        txt = ", ".join(f"{q} {values[q]:.1f}{' ' if unit_of(q) == 'us' else ''}{unit_of(q)}" for q in p.quantities)
+        print(f"  {p.id:<44} {txt}")
+        out.append({"id": p.id, "args": list(p.run.args),
+                    "values": {q: {"value": values[q], "unit": unit_of(q)} for q in p.quantities}})
+    return out
 
 
 def fmt_point(p):

@@ -85,6 +85,43 @@ DATASETS = [
 ]
 
 
+@dataclass
+class Prediction:
+    """A configuration measured on hardware whose figures the repository does not have."""
+    family: str
+    case: str
+    run: Run
+    quantities: tuple          # view names (us), "kernel" (us) or "ratio_<pipe>" (%)
+
+    @property
+    def id(self):
+        return f"{self.family}/{self.case}"
+
+
+def unit_of(quantity):
+    return "%" if quantity.startswith("ratio_") else "us"
+
+
+def load_predictions(calibration_dir, soc):
+    """The configurations of predictions_<soc>.csv (a missing file: none)."""
+    path = os.path.join(calibration_dir, f"predictions_{soc}.csv")
+    if not os.path.exists(path):
+        return []
+    out = []
+    for r in _read_csv(path):
+        if r["soc"] != soc:
+            raise ValueError(f"{path}: a row for {r['soc']} in the file of {soc}")
+        quantities = tuple(q.strip() for q in r["quantities"].split(";") if q.strip())
+        if not quantities:
+            raise ValueError(f"{path}: {r['family']}/{r['case']} names no quantity")
+        out.append(Prediction(r["family"], r["case"], Run("tandem", tuple(r["args"].split())), quantities))
+    ids = [p.id for p in out]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"{path}: duplicate configurations {sorted(dup)}")
+    return out
+
+
 def load_rows(calibration_dir, soc):
     """Every row of every data set the repository has for `soc` (a missing file: no rows)."""
     rows = []

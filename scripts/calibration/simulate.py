@@ -99,9 +99,13 @@ class Simulator:
             "sequential": rank0["seq_comm_us"] + rank0["seq_compute_us"],
             "pipelined": rank0["pipelined_us"],
         }
-        kernel = rank0_kernel_us(result)
-        if kernel is not None:
-            values["kernel"] = kernel
+        launch = rank0_compute_only_launch(result)
+        if launch is not None:
+            values["kernel"] = launch["kernel_us"]
+            # Per pipe busy / kernel time, mean over the AIC cores, in % (what msprof's
+            # PipeUtilization reports; docs/RESULTS.md).
+            for pipe, stats in ((launch.get("pipe_ratio") or {}).get("aic") or {}).items():
+                values[f"ratio_{pipe}"] = 100.0 * stats["mean"]
         return values
 
     def _run_tget(self, profile, sizes):
@@ -139,9 +143,10 @@ class Simulator:
             return list(pool.map(lambda rv: self.run(*rv), requests))
 
 
-def rank0_kernel_us(result):
-    """Rank 0's device time of the run's only kernel launch, if the results JSON reports it."""
+def rank0_compute_only_launch(result):
+    """The compute-only view's first kernel launch in the results JSON (its device time and pipe
+    ratios), if it reports one."""
     for launch in result.get("kernels") or []:
         if launch.get("view") in ("compute_only", "compute-only") and "kernel_us" in launch:
-            return launch["kernel_us"]
+            return launch
     return None

@@ -2,11 +2,12 @@
 point, the leave-one-out points and errors, the sensitivity, and the rules on fit specifications."""
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 
-from calibration.datasets import Row, Run  # noqa: E402
+from calibration.datasets import Row, Run, load_predictions, unit_of  # noqa: E402
 from calibration.fit import FitSpec, parse_specs, run_fit  # noqa: E402
 from calibration.simulate import profile_value, with_values  # noqa: E402
 
@@ -69,6 +70,42 @@ class ProfileEditTest(unittest.TestCase):
     def test_unknown_keys_are_an_error(self):
         with self.assertRaises(Exception):
             with_values(self.TEXT, {"chip.nope": 1.0})
+
+
+
+class PredictionsTest(unittest.TestCase):
+    HEADER = "# a comment\nsoc,family,case,args,quantities\n"
+
+    def load(self, body, soc="SoC"):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, f"predictions_{soc}.csv"), "w") as f:
+                f.write(self.HEADER + body)
+            return load_predictions(d, soc)
+
+    def test_a_row_becomes_a_run_and_its_quantities(self):
+        (p,) = self.load("SoC,gemm,64x64x64,--op gemm -n 1 --gm 64,kernel; ratio_cube\n")
+        self.assertEqual(p.id, "gemm/64x64x64")
+        self.assertEqual(p.run, Run("tandem", ("--op", "gemm", "-n", "1", "--gm", "64")))
+        self.assertEqual(p.quantities, ("kernel", "ratio_cube"))
+        self.assertEqual([unit_of(q) for q in p.quantities], ["us", "%"])
+
+    def test_a_missing_file_is_no_predictions(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(load_predictions(d, "SoC"), [])
+
+    def test_bad_rows_are_refused(self):
+        with self.assertRaisesRegex(ValueError, "duplicate"):
+            self.load("SoC,a,b,-n 1,pipelined\nSoC,a,b,-n 2,pipelined\n")
+        with self.assertRaisesRegex(ValueError, "names no quantity"):
+            self.load("SoC,a,b,-n 1, ; \n")
+        with self.assertRaisesRegex(ValueError, "a row for Other"):
+            self.load("Other,a,b,-n 1,pipelined\n")
+
+    def test_the_shipped_file_parses(self):
+        calibration = os.path.join(os.path.dirname(__file__), "..", "..", "sim", "calibration")
+        predictions = load_predictions(calibration, "Ascend910B1")
+        families = {p.family for p in predictions}
+        self.assertTrue({"allgather_gemm", "gemm", "gemm_allreduce_v2"} <= families, families)
 
 
 if __name__ == "__main__":
