@@ -18,7 +18,8 @@ Failures (exit status 3):
     an "f" without bp "e" or not inside a TWAIT on its track (Perfetto binds both to the
     enclosing slice); an "f" before its "s"; a flow whose TNOTIFY writes another address or
     rank than its TWAIT waits on; a TWAIT that stalled without exactly one incoming flow;
-  * a counter sample without a numeric, non-negative "GB/s".
+  * a link counter sample without a numeric, non-negative "GB/s"; a "memory GiB/s" sample without
+    numeric, non-negative "L2" and "HBM".
 Warnings (printed, exit status 0): names not in the format's lists, an empty cat (it names the
 stream), dangling flows in a filtered trace, and similar.
 """
@@ -41,6 +42,7 @@ DATA_NAMES = {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TS
               "TEXP", "TABS", "TROWMAX", "TROWEXPANDMUL", "TSORT", "TMRGSORT"}
 SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "CROSS_CORE_WAIT_FLAG", "SCALAR"}
 COUNTER_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring \d+\))? GB/s$")
+MEMORY_COUNTER = "memory GiB/s"  # a chip's L2 and HBM throughput, on its rank's pid
 
 
 class Findings:
@@ -227,6 +229,12 @@ def check(doc, path):
 
     # Counters.
     for c in trace.counters:
+        if c.name == MEMORY_COUNTER:
+            for key in ("L2", "HBM"):
+                v = c.values.get(key)
+                if not tt._is_number(v) or v < 0:
+                    f.fail("counters", f"counter {c.name!r} (event #{c.index}) has no non-negative numeric {key!r}")
+            continue
         v = c.values.get("GB/s")
         if not tt._is_number(v) or v < 0:
             f.fail("counters", f"counter {c.name!r} (event #{c.index}) has no non-negative numeric 'GB/s'")

@@ -317,7 +317,8 @@ def analyze(trace, results=None, results_path=None, top=5):
         top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
                             key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
         rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
-                             "top_blocks": top_blocks, "critical_path": cp})
+                             "top_blocks": top_blocks, "critical_path": cp,
+                             "memory": memory_use(trace, r, window or (trace.view_start_ps, trace.view_end_ps))})
 
     # Overall: the same sums over every rank in the trace.
     ocores = defaultdict(int)
@@ -412,6 +413,27 @@ def analyze(trace, results=None, results_path=None, top=5):
         "results": results_part,
         "warnings": warnings,
     }
+
+
+def memory_use(trace, rank, span):
+    """The rank's chip memory counter ("memory GiB/s": L2 and HBM, a step function) over `span`
+    (ps): mean, peak sample and bytes, or None when the trace has no such counter."""
+    samples = sorted((c.ts, c.values) for c in trace.counters if c.pid == rank and c.name == "memory GiB/s")
+    if not samples:
+        return None
+    lo, hi = span
+    out = {}
+    for key in ("L2", "HBM"):
+        gib = 0.0  # GiB/s x ps
+        for i, (ts, values) in enumerate(samples):
+            end = samples[i + 1][0] if i + 1 < len(samples) else ts
+            a, b = max(ts, lo), min(end, hi)
+            if b > a and tt._is_number(values.get(key)):
+                gib += float(values[key]) * (b - a)
+        peak = max((float(v[key]) for _, v in samples if tt._is_number(v.get(key))), default=0.0)
+        dur = hi - lo
+        out[key] = {"mean_gib_s": gib / dur if dur > 0 else 0.0, "peak_gib_s": peak, "gib": gib * 1e-12}
+    return out
 
 
 def critical_path(trace, rank, streams, stall_blocks, block_ps, rows, last, block_keys, summary):
@@ -788,6 +810,12 @@ def format_text(a):
             L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
             L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
         L.append(f"  critical path: {rep['critical_path']['sentence']}")
+        mem = rep.get("memory")
+        if mem:
+            L.append(f"  chip memory (every stream and the peers' stores into it): L2 {mem['L2']['gib']:.3f} GiB, mean "
+                     f"{mem['L2']['mean_gib_s']:.1f} GiB/s over the {time_name}, busiest 500 ns "
+                     f"{mem['L2']['peak_gib_s']:.1f} GiB/s; HBM {mem['HBM']['gib']:.3f} GiB, mean "
+                     f"{mem['HBM']['mean_gib_s']:.1f} GiB/s, busiest {mem['HBM']['peak_gib_s']:.1f} GiB/s")
     o = a["overall"]
     L.append("")
     L.append(f"overall ({o['ranks']} ranks in the trace)")

@@ -89,6 +89,10 @@ class TraceBuilder:
         self.events.append({"ph": "C", "name": f"link {src}->{dst} GB/s", "pid": src, "ts": us_text(ts),
                             "args": {"GB/s": gbs}})
 
+    def memory(self, rank, ts, l2, hbm):
+        self.events.append({"ph": "C", "name": "memory GiB/s", "pid": rank, "ts": us_text(ts),
+                            "args": {"L2": l2, "HBM": hbm}})
+
     def busy_us(self):
         """The simulator's busy_us as it writes it: per rank, per data pipe (no SCALAR), summed
         over cores."""
@@ -140,6 +144,8 @@ def known_case():
         b.counter(r, peer, 0, 0.0)
         b.counter(r, peer, 10 * US, 25.5)
         b.counter(r, peer, 30 * US, 0.0)
+        b.memory(r, 0, 1200.0, 40.0)
+        b.memory(r, 40 * US, 0.0, 0.0)
     for r in range(2):
         peer = 1 - r
         # compute stream on AIC0 / AIC1
@@ -265,7 +271,7 @@ class LoadTraceTest(TmpDirCase):
         self.assertEqual(t.cores(0), [("AIC", 0), ("AIC", 1), ("AIV", 0), ("AIV", 1)])
         self.assertEqual(len(list(t.stalls())), 3)
         self.assertEqual(len(t.flows), 3)
-        self.assertEqual(len(t.counters), 6)
+        self.assertEqual(len(t.counters), 10)
         cube = t.busy_ps()[0][("AIC", "CUBE")]
         self.assertEqual(cube, 2 * (10 + 7 + 10) * US)
         s = next(t.stalls(rank=0))
@@ -318,6 +324,20 @@ class ReportTest(TmpDirCase):
     def analyze(self, builder, results=None, **doc_kw):
         t = tt.trace_from_json(builder.doc(**doc_kw), "mem")
         return report.analyze(t, results, "r.json" if results else None)
+
+    def test_chip_memory(self):
+        # Each rank's counter: 1200 GiB/s through the L2 and 40 to HBM for the first 40 us of the
+        # 100 us view, then 0.
+        a = self.analyze(known_case())
+        mem = a["ranks"][1]["memory"]
+        self.assertAlmostEqual(mem["L2"]["mean_gib_s"], 480.0, places=9)
+        self.assertAlmostEqual(mem["L2"]["peak_gib_s"], 1200.0, places=9)
+        self.assertAlmostEqual(mem["L2"]["gib"], 0.048, places=12)
+        self.assertAlmostEqual(mem["HBM"]["mean_gib_s"], 16.0, places=9)
+        self.assertIn("chip memory", report.format_text(a))
+        b = known_case()
+        b.events = [e for e in b.events if e.get("name") != "memory GiB/s"]
+        self.assertIsNone(self.analyze(b)["ranks"][0]["memory"])
 
     def test_busy_and_share(self):
         a = self.analyze(known_case())
@@ -615,6 +635,14 @@ class CheckTraceTest(TmpDirCase):
         self.assertEqual(dict(f.failures), {})
         self.assertEqual(dict(f.warnings), {})
         self.assertEqual(summary["stalled_twaits"], 3)
+
+    def test_memory_counter_needs_l2_and_hbm(self):
+        doc = known_case().doc()
+        mem = next(e for e in doc["traceEvents"] if e.get("name") == "memory GiB/s")
+        del mem["args"]["HBM"]
+        f, _ = self.findings(doc)
+        self.assertIn("counters", f.failures)
+        self.assertIn("'HBM'", f.failures["counters"][0])
 
     def test_overlap_detected(self):
         b = known_case()

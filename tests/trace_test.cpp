@@ -28,15 +28,10 @@ struct TraceRun {
     ProgramOutput out;
 };
 
-TraceRun traced_run(int ranks, const std::vector<int>& keep_ranks = {},
-                    std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t") {
+TraceRun traced_run_of(RunRequest cfg, const std::vector<int>& keep_ranks = {},
+                       std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t") {
     const fs::path dir = fs::temp_directory_path() / ("tandem_trace_test_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    RunRequest cfg;
-    cfg.ranks = ranks;
-    cfg.m = 512 * ranks;
-    cfg.k = 1024;
-    cfg.n = 512;
     cfg.timing_only = true;
     RunOutputs outputs;
     outputs.trace_file = (dir / (name + ".json")).string();
@@ -54,6 +49,21 @@ TraceRun traced_run(int ranks, const std::vector<int>& keep_ranks = {},
         EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temp file left: " << e.path();
     fs::remove_all(dir);
     return run;
+}
+
+TraceRun traced_run(int ranks, const std::vector<int>& keep_ranks = {},
+                    std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t") {
+    RunRequest cfg;
+    cfg.ranks = ranks;
+    cfg.m = 512 * ranks;
+    cfg.k = 1024;
+    cfg.n = 512;
+    return traced_run_of(cfg, keep_ranks, window, name);
+}
+
+bool is_link_counter(const nlohmann::json& e) {
+    const std::string name = e["name"];
+    return e["ph"] == "C" && name.size() > 5 && name.ends_with(" GB/s");
 }
 
 std::map<std::pair<int, int>, std::string> track_names(const nlohmann::json& t) {
@@ -160,7 +170,7 @@ TEST(Trace, LinkCountersNeverExceedTheLinkBandwidth) {
     int samples = 0;
     double peak = 0;
     for (const auto& e : run.trace["traceEvents"]) {
-        if (e["ph"] != "C") continue;
+        if (!is_link_counter(e)) continue;
         ++samples;
         peak = std::max(peak, e["args"]["GB/s"].get<double>());
         EXPECT_GE(e["args"]["GB/s"].get<double>(), 0.0);
@@ -168,6 +178,36 @@ TEST(Trace, LinkCountersNeverExceedTheLinkBandwidth) {
     EXPECT_GT(samples, 0);
     EXPECT_LE(peak, link_gb_s * 1.001);
     EXPECT_GT(peak, link_gb_s * 0.5);  // the comm kernel does load the link
+}
+
+// The memory counter's area is every byte the kernels moved through the chip's L2. The
+// single-chip GEMM of 1536^3 (pto_performance): 24 cores x 3 tiles, each reading its 128-row A
+// strip and 256-column B strip over the whole K (fp16), and 1536^2 fp32 of C stored once.
+TEST(Trace, MemoryCounterAddsUpToTheBytesThroughTheL2) {
+    RunRequest cfg;
+    cfg.op = "gemm";
+    cfg.variant = "pto_performance";
+    cfg.ranks = 1;
+    cfg.m = cfg.k = cfg.n = 1536;
+    const TraceRun run = traced_run_of(cfg);
+    const double bin_s = 500e-9;
+    double l2_bytes = 0;
+    double hbm_bytes = 0;
+    int samples = 0;
+    for (const auto& e : run.trace["traceEvents"]) {
+        if (e["name"] != "memory GiB/s") continue;
+        ++samples;
+        EXPECT_EQ(e["ph"], "C");
+        EXPECT_EQ(e["pid"], 0);
+        l2_bytes += e["args"]["L2"].get<double>() * 1073741824.0 * bin_s;
+        hbm_bytes += e["args"]["HBM"].get<double>() * 1073741824.0 * bin_s;
+    }
+    EXPECT_GT(samples, 10);
+    const double loads = 24.0 * 3 * (128 + 256) * 1536 * 2;
+    const double stores = 1536.0 * 1536 * 4;
+    EXPECT_NEAR(l2_bytes, loads + stores, (loads + stores) * 1e-6);
+    EXPECT_GT(hbm_bytes, 0.0);  // A and B come from HBM the first time
+    EXPECT_LT(hbm_bytes, l2_bytes);
 }
 
 TEST(Trace, RankAndWindowFiltersKeepOnlyWhatTheySay) {
@@ -178,6 +218,9 @@ TEST(Trace, RankAndWindowFiltersKeepOnlyWhatTheySay) {
             EXPECT_EQ(e["pid"], 2) << e.dump();
         }
     }
+    int memory_samples = 0;
+    for (const auto& e : full.trace["traceEvents"]) memory_samples += e["name"] == "memory GiB/s" && e["pid"] == 2;
+    EXPECT_GT(memory_samples, 0);  // rank 2's memory counter is there to be kept
     const double start = full.trace["otherData"]["view_start_us"].get<double>();
     const TraceRun windowed = traced_run(4, {}, std::pair<double, double>{10.0, 20.0});
     int kept = 0;

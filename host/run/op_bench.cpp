@@ -350,6 +350,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
     if (record_log) {
         out.pipelined_log = cluster.event_log();
         out.pipelined_link_usage = cluster.link_usage();
+        out.pipelined_memory_usage = cluster.memory_usage();
         out.trace_machine = trace_machine(cluster.cost(), cluster.topology(), out.pipelined_link_usage);
     }
     for (const RankViewTimes& t : out.per_rank) {

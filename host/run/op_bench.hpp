@@ -63,6 +63,7 @@ struct BenchOutcome {
     SimTime pipelined_end = 0;               // latest host clock at its end
     std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, every kernel of the view
     std::map<int, std::vector<std::pair<SimTime, std::int64_t>>> pipelined_link_usage;  // when logged
+    std::map<int, std::vector<MemBinBytes>> pipelined_memory_usage;  // when logged: each chip's L2 and HBM bytes per bin
     TraceMachine trace_machine;              // when logged: what a trace needs of the run's machine
     std::function<std::string(int, std::int64_t)> signal_name;  // the op's names for signal words
     // --sanitize: what the sanitizer found (empty: clean).

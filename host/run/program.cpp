@@ -6,6 +6,7 @@
 #include <future>
 
 #include "host/io/data_files.hpp"
+#include "sim/mem/chip_memory.hpp"
 #include "sim/mem/fp16.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
@@ -172,6 +173,8 @@ void write_trace(const RunOutputs& outputs, const Profile& profile, const Progra
     in.view_end = out.bench.pipelined_end;
     in.busy_ps = out.bench.pipelined_busy_ps;
     in.link_usage = out.bench.pipelined_link_usage;
+    in.memory_usage = out.bench.pipelined_memory_usage;
+    in.memory_bin_ps = kMemUsageBinPs;
     in.machine = out.bench.trace_machine;  // taken from the run's machine while it lived
     in.metadata = to_json(out.results);
     in.metadata["profile_file"] = profile.file.string();

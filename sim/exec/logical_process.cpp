@@ -1,6 +1,7 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -224,6 +225,10 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
 void LogicalProcess::send_memory_traffic() {
     for (auto& [rank, traffic] : memory_.take_traffic()) {
         if (traffic.usage.empty() && traffic.touched_regions.empty()) continue;
+        if (record_log_) {
+            UsageBins& kept = memory_log_[rank];
+            for (const MemUsage& u : traffic.usage) kept.add(u);
+        }
         Message m;
         m.kind = Message::Kind::MemTraffic;
         m.visible_at = window_end_;  // what another stream may use from the barrier on
@@ -231,6 +236,28 @@ void LogicalProcess::send_memory_traffic() {
         m.traffic = std::make_shared<const MemTraffic>(std::move(traffic));
         send(std::move(m));
     }
+}
+
+void LogicalProcess::hand_in_memory_log() {
+    for (const auto& [rank, bins] : memory_log_) {
+        if (bins.l2.empty() && bins.hbm.empty()) continue;
+        std::vector<MemBinBytes> out;
+        // An empty store's bin numbers mean nothing: the range is that of the stores with bins.
+        std::int64_t first = std::numeric_limits<std::int64_t>::max();
+        std::int64_t end = std::numeric_limits<std::int64_t>::min();
+        for (const BinnedUsage* u : {&bins.l2, &bins.hbm}) {
+            if (u->empty()) continue;
+            first = std::min(first, u->first_bin());
+            end = std::max(end, u->end_bin());
+        }
+        for (std::int64_t b = first; b < end; ++b) {
+            const auto l2 = std::llround(bins.l2.bytes_in(b));
+            const auto hbm = std::llround(bins.hbm.bytes_in(b));
+            if (l2 != 0 || hbm != 0) out.push_back(MemBinBytes{b, l2, hbm});
+        }
+        if (!out.empty()) machine_.append_memory_usage(rank, std::move(out));
+    }
+    memory_log_.clear();
 }
 
 void LogicalProcess::finish_kernel() {
@@ -259,6 +286,7 @@ void LogicalProcess::finish_kernel() {
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     send_memory_traffic();
+    hand_in_memory_log();  // after the last window's traffic, before a host can look
     memory_.end_kernel();
     coord_.leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
@@ -268,6 +296,7 @@ void LogicalProcess::finish_kernel() {
 
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
+    memory_log_.clear();
     memory_.take_traffic();
     memory_.end_kernel();
     log_.clear();

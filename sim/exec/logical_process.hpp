@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -319,6 +320,10 @@ private:
     std::int64_t remote_store_bytes_ = 0;
     std::int64_t remote_load_bytes_ = 0;
     std::vector<InstrRecord> log_;
+    // While logging: what this kernel published for each chip's memory (by rank), for the trace.
+    std::map<int, UsageBins> memory_log_;
+    // Hands memory_log_ to the machine in whole bytes per bin, and empties it.
+    void hand_in_memory_log();
     MemoryView memory_;
     std::unique_ptr<StreamSanitizer> san_;
     StreamSanitizer* san_on_ = nullptr;  // san_ while the running kernel is sanitized

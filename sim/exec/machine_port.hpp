@@ -39,6 +39,15 @@ struct ChipParts {
 // Bandwidth booked on one link as a step function: (from this time on, bytes per second).
 using LinkSteps = std::vector<std::pair<SimTime, std::int64_t>>;
 
+// Bytes one chip's memory moved in one usage bin (sim/mem/chip_memory.hpp kMemUsageBinPs),
+// through its L2 and to or from its HBM, rounded to whole bytes so that the streams' shares add
+// up the same in any order.
+struct MemBinBytes {
+    std::int64_t bin = 0;
+    std::int64_t l2_bytes = 0;
+    std::int64_t hbm_bytes = 0;
+};
+
 class MachinePort {
 public:
     virtual ~MachinePort() = default;
@@ -66,6 +75,9 @@ public:
     // ---- what a kernel hands in as it ends (thread-safe) ----
     virtual void append_log(std::vector<InstrRecord>&& records) = 0;
     virtual void append_link_usage(int link, LinkSteps&& steps) = 0;
+    // What the kernel's stream moved through `rank`'s memory (its own chip's, or a peer's it
+    // stored into), by bin in increasing order.
+    virtual void append_memory_usage(int rank, std::vector<MemBinBytes>&& bins) = 0;
 };
 
 }  // namespace tandem

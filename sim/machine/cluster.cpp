@@ -157,10 +157,34 @@ std::map<int, LinkSteps> Cluster::link_usage() const {
     return out;
 }
 
+void Cluster::append_memory_usage(int rank, std::vector<MemBinBytes>&& bins) {
+    std::lock_guard lock(log_mu_);
+    memory_usage_.emplace_back(rank, std::move(bins));
+}
+
+std::map<int, std::vector<MemBinBytes>> Cluster::memory_usage() const {
+    std::lock_guard lock(log_mu_);
+    // Whole bytes, so the sums do not depend on the order the streams handed theirs in.
+    std::map<int, std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>>> sums;
+    for (const auto& [rank, bins] : memory_usage_) {
+        for (const MemBinBytes& b : bins) {
+            auto& s = sums[rank][b.bin];
+            s.first += b.l2_bytes;
+            s.second += b.hbm_bytes;
+        }
+    }
+    std::map<int, std::vector<MemBinBytes>> out;
+    for (const auto& [rank, bins] : sums) {
+        for (const auto& [bin, bytes] : bins) out[rank].push_back(MemBinBytes{bin, bytes.first, bytes.second});
+    }
+    return out;
+}
+
 void Cluster::clear_log() {
     std::lock_guard lock(log_mu_);
     logs_.clear();
     link_usage_.clear();
+    memory_usage_.clear();
 }
 
 }  // namespace tandem

@@ -56,6 +56,7 @@ public:
     // Logs handed in by logical processes when their kernels end.
     void append_log(std::vector<InstrRecord>&& records) override;
     void append_link_usage(int link, LinkSteps&& steps) override;
+    void append_memory_usage(int rank, std::vector<MemBinBytes>&& bins) override;
 
     const ClusterOptions& options() const { return options_; }
     Chip& chip(int rank) { return *chips_.at(static_cast<std::size_t>(rank)); }
@@ -71,6 +72,9 @@ public:
     std::vector<InstrRecord> event_log() const;
     // Bandwidth booked on each link (bytes per second, step function), summed over streams.
     std::map<int, LinkSteps> link_usage() const;
+    // Bytes through each chip's L2 and HBM per usage bin, summed over the streams (by rank; bins
+    // in increasing order, only those with traffic).
+    std::map<int, std::vector<MemBinBytes>> memory_usage() const;
     void clear_log();
 
 private:
@@ -88,6 +92,7 @@ private:
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
     std::vector<std::pair<int, LinkSteps>> link_usage_;
+    std::vector<std::pair<int, std::vector<MemBinBytes>>> memory_usage_;
     std::unique_ptr<Sanitizer> sanitizer_;
     Sanitizer* sanitizing_ = nullptr;  // sanitizer_ while on
     // Last member: destroyed (its threads joined) first.

@@ -113,6 +113,7 @@ public:
         }
         stage_slices();
         link_counters();
+        memory_counters();
         track_metadata();
         out_ += "{\"name\":\"end\",\"ph\":\"M\",\"pid\":0,\"args\":{}}\n]}\n";
         flush();
@@ -290,6 +291,29 @@ private:
                 if (!in_window(t, t)) continue;
                 out_ += fmt::format("{{\"name\":{},\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"GB/s\":{:.3f}}}}},\n",
                                     json_string(name), us(t), src, static_cast<double>(bytes_per_s) / 1e9);
+            }
+        }
+    }
+
+    // Each chip's L2 and HBM throughput per usage bin, every stream's traffic and its peers'
+    // stores into it summed: where the memory system, not a pipe, sets the pace.
+    void memory_counters() {
+        if (in_.memory_usage.empty()) return;
+        const SimTime bin_ps = in_.memory_bin_ps;
+        if (bin_ps <= 0) throw SimError("internal: a trace of memory usage without the bins' length");
+        const double gib_s_per_byte = 1e12 / static_cast<double>(bin_ps) / 1073741824.0;
+        auto counter = [&](int rank, SimTime t, std::int64_t l2, std::int64_t hbm) {
+            out_ += fmt::format("{{\"name\":\"memory GiB/s\",\"ph\":\"C\",\"ts\":{},\"pid\":{},\"args\":{{\"L2\":{:.3f},\"HBM\":{:.3f}}}}},\n",
+                                us(t), rank, static_cast<double>(l2) * gib_s_per_byte, static_cast<double>(hbm) * gib_s_per_byte);
+        };
+        for (const auto& [rank, bins] : in_.memory_usage) {
+            if (!keep_rank(rank)) continue;
+            for (std::size_t i = 0; i < bins.size(); ++i) {
+                const SimTime t = bins[i].bin * bin_ps;
+                if (!in_window(t, t + bin_ps)) continue;
+                counter(rank, t, bins[i].l2_bytes, bins[i].hbm_bytes);
+                // Back to zero where the next bin with traffic is not the next bin.
+                if (i + 1 == bins.size() || bins[i + 1].bin != bins[i].bin + 1) counter(rank, t + bin_ps, 0, 0);
             }
         }
     }

@@ -61,6 +61,10 @@ struct TraceInput {
     std::map<int, std::array<SimTime, kPipeCount>> busy_ps;  // simulator's per-rank busy totals
     // Bandwidth booked on each link (bytes per second, step function): Cluster::link_usage().
     std::map<int, LinkSteps> link_usage;
+    // Bytes through each chip's L2 and HBM per bin of `memory_bin_ps` (by rank):
+    // Cluster::memory_usage().
+    std::map<int, std::vector<MemBinBytes>> memory_usage;
+    SimTime memory_bin_ps = 0;  // their length (kMemUsageBinPs); needed when there are bins
     TraceMachine machine;  // must name every link of link_usage
     SignalNamer signal_name;
 };
