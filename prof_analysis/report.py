@@ -289,6 +289,10 @@ def analyze(trace, results=None, results_path=None, top=5):
     for (r, stream, _b) in all_block_keys:
         streams_by_rank[r].add(stream)
 
+    memory_samples = defaultdict(list)  # by rank: the chip memory counter's (ts, values)
+    for c in trace.counters:
+        if c.name == "memory GiB/s":
+            memory_samples[c.pid].append((c.ts, c.values))
     rank_reports = []
     for r in ranks:
         rcores = {(ct, p): v for (rr, ct, p), v in cores.items() if rr == r}
@@ -318,7 +322,8 @@ def analyze(trace, results=None, results_path=None, top=5):
                             key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
         rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
                              "top_blocks": top_blocks, "critical_path": cp,
-                             "memory": memory_use(trace, r, window or (trace.view_start_ps, trace.view_end_ps))})
+                             "memory": memory_use(memory_samples.get(r, []),
+                                                  window or (trace.view_start_ps, trace.view_end_ps))})
 
     # Overall: the same sums over every rank in the trace.
     ocores = defaultdict(int)
@@ -415,10 +420,10 @@ def analyze(trace, results=None, results_path=None, top=5):
     }
 
 
-def memory_use(trace, rank, span):
-    """The rank's chip memory counter ("memory GiB/s": L2 and HBM, a step function) over `span`
-    (ps): mean, peak sample and bytes, or None when the trace has no such counter."""
-    samples = sorted((c.ts, c.values) for c in trace.counters if c.pid == rank and c.name == "memory GiB/s")
+def memory_use(samples, span):
+    """A rank's chip memory counter ("memory GiB/s" samples (ts, values): L2 and HBM, a step
+    function) over `span` (ps): mean, peak sample and bytes, or None when there is none."""
+    samples = sorted(samples, key=lambda s: s[0])
     if not samples:
         return None
     lo, hi = span

@@ -85,6 +85,13 @@ DATASETS = [
 ]
 
 
+def refuse_duplicates(ids, what):
+    """ValueError "<what>: [ids given more than once]" if any id repeats."""
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"{what}: {sorted(dup)}")
+
+
 @dataclass
 class Prediction:
     """A configuration measured on hardware whose figures the repository does not have."""
@@ -115,10 +122,7 @@ def load_predictions(calibration_dir, soc):
         if not quantities:
             raise ValueError(f"{path}: {r['family']}/{r['case']} names no quantity")
         out.append(Prediction(r["family"], r["case"], Run("tandem", tuple(r["args"].split())), quantities))
-    ids = [p.id for p in out]
-    dup = {i for i in ids if ids.count(i) > 1}
-    if dup:
-        raise ValueError(f"{path}: duplicate configurations {sorted(dup)}")
+    refuse_duplicates([p.id for p in out], f"{path}: duplicate configurations")
     return out
 
 
@@ -129,8 +133,5 @@ def load_rows(calibration_dir, soc):
         path = os.path.join(calibration_dir, f"{name}_{soc}.csv")
         if os.path.exists(path):
             rows.extend(reader(path))
-    ids = [r.id for r in rows]
-    dup = {i for i in ids if ids.count(i) > 1}
-    if dup:
-        raise ValueError(f"duplicate row ids in {calibration_dir}: {sorted(dup)}")
+    refuse_duplicates([r.id for r in rows], f"duplicate row ids in {calibration_dir}")
     return rows
