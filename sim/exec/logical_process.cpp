@@ -59,14 +59,35 @@ StreamSanitizer* LogicalProcess::sanitize_kernel(bool on) {
 
 LogicalProcess::~LogicalProcess() = default;
 
-BandwidthCalendar& LogicalProcess::link(int link_id) {
+LinkView& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
-    if (!slot) slot = std::make_unique<BandwidthCalendar>(topology_.describe_link(link_id), cost_.link_bps);
+    if (!slot) slot = std::make_unique<LinkView>(machine_.link_hub(link_id), topology_.describe_link(link_id), cost_.link_bps, source_id());
     // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
     // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
     // the links' history for the trace's counters.
     if (!record_log_) slot->forget_before(horizon_);
     return *slot;
+}
+
+SimTime LogicalProcess::book_route(std::span<const int> route, SimTime start, double bytes, std::int64_t cap_bytes_per_s) {
+    RouteScratch& s = route_scratch_;
+    s.views.clear();
+    s.path.clear();
+    s.others.clear();
+    s.background.clear();
+    s.others.reserve(route.size());  // background points into it
+    for (int id : route) {
+        LinkView& view = link(id);
+        s.views.push_back(&view);
+        s.path.push_back(&view.calendar());
+        s.others.push_back(view.others());
+        s.background.push_back(&s.others.back());
+    }
+    const SimTime end = book_transfer(s.path, start, bytes, cap_bytes_per_s, s.background, &s.rates);
+    for (std::size_t i = 0; i < route.size(); ++i) {
+        if (s.views[i]->note_booked(s.rates, end)) links_used_.push_back(route[i]);
+    }
+    return end;
 }
 
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
@@ -152,6 +173,7 @@ void LogicalProcess::run_window(SimTime window_end) {
         // The last thing done here: once arrived, this process may already be running elsewhere.
         const SimTime next = std::min(events_.empty() ? kNever : events_.top().t, flag_wake_);
         send_memory_traffic();
+        send_link_traffic();
         coord.arrive(*this, next, outbox_, watched_changed ? &watched_ : nullptr, new_waiters_);
     } catch (const SimAborted&) {
         abort_kernel();
@@ -238,6 +260,20 @@ void LogicalProcess::send_memory_traffic() {
     }
 }
 
+void LogicalProcess::send_link_traffic() {
+    if (links_used_.empty()) return;
+    auto traffic = std::make_shared<LinkTraffic>();
+    traffic->links.reserve(links_used_.size());
+    for (int id : links_used_) traffic->links.emplace_back(id, links_.at(id)->take_usage());
+    links_used_.clear();
+    Message m;
+    m.kind = Message::Kind::LinkTraffic;
+    m.visible_at = window_end_;  // what another stream may use from the barrier on
+    m.dst_rank = rank_;
+    m.link_traffic = std::move(traffic);
+    send(std::move(m));
+}
+
 void LogicalProcess::hand_in_memory_log() {
     for (const auto& [rank, bins] : memory_log_) {
         if (bins.l2.empty() && bins.hbm.empty()) continue;
@@ -281,13 +317,14 @@ void LogicalProcess::finish_kernel() {
     // whatever it reads next (the event log) must already hold this kernel's records.
     if (record_log_) {
         machine_.append_log(std::move(log_));
-        for (auto& [id, link] : links_) machine_.append_link_usage(id, link->steps());
+        for (auto& [id, link] : links_) machine_.append_link_usage(id, link->calendar().steps());
     }
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     send_memory_traffic();
     hand_in_memory_log();  // after the last window's traffic, before a host can look
     memory_.end_kernel();
+    send_link_traffic();
     coord_.leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;
@@ -299,6 +336,7 @@ void LogicalProcess::abort_kernel() {
     memory_log_.clear();
     memory_.take_traffic();
     memory_.end_kernel();
+    links_used_.clear();
     log_.clear();
     if (san_on_) san_on_->end_kernel();
     coord_.leave(*this, outbox_, [&] {

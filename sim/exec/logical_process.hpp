@@ -30,6 +30,7 @@
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/mem/memory_view.hpp"
+#include "sim/net/link_view.hpp"
 #include "sim/net/bandwidth_calendar.hpp"
 #include "sim/sanitize/stream_sanitizer.hpp"
 
@@ -192,7 +193,10 @@ public:
     // This stream's view of its chip's memory system and of the peers' it touches
     // (sim/mem/memory_view.hpp): every GM transfer of its cores is booked there.
     MemoryView& memory() { return memory_; }
-    BandwidthCalendar& link(int link_id);
+    // Books `bytes` over every link of `route` from `start` on, at most `cap_bytes_per_s`, beside
+    // the other streams' usage of those links (sim/net/link_hub.hpp), and notes it to hand in at
+    // the window's barrier. Returns when the last byte has crossed.
+    SimTime book_route(std::span<const int> route, SimTime start, double bytes, std::int64_t cap_bytes_per_s);
     SimTime window_end() const { return window_end_; }
 
     std::vector<std::string> describe_waiters() const override;
@@ -238,6 +242,8 @@ private:
     std::string stream_label() const;
     // The memory traffic of this window, to the chips it touched (delivered at the barrier).
     void send_memory_traffic();
+    // The links' usage of this window, to their hubs (delivered at the barrier).
+    void send_link_traffic();
     // The kernel ends: statistics, log, leave (running the completion callback).
     void finish_kernel();
     // The run failed: leave without results.
@@ -327,7 +333,18 @@ private:
     MemoryView memory_;
     std::unique_ptr<StreamSanitizer> san_;
     StreamSanitizer* san_on_ = nullptr;  // san_ while the running kernel is sanitized
-    std::unordered_map<int, std::unique_ptr<BandwidthCalendar>> links_;
+    // This kernel's view of directed link `link_id` (sim/net/link_view.hpp).
+    LinkView& link(int link_id);
+    std::unordered_map<int, std::unique_ptr<LinkView>> links_;
+    std::vector<int> links_used_;  // the links booked in this window, in the order first booked
+    // book_route()'s buffers, reused.
+    struct RouteScratch {
+        std::vector<LinkView*> views;
+        std::vector<BandwidthCalendar*> path;
+        std::vector<UsageSum> others;
+        std::vector<const UsageSum*> background;
+        std::vector<Breakpoint> rates;
+    } route_scratch_;
 };
 
 }  // namespace tandem

@@ -25,6 +25,7 @@ class Coordinator;
 class Sanitizer;
 class GlobalMemory;
 class ChipMemory;
+class LinkHub;
 class SignalStore;
 class PendingGmWrite;
 
@@ -68,6 +69,9 @@ public:
     virtual Coordinator& coordinator() = 0;
     // The sanitizer while the machine sanitizes (a --sanitize run, a sanitized API call), else null.
     virtual Sanitizer* sanitizer() = 0;
+    // How every stream shares directed link `link` (sim/net/link_hub.hpp); it lives as long as
+    // the machine. Thread-safe: a stream asks at its kernel's first booking of the link.
+    virtual LinkHub& link_hub(int link) = 0;
     // Completes a finished kernel's deferred writes (the functional cube's products,
     // sim/mem/gm_deferred.hpp) on the machine's host worker threads; throws SimError if one fails.
     virtual void complete_deferred_writes(const std::vector<std::shared_ptr<PendingGmWrite>>& writes) = 0;

@@ -10,6 +10,7 @@
 #include "sim/exec/signal.hpp"
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/dtype.hpp"
+#include "sim/net/link_hub.hpp"
 #include "sim/sanitize/signal_stamp.hpp"
 #include "sim/sim_time.hpp"
 
@@ -29,7 +30,9 @@ struct Message {
     // AtomicAdd: like Data, but each element of the payload is added to the one in GM (in
     // `dtype`, the sum rounded to it). MemTraffic: what a producer did to a chip's memory system
     // in one window (sim/mem/chip_memory.hpp), usable by its other streams from `visible_at` on.
-    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic };
+    // LinkTraffic: what a stream booked on links in one window (sim/net/link_hub.hpp), usable by
+    // the other streams that send over them from `visible_at` on.
+    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic, LinkTraffic };
     SimTime visible_at = 0;
     int source = 0;            // producer id (logical process or host), for the total order
     std::uint64_t seq = 0;     // producer-local sequence number
@@ -52,6 +55,8 @@ struct Message {
     std::shared_ptr<const SanSignalStamp> stamp;
     // MemTraffic: the traffic.
     std::shared_ptr<const MemTraffic> traffic;
+    // LinkTraffic: the links' usage.
+    std::shared_ptr<const LinkTraffic> link_traffic;
 };
 
 inline bool message_order(const Message& a, const Message& b) {

@@ -138,11 +138,8 @@ void MemMove::await_resume() {
         const int dst = load ? blk_.rank() : gm_.rank();
         const auto route = lp.topology().route(src, dst);
         const SimTime begin = start_ + cost.gm_latency_ps;
-        std::vector<BandwidthCalendar*> path;
-        path.reserve(route.size());
-        for (int link : route) path.push_back(&lp.link(link));
         const SimTime moved =
-            book_transfer(path, begin, static_cast<double>(bytes), load ? cost.remote_load_bps : cost.remote_store_bps);
+            lp.book_route(route, begin, static_cast<double>(bytes), load ? cost.remote_load_bps : cost.remote_store_bps);
         // A store's bytes land a route's latency after they leave; a load's data comes back
         // after its request's (measured apart, sim/MODEL.md).
         const SimTime hops = (load ? cost.remote_load_latency_ps : cost.link_latency_ps) * static_cast<SimTime>(route.size());

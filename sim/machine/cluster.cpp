@@ -29,6 +29,7 @@ Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
       topology_(profile.interconnect.topology, options.ranks),
       coordinator_(cost_.min_cross_stream_latency(), *this, host_threads_),
       workers_(host_threads_) {
+    link_hubs_.resize(static_cast<std::size_t>(topology_.link_count()));
     if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));
     chips_.reserve(static_cast<std::size_t>(options.ranks));
     for (int r = 0; r < options.ranks; ++r) {
@@ -52,7 +53,20 @@ void Cluster::complete_deferred_writes(const std::vector<std::shared_ptr<Pending
     tandem::complete_deferred_writes(writes, workers_);
 }
 
+LinkHub& Cluster::link_hub(int link) {
+    topology_.link(link);  // throws for an id out of range
+    std::lock_guard lock(hubs_mu_);
+    auto& hub = link_hubs_[static_cast<std::size_t>(link)];
+    if (!hub) hub = std::make_unique<LinkHub>();
+    return *hub;
+}
+
 void Cluster::deliver(const Message& m, std::uint64_t order) {
+    if (m.kind == Message::Kind::LinkTraffic) {
+        if (!m.link_traffic) return;
+        for (const auto& [link, usage] : m.link_traffic->links) link_hub(link).deliver(usage, m.source, horizon_);
+        return;
+    }
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::MemTraffic) {
         if (m.traffic) dst.memory.deliver(*m.traffic, m.visible_at, m.source);
@@ -113,6 +127,14 @@ void Cluster::fold_before(SimTime horizon) {
     for (auto& c : chips_) {
         c->signals.fold_before(horizon);
         c->memory.forget_before(horizon);
+    }
+    horizon_ = horizon;  // the links' hubs forget when delivered to (LinkHub::deliver), and here
+    // here, a few links per barrier in turn.
+    constexpr std::size_t kLinksVisitedPerBarrier = 32;
+    std::lock_guard lock(hubs_mu_);
+    for (std::size_t i = 0; i < std::min(kLinksVisitedPerBarrier, link_hubs_.size()); ++i) {
+        if (next_hub_to_forget_ >= link_hubs_.size()) next_hub_to_forget_ = 0;
+        if (auto& hub = link_hubs_[next_hub_to_forget_++]) hub->forget_before(horizon);
     }
 }
 

@@ -15,6 +15,7 @@
 #include "sim/exec/instr_record.hpp"
 #include "sim/exec/machine_port.hpp"
 #include "sim/machine/chip.hpp"
+#include "sim/net/link_hub.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/profile.hpp"
 #include "sim/sanitize/sanitizer.hpp"
@@ -56,6 +57,7 @@ public:
     // Logs handed in by logical processes when their kernels end.
     void append_log(std::vector<InstrRecord>&& records) override;
     void append_link_usage(int link, LinkSteps&& steps) override;
+    LinkHub& link_hub(int link) override;
     void append_memory_usage(int rank, std::vector<MemBinBytes>&& bins) override;
 
     const ClusterOptions& options() const { return options_; }
@@ -89,6 +91,15 @@ private:
     std::vector<std::unique_ptr<Chip>> chips_;
     std::vector<ChipParts> chip_parts_;  // chips_ as the port shows them
     Coordinator coordinator_;
+    // The links' hubs, made when a stream first sends over the link (a full mesh of hundreds of
+    // ranks has 10^5 links, most never used by a run).
+    std::mutex hubs_mu_;
+    std::vector<std::unique_ptr<LinkHub>> link_hubs_;
+    // The links are visited a few per barrier, in turn, for their hubs to forget their past: a
+    // hub forgets when usage is delivered to it, and a comm stream that has moved on to other
+    // peers delivers to its old links no more.
+    std::size_t next_hub_to_forget_ = 0;
+    SimTime horizon_ = 0;  // the last barrier's (fold_before)
     mutable std::mutex log_mu_;
     std::vector<std::vector<InstrRecord>> logs_;
     std::vector<std::pair<int, LinkSteps>> link_usage_;

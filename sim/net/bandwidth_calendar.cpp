@@ -190,7 +190,9 @@ struct BookingCursor {
 }  // namespace detail
 
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
-                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background) {
+                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background,
+                      std::vector<Breakpoint>* rates_out) {
+    if (rates_out != nullptr) rates_out->clear();
     check_request(start_ps, bytes, rate_cap_bytes_per_s);
     if (!background.empty() && background.size() != path.size()) {
         throw SimError("book_transfer: " + std::to_string(background.size()) + " backgrounds for a path of " +
@@ -278,6 +280,7 @@ SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps
                 count = 0;
             }
             segments[count++] = Breakpoint{t, rate};
+            if (rates_out != nullptr) rates_out->push_back(Breakpoint{t, rate});
         }
         if (rate > 0) {
             const Units room = static_cast<Units>(rate) * (until - t);

@@ -55,7 +55,7 @@ public:
 
 private:
     friend SimTime book_transfer(std::span<BandwidthCalendar* const>, SimTime, double, std::int64_t,
-                                 std::span<const UsageSum* const>);
+                                 std::span<const UsageSum* const>, std::vector<Breakpoint>*);
     friend struct detail::BookingCursor;
 
     // Adds the booking's rates to the step function: segments[i].rate from segments[i].t until
@@ -95,7 +95,11 @@ private:
 // same resource that others booked, kept apart in bins (UsageSum, sim/net/binned_usage.hpp) so that it
 // neither grows this calendar nor multiplies its distinct rates. A background's rate counts
 // against its resource's capacity like the resource's own bookings; it is read, never written.
+//
+// `rates_out` (optional): the transfer's rate changes, (from this time on, this rate) until the
+// returned end, for a caller that hands the transfer's usage on (sim/net/link_view.hpp).
 SimTime book_transfer(std::span<BandwidthCalendar* const> path, SimTime start_ps, double bytes,
-                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background = {});
+                      std::int64_t rate_cap_bytes_per_s, std::span<const UsageSum* const> background = {},
+                      std::vector<Breakpoint>* rates_out = nullptr);
 
 }  // namespace tandem

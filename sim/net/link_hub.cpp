@@ -1,0 +1,18 @@
+#include "sim/net/link_hub.hpp"
+
+namespace tandem {
+
+void LinkHub::deliver(std::span<const LinkUsage> usage, int source, SimTime horizon) {
+    if (usage.empty()) return;
+    if (first_source_ < 0) first_source_ = source;
+    BinnedUsage& into = source == first_source_ ? first_ : rest_;
+    into.forget_before(horizon);
+    for (const LinkUsage& u : usage) into.add(u.start, u.end, u.bytes);
+}
+
+void LinkHub::forget_before(SimTime horizon) {
+    first_.forget_before(horizon);
+    rest_.forget_before(horizon);
+}
+
+}  // namespace tandem

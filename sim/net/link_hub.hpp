@@ -1,0 +1,68 @@
+#pragma once
+// One directed link as every stream that sends over it shares it: the streams of one chip, and
+// on a ring the ranks whose routes cross the same hop. Each stream books its own transfers on a
+// calendar of its own (LinkView, sim/net/link_view.hpp) and reads beside it the other streams'
+// usage. The streams hand in what they booked at each window's barrier, where the
+// coordinator delivers it in its total order, so what one stream sees of the others is a
+// function of the barriers, which are cut on simulated state only (sim/exec/coordinator.hpp):
+// the same whatever the host threads do. The price is the chips' memory systems' price
+// (sim/mem/chip_memory.hpp): bookings two streams make in one window (under a microsecond) do
+// not see each other, and the others' rate is known per bin of kLinkUsageBinPs.
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/net/binned_usage.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+// Link usage is kept in bins of this length (of the order of the coordinator's lookahead, the
+// lag the other streams learn of it with).
+inline constexpr SimTime kLinkUsageBinPs = 500 * kPsPerNs;
+// Rates read beside a link's calendar are rounded to whole steps of this (UsageSum): 1/16 GiB/s,
+// under 0.4% of an HCCS link.
+inline constexpr std::int64_t kLinkUsageRateStep = std::int64_t{1} << 26;
+
+// `bytes` moved over a link evenly in [start, end): one step of a transfer's booked rate.
+struct LinkUsage {
+    SimTime start = 0;
+    SimTime end = 0;
+    double bytes = 0;
+};
+
+// What one stream booked on the links it sent over in one window, by link id (in the order it
+// first used them). Carried by a Message of kind LinkTraffic, delivered at the window's barrier.
+struct LinkTraffic {
+    std::vector<std::pair<int, std::vector<LinkUsage>>> links;
+};
+
+class LinkHub {
+public:
+    LinkHub() = default;
+    LinkHub(const LinkHub&) = delete;
+    LinkHub& operator=(const LinkHub&) = delete;
+
+    // ---- at barriers (single-threaded) ----
+    // A stream's usage of the link in one window. `horizon`: no booking starts before it again
+    // (its bins before it are forgotten).
+    void deliver(std::span<const LinkUsage> usage, int source, SimTime horizon);
+    // Forgets the bins before `horizon` (nothing reads them again; it changes no result).
+    void forget_before(SimTime horizon);
+
+    // ---- during windows (read-only) ----
+    // The stream that first handed usage in (-1: none yet), its usage, and every other
+    // stream's: kept apart so that the first, on a full mesh most often the only one, reads the
+    // others' usage without subtracting its own (sim/net/link_view.hpp).
+    int first_source() const { return first_source_; }
+    const BinnedUsage& first_usage() const { return first_; }
+    const BinnedUsage& rest_usage() const { return rest_; }
+
+private:
+    BinnedUsage first_{kLinkUsageBinPs};
+    BinnedUsage rest_{kLinkUsageBinPs};
+    int first_source_ = -1;
+};
+
+}  // namespace tandem

@@ -1,0 +1,57 @@
+#include "sim/net/link_view.hpp"
+
+#include <utility>
+
+namespace tandem {
+
+LinkView::LinkView(const LinkHub& hub, std::string name, std::int64_t capacity_bytes_per_s, int source)
+    : hub_(hub), source_(source), calendar_(std::move(name), capacity_bytes_per_s) {}
+
+UsageSum LinkView::others() const {
+    UsageSum sum(kLinkUsageRateStep);
+    const int first = hub_.first_source();
+    if (first < 0) return sum;
+    if (first == source_) return sum.plus(&hub_.rest_usage());
+    // The rest holds the same bytes this view handed in, added in the same order where no other
+    // stream's are: there the difference is exactly zero.
+    return sum.plus(&hub_.first_usage()).plus(&hub_.rest_usage()).minus(&handed_in_);
+}
+
+bool LinkView::note_booked(SimTime start, SimTime end, double bytes) {
+    if (end <= start || bytes <= 0) return false;
+    const bool first = window_.empty();
+    window_.push_back(LinkUsage{start, end, bytes});
+    return first;
+}
+
+bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
+    const bool first = window_.empty();
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+        const SimTime from = rates[i].t;
+        const SimTime to = i + 1 < rates.size() ? rates[i + 1].t : end;
+        if (to > from && rates[i].rate > 0)
+            window_.push_back(LinkUsage{from, to, static_cast<double>(rates[i].rate) * static_cast<double>(to - from) * 1e-12});
+    }
+    return first && !window_.empty();
+}
+
+std::vector<LinkUsage> LinkView::take_usage() {
+    std::vector<LinkUsage> out;
+    out.swap(window_);
+    // Which stream is the hub's first is settled at the barrier that delivers its first usage;
+    // until this view knows it is not the first, it keeps what it hands in, added as the hub adds
+    // it (LinkHub::deliver).
+    if (hub_.first_source() == source_) {
+        handed_in_.clear();
+    } else {
+        for (const LinkUsage& u : out) handed_in_.add(u.start, u.end, u.bytes);
+    }
+    return out;
+}
+
+void LinkView::forget_before(SimTime horizon) {
+    calendar_.forget_before(horizon);
+    handed_in_.forget_before(horizon);
+}
+
+}  // namespace tandem

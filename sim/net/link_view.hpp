@@ -1,0 +1,49 @@
+#pragma once
+// One stream's view of one directed link while a kernel of the stream sends over it
+// (sim/net/link_hub.hpp): the calendar the stream books its own transfers on, and, unless the
+// stream is the link's first, what it has handed in to the hub, so that the hub's usage less it
+// is the other streams'.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/net/bandwidth_calendar.hpp"
+#include "sim/net/binned_usage.hpp"
+#include "sim/net/link_hub.hpp"
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+class LinkView {
+public:
+    // `source`: the stream's producer id.
+    LinkView(const LinkHub& hub, std::string name, std::int64_t capacity_bytes_per_s, int source);
+
+    BandwidthCalendar& calendar() { return calendar_; }
+    const BandwidthCalendar& calendar() const { return calendar_; }
+
+    // The other streams' usage of the link, read beside the calendar by a booking: empty until
+    // another stream has sent over it.
+    UsageSum others() const;
+    // This stream moved `bytes` over the link in [start, end). Returns true when it is the
+    // window's first usage of the link (the caller lists the link to hand in).
+    bool note_booked(SimTime start, SimTime end, double bytes);
+    // The same for a transfer booked at `rates` (book_transfer's rate changes) until `end`: its
+    // bytes where it moved them, not spread evenly (a transfer that waited for room moved
+    // nothing meanwhile, and the others must see that).
+    bool note_booked(std::span<const Breakpoint> rates, SimTime end);
+    // The usage booked since the last call, to hand in; it counts as handed in from now on.
+    std::vector<LinkUsage> take_usage();
+    // No booking from now on starts before `horizon`.
+    void forget_before(SimTime horizon);
+
+private:
+    const LinkHub& hub_;
+    int source_;
+    BandwidthCalendar calendar_;
+    BinnedUsage handed_in_{kLinkUsageBinPs};  // this stream's usage in the hub's rest_usage()
+    std::vector<LinkUsage> window_;           // this window's usage, to hand in
+};
+
+}  // namespace tandem
