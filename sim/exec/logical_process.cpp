@@ -263,8 +263,8 @@ void LogicalProcess::send_memory_traffic() {
 void LogicalProcess::send_link_traffic() {
     if (links_used_.empty()) return;
     auto traffic = std::make_shared<LinkTraffic>();
-    traffic->links.reserve(links_used_.size());
-    for (int id : links_used_) traffic->links.emplace_back(id, links_.at(id)->take_usage());
+    traffic->usage.reserve(2 * links_used_.size());
+    for (int id : links_used_) links_.at(id)->take_usage(id, traffic->usage);
     links_used_.clear();
     Message m;
     m.kind = Message::Kind::LinkTraffic;

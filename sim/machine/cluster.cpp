@@ -64,7 +64,12 @@ LinkHub& Cluster::link_hub(int link) {
 void Cluster::deliver(const Message& m, std::uint64_t order) {
     if (m.kind == Message::Kind::LinkTraffic) {
         if (!m.link_traffic) return;
-        for (const auto& [link, usage] : m.link_traffic->links) link_hub(link).deliver(usage, m.source, horizon_);
+        std::lock_guard lock(hubs_mu_);
+        for (const auto& [link, usage] : m.link_traffic->usage) {
+            auto& hub = link_hubs_.at(static_cast<std::size_t>(link));
+            if (!hub) hub = std::make_unique<LinkHub>();
+            hub->deliver(usage, m.source, horizon_);
+        }
         return;
     }
     Chip& dst = chip(m.dst_rank);

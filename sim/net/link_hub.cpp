@@ -2,12 +2,11 @@
 
 namespace tandem {
 
-void LinkHub::deliver(std::span<const LinkUsage> usage, int source, SimTime horizon) {
-    if (usage.empty()) return;
+void LinkHub::deliver(const LinkUsage& usage, int source, SimTime horizon) {
     if (first_source_ < 0) first_source_ = source;
     BinnedUsage& into = source == first_source_ ? first_ : rest_;
     into.forget_before(horizon);
-    for (const LinkUsage& u : usage) into.add(u.start, u.end, u.bytes);
+    into.add(usage.start, usage.end, usage.bytes);
 }
 
 void LinkHub::forget_before(SimTime horizon) {

@@ -32,10 +32,11 @@ struct LinkUsage {
     double bytes = 0;
 };
 
-// What one stream booked on the links it sent over in one window, by link id (in the order it
-// first used them). Carried by a Message of kind LinkTraffic, delivered at the window's barrier.
+// What one stream booked on the links it sent over in one window: (link id, usage), the links in
+// the order it first used them. Carried by a Message of kind LinkTraffic, delivered at the
+// window's barrier. Flat, so that a window hands in one allocation whatever the links.
 struct LinkTraffic {
-    std::vector<std::pair<int, std::vector<LinkUsage>>> links;
+    std::vector<std::pair<int, LinkUsage>> usage;
 };
 
 class LinkHub {
@@ -45,9 +46,9 @@ public:
     LinkHub& operator=(const LinkHub&) = delete;
 
     // ---- at barriers (single-threaded) ----
-    // A stream's usage of the link in one window. `horizon`: no booking starts before it again
-    // (its bins before it are forgotten).
-    void deliver(std::span<const LinkUsage> usage, int source, SimTime horizon);
+    // A stream's usage of the link in one window, record by record. `horizon`: no booking starts
+    // before it again (its bins before it are forgotten).
+    void deliver(const LinkUsage& usage, int source, SimTime horizon);
     // Forgets the bins before `horizon` (nothing reads them again; it changes no result).
     void forget_before(SimTime horizon);
 

@@ -35,18 +35,17 @@ bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
     return first && !window_.empty();
 }
 
-std::vector<LinkUsage> LinkView::take_usage() {
-    std::vector<LinkUsage> out;
-    out.swap(window_);
+void LinkView::take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out) {
+    for (const LinkUsage& u : window_) out.emplace_back(link_id, u);
     // Which stream is the hub's first is settled at the barrier that delivers its first usage;
     // until this view knows it is not the first, it keeps what it hands in, added as the hub adds
     // it (LinkHub::deliver).
     if (hub_.first_source() == source_) {
         handed_in_.clear();
     } else {
-        for (const LinkUsage& u : out) handed_in_.add(u.start, u.end, u.bytes);
+        for (const LinkUsage& u : window_) handed_in_.add(u.start, u.end, u.bytes);
     }
-    return out;
+    window_.clear();
 }
 
 void LinkView::forget_before(SimTime horizon) {

@@ -33,8 +33,9 @@ public:
     // bytes where it moved them, not spread evenly (a transfer that waited for room moved
     // nothing meanwhile, and the others must see that).
     bool note_booked(std::span<const Breakpoint> rates, SimTime end);
-    // The usage booked since the last call, to hand in; it counts as handed in from now on.
-    std::vector<LinkUsage> take_usage();
+    // Appends the usage booked since the last call to `out`, as link `link_id`'s, to hand in; it
+    // counts as handed in from now on.
+    void take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out);
     // No booking from now on starts before `horizon`.
     void forget_before(SimTime horizon);
 
