@@ -110,6 +110,9 @@ TEST(LinkSharing, RoutesThatDoNotCrossAHopAreNotSlowedByIt) {
     EXPECT_EQ(both.end[3], solo.end[3]);
 }
 
+// A booking at `rates` (book_transfer's rate steps) until `end`.
+void booked(LinkView& view, std::vector<Breakpoint> rates, SimTime end) { view.note_booked(rates, end); }
+
 void hand_in(LinkHub& hub, LinkView& view, int source) {
     std::vector<std::pair<int, LinkUsage>> usage;
     view.take_usage(0, usage);
@@ -122,15 +125,15 @@ TEST(LinkSharing, AStreamReadsExactlyTheOthersUsage) {
     LinkView second(hub, "link 0->1", 18'250'000'000, /*source=*/2);
     EXPECT_EQ(first.others().max_rate(), 0) << "nobody has handed anything in";
     // The first stream's usage alone: nothing from the others, even once handed in.
-    first.note_booked(0, 3000 * kPsPerNs, 3.0e4 / 3.0);
-    first.note_booked(200 * kPsPerNs, 2500 * kPsPerNs, 7777.7);
+    booked(first, {{0, 3'333'333'333}}, 3000 * kPsPerNs);
+    booked(first, {{200 * kPsPerNs, 1'000'000'000}, {900 * kPsPerNs, 4'381'587'321}}, 2500 * kPsPerNs);
     hand_in(hub, first, 1);
     for (SimTime t = 0; t < 4000 * kPsPerNs; t += 100 * kPsPerNs) EXPECT_EQ(first.others().rate_at(t), 0) << t;
     // A second stream's, in bins of its own and in the first's: each reads the other's bytes per
     // bin, at the rate step's resolution, and none of its own, exactly.
-    second.note_booked(1000 * kPsPerNs, 1500 * kPsPerNs, 5000.0);
-    second.note_booked(6000 * kPsPerNs, 9000 * kPsPerNs, 1.0e4 / 7.0);
-    second.note_booked(6100 * kPsPerNs, 8000 * kPsPerNs, 3333.3);
+    booked(second, {{1000 * kPsPerNs, 10'000'000'000}}, 1500 * kPsPerNs);  // 5000 bytes
+    booked(second, {{6000 * kPsPerNs, 476'190'476}}, 9000 * kPsPerNs);
+    booked(second, {{6100 * kPsPerNs, 0}, {6300 * kPsPerNs, 1'943'000'000}}, 8000 * kPsPerNs);
     hand_in(hub, second, 2);
     const auto step_rate = [](double bytes_per_bin) {
         return static_cast<std::int64_t>(bytes_per_bin / 500e-9 / kLinkUsageRateStep + 0.5) * kLinkUsageRateStep;

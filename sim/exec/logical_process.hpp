@@ -30,8 +30,8 @@
 #include "sim/exec/message.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/mem/memory_view.hpp"
-#include "sim/net/link_view.hpp"
 #include "sim/net/bandwidth_calendar.hpp"
+#include "sim/net/link_view.hpp"
 #include "sim/sanitize/stream_sanitizer.hpp"
 
 namespace tandem {

@@ -56,7 +56,11 @@ void Cluster::complete_deferred_writes(const std::vector<std::shared_ptr<Pending
 LinkHub& Cluster::link_hub(int link) {
     topology_.link(link);  // throws for an id out of range
     std::lock_guard lock(hubs_mu_);
-    auto& hub = link_hubs_[static_cast<std::size_t>(link)];
+    return hub_locked(link);
+}
+
+LinkHub& Cluster::hub_locked(int link) {
+    auto& hub = link_hubs_.at(static_cast<std::size_t>(link));
     if (!hub) hub = std::make_unique<LinkHub>();
     return *hub;
 }
@@ -65,11 +69,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     if (m.kind == Message::Kind::LinkTraffic) {
         if (!m.link_traffic) return;
         std::lock_guard lock(hubs_mu_);
-        for (const auto& [link, usage] : m.link_traffic->usage) {
-            auto& hub = link_hubs_.at(static_cast<std::size_t>(link));
-            if (!hub) hub = std::make_unique<LinkHub>();
-            hub->deliver(usage, m.source, horizon_);
-        }
+        for (const auto& [link, usage] : m.link_traffic->usage) hub_locked(link).deliver(usage, m.source, horizon_);
         return;
     }
     Chip& dst = chip(m.dst_rank);
@@ -133,8 +133,9 @@ void Cluster::fold_before(SimTime horizon) {
         c->signals.fold_before(horizon);
         c->memory.forget_before(horizon);
     }
-    horizon_ = horizon;  // the links' hubs forget when delivered to (LinkHub::deliver), and here
+    // The links' hubs forget when usage is delivered to them (LinkHub::deliver, at horizon_), and
     // here, a few links per barrier in turn.
+    horizon_ = horizon;
     constexpr std::size_t kLinksVisitedPerBarrier = 32;
     std::lock_guard lock(hubs_mu_);
     for (std::size_t i = 0; i < std::min(kLinksVisitedPerBarrier, link_hubs_.size()); ++i) {

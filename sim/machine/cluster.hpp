@@ -95,6 +95,7 @@ private:
     // ranks has 10^5 links, most never used by a run).
     std::mutex hubs_mu_;
     std::vector<std::unique_ptr<LinkHub>> link_hubs_;
+    LinkHub& hub_locked(int link);  // made on first use; hubs_mu_ held
     // The links are visited a few per barrier, in turn, for their hubs to forget their past: a
     // hub forgets when usage is delivered to it, and a comm stream that has moved on to other
     // peers delivers to its old links no more.

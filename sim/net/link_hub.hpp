@@ -9,7 +9,6 @@
 // (sim/mem/chip_memory.hpp): bookings two streams make in one window (under a microsecond) do
 // not see each other, and the others' rate is known per bin of kLinkUsageBinPs.
 #include <cstdint>
-#include <span>
 #include <utility>
 #include <vector>
 

@@ -17,13 +17,6 @@ UsageSum LinkView::others() const {
     return sum.plus(&hub_.first_usage()).plus(&hub_.rest_usage()).minus(&handed_in_);
 }
 
-bool LinkView::note_booked(SimTime start, SimTime end, double bytes) {
-    if (end <= start || bytes <= 0) return false;
-    const bool first = window_.empty();
-    window_.push_back(LinkUsage{start, end, bytes});
-    return first;
-}
-
 bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
     const bool first = window_.empty();
     for (std::size_t i = 0; i < rates.size(); ++i) {

@@ -26,12 +26,10 @@ public:
     // The other streams' usage of the link, read beside the calendar by a booking: empty until
     // another stream has sent over it.
     UsageSum others() const;
-    // This stream moved `bytes` over the link in [start, end). Returns true when it is the
+    // This stream booked a transfer at `rates` (book_transfer's rate changes) until `end`: its
+    // bytes are noted where it moved them, not spread evenly (a transfer that waited for room
+    // moved nothing meanwhile, and the others must see that). Returns true when it is the
     // window's first usage of the link (the caller lists the link to hand in).
-    bool note_booked(SimTime start, SimTime end, double bytes);
-    // The same for a transfer booked at `rates` (book_transfer's rate changes) until `end`: its
-    // bytes where it moved them, not spread evenly (a transfer that waited for room moved
-    // nothing meanwhile, and the others must see that).
     bool note_booked(std::span<const Breakpoint> rates, SimTime end);
     // Appends the usage booked since the last call to `out`, as link `link_id`'s, to hand in; it
     // counts as handed in from now on.
