@@ -4,6 +4,7 @@
 // stream's loads, and a peer's stores landing in the chip.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "sim/mem/chip_memory.hpp"
@@ -58,19 +59,22 @@ TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
     running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);  // now in a kernel
     MemTraffic t;
     t.usage.push_back(MemUsage{3 * bin, 4 * bin, 32, 16});
-    mem.deliver(t, 1000, 7);
+    mem.deliver(std::make_shared<const MemTraffic>(t), 1000, 7);
     mem.forget_before(1500);  // published by then, but the running view has not looked yet
+    mem.sync();               // what the next window's first reader does
     EXPECT_EQ(mem.end_index() - mem.first_index(), 1U);
     running.book_local(tile, MemAccess::Read, 2000, 2000, 64, 1'000'000'000);  // looks
     EXPECT_GT(running.others_l2().rate_at(3 * bin), 0);
     mem.forget_before(2500);
+    mem.sync();
     EXPECT_EQ(mem.end_index(), mem.first_index());
     EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(3), 32);
     running.end_kernel();
     MemTraffic later;  // published after the horizon: not settled yet
     later.usage.push_back(MemUsage{3 * bin, 4 * bin, 8, 8});
-    mem.deliver(later, 5000, 9);
+    mem.deliver(std::make_shared<const MemTraffic>(later), 5000, 9);
     mem.forget_before(3000);
+    mem.sync();
     EXPECT_EQ(mem.end_index() - mem.first_index(), 1U);
     // A stream that starts a kernel takes the total, then the records its clock has reached.
     MemoryView starting(mem, 0, 10, 1'000'000'000'000, 100'000'000'000);
@@ -80,7 +84,56 @@ TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
     starting.book_local(tile, MemAccess::Read, 6000, 6000, 64, 1'000'000'000);
     EXPECT_GE(starting.others_l2().rate_at(3 * bin), before);
     mem.forget_before(3 * bin);  // bins before 3 are history
+    mem.sync();
     EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(0), 0);
+}
+
+// The barriers only queue; the next window's first reader applies the queue. Applying after
+// every barrier, or once after several in which no stream of the chip moved, must give the same
+// chip: the same records, settled total and residency.
+TEST(ChipMemory, ApplyingSeveralBarriersAtOnceGivesWhatApplyingEachGives) {
+    static constexpr std::int64_t kRegion = 1 << 20;
+    GlobalMemory gm{0, std::int64_t{1} << 30, false};
+    GmAllocation& a = gm.allocate("a", 4 * kRegion);
+    const GmTensor tile(a, 0, 16, 1024, 1024, DType::F32);
+    const SimTime bin = kMemUsageBinPs;
+    ChipMemory each(4 * kRegion, kRegion);
+    ChipMemory once(4 * kRegion, kRegion);
+    // A running view on each chip that has looked at nothing yet, so the first records wait.
+    MemoryView view_each(each, 0, 8, 1'000'000'000'000, 100'000'000'000);
+    MemoryView view_once(once, 0, 8, 1'000'000'000'000, 100'000'000'000);
+    view_each.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);
+    view_once.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);
+    for (int barrier = 1; barrier <= 8; ++barrier) {
+        auto t = std::make_shared<MemTraffic>();
+        t->usage.push_back(MemUsage{barrier * bin, (barrier + 3) * bin, 100.0 * barrier, 10.0 * barrier, false});
+        t->usage.push_back(MemUsage{barrier * bin, (barrier + 2) * bin, 7.0, 0, true});
+        t->touched_regions = {barrier % 6, (barrier * 5) % 6};  // 6 regions through an L2 of 4
+        const SimTime at = barrier * bin - bin / 4;
+        for (ChipMemory* c : {&each, &once}) {
+            c->deliver(t, at, barrier % 3);
+            c->forget_before(at - bin / 2);
+        }
+        each.sync();
+        if (barrier == 4) {
+            // The views look once, in the same window on both chips (after their sync).
+            view_each.book_local(tile, MemAccess::Read, at, at, 64, 1'000'000'000);
+            view_once.book_local(tile, MemAccess::Read, at, at, 64, 1'000'000'000);
+        }
+    }
+    once.sync();
+    EXPECT_EQ(each.first_index(), once.first_index());
+    EXPECT_EQ(each.end_index(), once.end_index());
+    EXPECT_GT(each.first_index(), 0U);  // some were settled
+    EXPECT_GT(each.end_index(), each.first_index());  // and some wait for the view
+    for (std::int64_t b = 0; b < 16; ++b) {
+        EXPECT_EQ(each.settled().l2.bytes_in(b), once.settled().l2.bytes_in(b)) << "bin " << b;
+        EXPECT_EQ(each.settled().hbm.bytes_in(b), once.settled().hbm.bytes_in(b)) << "bin " << b;
+    }
+    for (std::int64_t r = 0; r < 6; ++r) {
+        for (SimTime t = 0; t < 10 * bin; t += bin / 2)
+            EXPECT_EQ(each.residency().resident_at(r, t), once.residency().resident_at(r, t)) << "region " << r;
+    }
 }
 
 TEST(BinnedUsage, SpreadsBytesOverBinsAndReadsASumAsARate) {
@@ -170,9 +223,11 @@ TEST(MemoryView, OtherProducersUsageCountsFromItsPublicationOn) {
     // Another stream (source 1) used all of the L2 over [0, 100 us), published at 1 us.
     MemTraffic other;
     other.usage.push_back(MemUsage{0, from_us(100), 1e12 * 100e-6, 0});
-    f.chip.deliver(other, from_us(1), 1);
+    f.chip.deliver(std::make_shared<const MemTraffic>(other), from_us(1), 1);
     // ... and made `a` resident.
-    f.chip.deliver(MemTraffic{{}, {f.chip.region_of(f.a.base), f.chip.region_of(f.a.base) + 1}}, from_us(1), 1);
+    f.chip.deliver(std::make_shared<const MemTraffic>(
+                       MemTraffic{{}, {f.chip.region_of(f.a.base), f.chip.region_of(f.a.base) + 1}}),
+                   from_us(1), 1);
     const double bytes = 1 << 20;
     // Issued before the publication: this stream does not know yet. The L2 looks free and `a`
     // not resident: a miss, at HBM's rate (10.5 us), not held to 100 us.

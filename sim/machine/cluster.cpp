@@ -74,7 +74,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     }
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::MemTraffic) {
-        if (m.traffic) dst.memory.deliver(*m.traffic, m.visible_at, m.source);
+        dst.memory.deliver(m.traffic, m.visible_at, m.source);
         return;
     }
     if (m.kind == Message::Kind::Signal) {

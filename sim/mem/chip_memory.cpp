@@ -91,20 +91,41 @@ ChipMemory::ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes)
     if (region_bytes <= 0) throw SimError("chip.l2_region_bytes must be positive");
 }
 
-void ChipMemory::deliver(const MemTraffic& traffic, SimTime at, int source) {
-    for (std::int64_t region : traffic.touched_regions) residency_.touch(region, at);
-    for (const MemUsage& u : traffic.usage) recent_.push_back(PublishedUsage{at, source, u});
+void ChipMemory::deliver(std::shared_ptr<const MemTraffic> traffic, SimTime at, int source) {
+    if (!traffic) return;
+    queued_.push_back(Delivery{std::move(traffic), at, source});
+    dirty_.store(true, std::memory_order_release);
 }
 
 void ChipMemory::forget_before(SimTime horizon) {
+    queued_horizon_ = std::max(queued_horizon_, horizon);
+    dirty_.store(true, std::memory_order_release);
+}
+
+void ChipMemory::sync() {
+    if (!dirty_.load(std::memory_order_acquire)) return;  // the usual case once a window has begun
+    std::lock_guard lock(sync_mu_);
+    if (!dirty_.load(std::memory_order_relaxed)) return;  // another stream applied it meanwhile
+    for (const Delivery& d : queued_) apply(d);
+    queued_.clear();  // frees the traffic here, in a window, not at the barrier
+    if (queued_horizon_ >= 0) settle_and_forget(queued_horizon_);
+    queued_horizon_ = -1;
+    dirty_.store(false, std::memory_order_release);
+}
+
+void ChipMemory::apply(const Delivery& d) {
+    for (std::int64_t region : d.traffic->touched_regions) residency_.touch(region, d.at);
+    for (const MemUsage& u : d.traffic->usage) recent_.push_back(PublishedUsage{d.at, d.source, u});
+}
+
+void ChipMemory::settle_and_forget(SimTime horizon) {
     // History is forgotten once per bin of time, not at every barrier (there are far more).
     const std::int64_t bin = horizon / kMemUsageBinPs;
     const bool forget = bin > forgotten_bin_;
     if (recent_.empty() && !forget) return;
     {
         // The records published by the horizon that every running stream has looked at go into
-        // the total. (A stream looks at
-        // the records itself, in its windows, in parallel; this is the barrier's only work.)
+        // the total. (A stream looks at the records itself, in its windows, in parallel.)
         std::lock_guard lock(views_mu_);  // a stream may be attaching
         // Published by the horizon: a prefix, which only grows (records arrive in publication
         // order and horizons only grow). Kept rather than searched: while a stream sleeps through

@@ -22,10 +22,18 @@
 // stream runs one kernel at a time), so all of the total that is still to come is the others'.
 //
 // L2 residency is kept per region of `region_bytes` (not per cache line, so that it stays
-// cheap), least recently used first out, from the regions every producer touched, applied at
-// barriers in delivery order. Each region keeps the intervals of publication time during which
+// cheap), least recently used first out, from the regions every producer touched, applied in
+// delivery order. Each region keeps the intervals of publication time during which
 // it was resident, so a stream asks "was this region in L2 at time t" and gets the same answer
 // whichever barrier the host has reached.
+//
+// The barrier itself only queues (deliver, forget_before): it is the one part of a window that
+// runs on one host thread while the others wait, and a chip's share of it grows with its peers.
+// The first stream that reads the chip in the next window applies the queue (sync()), under the
+// chip's own lock, exactly as the barrier would have: no stream of the chip has read or moved
+// since the barrier, so what it applies, and the views' positions it settles against, are those
+// of the barrier, whichever host thread gets there first. Every reader calls sync() first.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -82,10 +90,9 @@ struct UsageBins {
     }
     // The bins of a per-bin run from bin `first` on (each as the one-bin record it stands for).
     void add_run(const MemUsage& u, std::int64_t first) {
-        for (std::int64_t b = first, end = u.end / kMemUsageBinPs; b < end; ++b) {
-            l2.add_to_bin(b, u.l2_bytes);
-            hbm.add_to_bin(b, u.hbm_bytes);
-        }
+        const std::int64_t end = u.end / kMemUsageBinPs;
+        l2.add_to_bins(first, end, u.l2_bytes);
+        hbm.add_to_bins(first, end, u.hbm_bytes);
     }
     void forget_before(SimTime t) {
         l2.forget_before(t);
@@ -147,13 +154,19 @@ public:
     std::int64_t region_bytes() const { return region_bytes_; }
     std::int64_t region_of(std::int64_t address) const { return address / region_bytes_; }
 
-    // ---- at barriers (single-threaded) ----
+    // ---- at barriers (single-threaded): queued, applied by the next sync() ----
     // A producer's traffic of one window, published at `at` (the end of that window).
-    void deliver(const MemTraffic& traffic, SimTime at, int source);
+    void deliver(std::shared_ptr<const MemTraffic> traffic, SimTime at, int source);
     // Every stream's clock has reached `horizon`: the records every running view has looked at
     // are settled into the total, and usage and residency history before `horizon` is forgotten
     // (every booking still to come starts at or after it).
     void forget_before(SimTime horizon);
+
+    // ---- during windows, before any read below (any thread) ----
+    // Applies what the barriers queued since the last sync: the deliveries in order, then the
+    // latest horizon (settling at each horizon in turn, or once at the last, gives the same
+    // total: the records settle in the same order, and no view moved in between).
+    void sync();
 
     // ---- at any time (under a lock of its own) ----
     // A stream's view of this chip, from its construction to its end.
@@ -171,7 +184,20 @@ public:
     const UsageBins& settled() const { return settled_; }
 
 private:
+    struct Delivery {
+        std::shared_ptr<const MemTraffic> traffic;
+        SimTime at = 0;
+        int source = 0;
+    };
+    void apply(const Delivery& d);
+    void settle_and_forget(SimTime horizon);
+
     std::int64_t region_bytes_;
+    // Queued by the barriers since the last sync (dirty_ set by the barrier, cleared by sync).
+    std::vector<Delivery> queued_;
+    SimTime queued_horizon_ = -1;  // -1: none
+    std::atomic<bool> dirty_{false};
+    std::mutex sync_mu_;
     L2Residency residency_;
     std::deque<PublishedUsage> recent_;
     std::uint64_t first_index_ = 0;

@@ -51,7 +51,10 @@ void MemoryView::anchor_calendars(SimTime origin) {
     anchored_ = true;
 }
 
-void MemoryView::end_kernel() { running_ = false; }
+void MemoryView::end_kernel() {
+    own_.sync();  // the chip settles against where this view stood at the barrier
+    running_ = false;
+}
 
 void MemoryView::forget_before(SimTime horizon) {
     for (auto* c : {&l2_, &hbm_}) (*c)->forget_before(horizon);
@@ -76,6 +79,7 @@ void MemoryView::add_others(std::uint64_t end, SimTime t) {
 }
 
 void MemoryView::catch_up(SimTime t) {
+    own_.sync();  // what the barriers delivered, before this view reads or moves
     if (!running_) {
         // The kernel's first booking: the past is the chip's settled total (this stream's own
         // usage in it ended with its last kernel), then the records not yet settled.
@@ -177,6 +181,7 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
 void MemoryView::note_remote(ChipMemory& peer, const GmTensor& g, MemAccess access, SimTime issue, SimTime start,
                              SimTime end, double bytes) {
     if (end <= start || bytes <= 0) return;
+    peer.sync();
     const double resident = resident_bytes(peer, g, bytes, issue, false);
     MemUsage u{start, end, access == MemAccess::AtomicAdd ? 2 * bytes : bytes,
                access == MemAccess::Read ? bytes - resident : bytes};

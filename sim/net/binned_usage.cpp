@@ -38,6 +38,24 @@ void BinnedUsage::add_to_new_bin(std::int64_t bin, double bytes) {
     bytes_added_ += bytes;
 }
 
+void BinnedUsage::add_to_bins(std::int64_t first, std::int64_t end, double bytes) {
+    if (!(bytes > 0)) return;
+    first = std::max(first, horizon_bin_);  // forgotten history: nothing reads it again
+    if (end <= first) return;
+    // Make the last and the first bin kept (add_to_new_bin grows the range to each), then add
+    // to every bin of the run in place.
+    add_to_bin(end - 1, bytes);
+    if (end - 1 > first) add_to_bin(first, bytes);
+    double* b = bytes_.data() + head_ + (first - first_bin_);
+    double top = max_bytes_;
+    for (std::int64_t i = 1, n = end - 1 - first; i < n; ++i) {
+        b[i] += bytes;
+        top = std::max(top, b[i]);
+        bytes_added_ += bytes;
+    }
+    max_bytes_ = top;
+}
+
 void BinnedUsage::add_spread(SimTime start, SimTime end, double bytes) {
     const std::int64_t first = start / bin_ps_;
     const std::int64_t last = (end - 1) / bin_ps_;
@@ -46,7 +64,7 @@ void BinnedUsage::add_spread(SimTime start, SimTime end, double bytes) {
     // same expression as for a partial bin, so the sums are the same as bin by bin).
     const double per_whole_bin = bytes * static_cast<double>(bin_ps_) / span;
     add_to_bin(first, bytes * static_cast<double>(std::min(end, (first + 1) * bin_ps_) - start) / span);
-    for (std::int64_t b = first + 1; b < last; ++b) add_to_bin(b, per_whole_bin);
+    add_to_bins(first + 1, last, per_whole_bin);
     add_to_bin(last, bytes * static_cast<double>(end - last * bin_ps_) / span);
 }
 

@@ -45,6 +45,9 @@ public:
         }
         add_to_new_bin(bin, bytes);
     }
+    // `bytes` in each bin of [first, end): the same sums as add_to_bin bin by bin, with the kept
+    // range grown once (a published run of equal bins: a long remote store is hundreds).
+    void add_to_bins(std::int64_t first, std::int64_t end, double bytes);
 
     // The bytes of bin number `bin` (0 outside what is kept).
     double bytes_in(std::int64_t bin) const {
