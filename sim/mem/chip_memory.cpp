@@ -75,7 +75,7 @@ bool L2Residency::resident_at(std::int64_t id, SimTime t) const {
 void L2Residency::forget_before(SimTime horizon) {
     // Closed intervals that ended before the horizon are history. Only evictions close them, and
     // most runs never evict: the regions are visited once as many intervals have closed as there
-    // are regions, so that a barrier costs O(1) on average.
+    // are regions, so that applying a horizon costs O(1) on average.
     if (closed_intervals_ < regions_touched_ + 64) return;
     closed_intervals_ = 0;
     for (Region& r : regions_) {

@@ -17,9 +17,10 @@
 //
 // Usage is kept in bins of kMemUsageBinPs. Each stream keeps the other producers' usage in bins
 // of its own, beside its calendars: it adds the records its clock has reached, in its windows.
-// At a barrier the chip moves the records every running stream has looked at into a total, from
-// which a stream that starts a kernel takes the past: its own usage in it is over by then (a
-// stream runs one kernel at a time), so all of the total that is still to come is the others'.
+// At each barrier's horizon the chip moves the records every running stream has looked at into
+// a total, from which a stream that starts a kernel takes the past: its own usage in it is over
+// by then (a stream runs one kernel at a time), so all of the total that is still to come is the
+// others'.
 //
 // L2 residency is kept per region of `region_bytes` (not per cache line, so that it stays
 // cheap), least recently used first out, from the regions every producer touched, applied in
