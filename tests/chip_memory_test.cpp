@@ -48,6 +48,16 @@ TEST(ChipMemory, RefusesAnL2SmallerThanARegion) {
     EXPECT_THROW(ChipMemory(1 << 20, 0), SimError);
 }
 
+TEST(ChipMemory, AnAddressIsInTheRegionItsDivisionNamesWhateverTheRegionSize) {
+    // Regions of a power of two bytes are found by a shift, any other size by a division.
+    for (const std::int64_t region : {std::int64_t{1} << 21, std::int64_t{3} << 20, std::int64_t{1}, std::int64_t{7}}) {
+        const ChipMemory chip(std::int64_t{1} << 30, region);
+        for (const std::int64_t address : {std::int64_t{0}, region - 1, region, 5 * region + 3, (std::int64_t{1} << 40) + 12345}) {
+            EXPECT_EQ(chip.region_of(address), address / region) << "region " << region << " address " << address;
+        }
+    }
+}
+
 TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
     static constexpr std::int64_t kRegion = 1 << 20;
     GlobalMemory gm{0, std::int64_t{1} << 30, false};

@@ -1,6 +1,7 @@
 #include "sim/mem/chip_memory.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "sim/mem/memory_view.hpp"
@@ -89,6 +90,9 @@ void L2Residency::forget_before(SimTime horizon) {
 ChipMemory::ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes)
     : region_bytes_(region_bytes), residency_(region_bytes > 0 ? l2_bytes / region_bytes : 0) {
     if (region_bytes <= 0) throw SimError("chip.l2_region_bytes must be positive");
+    if (std::has_single_bit(static_cast<std::uint64_t>(region_bytes))) {
+        region_shift_ = std::countr_zero(static_cast<std::uint64_t>(region_bytes));
+    }
 }
 
 void ChipMemory::deliver(std::shared_ptr<const MemTraffic> traffic, SimTime at, int source) {

@@ -86,8 +86,12 @@ struct UsageBins {
             add_run(u, u.start / kMemUsageBinPs);
             return;
         }
-        l2.add(u.start, u.end, u.l2_bytes);
-        hbm.add(u.start, u.end, u.hbm_bytes);
+        if (u.end <= u.start) return;
+        // The bins worked out once for both stores, dividing by a constant.
+        const std::int64_t first = u.start / kMemUsageBinPs;
+        const std::int64_t last = (u.end - 1) / kMemUsageBinPs;
+        l2.add_over(u.start, u.end, first, last, u.l2_bytes);
+        hbm.add_over(u.start, u.end, first, last, u.hbm_bytes);
     }
     // The bins of a per-bin run from bin `first` on (each as the one-bin record it stands for).
     void add_run(const MemUsage& u, std::int64_t first) {
@@ -153,7 +157,11 @@ public:
     ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes);
 
     std::int64_t region_bytes() const { return region_bytes_; }
-    std::int64_t region_of(std::int64_t address) const { return address / region_bytes_; }
+    // (A shift when the regions are a power of two bytes, as every profile's are: this is on
+    // every GM access. Addresses are not negative, so the shift is the division.)
+    std::int64_t region_of(std::int64_t address) const {
+        return region_shift_ >= 0 ? address >> region_shift_ : address / region_bytes_;
+    }
 
     // ---- at barriers (single-threaded): queued, applied by the next sync() ----
     // A producer's traffic of one window, published at `at` (the end of that window).
@@ -194,6 +202,7 @@ private:
     void settle_and_forget(SimTime horizon);
 
     std::int64_t region_bytes_;
+    int region_shift_ = -1;  // log2(region_bytes_) when that is a power of two, else -1
     // Queued by the barriers since the last sync (dirty_ set by the barrier, cleared by sync).
     std::vector<Delivery> queued_;
     SimTime queued_horizon_ = -1;  // -1: none

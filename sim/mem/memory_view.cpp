@@ -118,7 +118,7 @@ double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, dou
     const std::int64_t rb = chip.region_bytes();
     MemTraffic* traffic = nullptr;  // looked up at the first region to record
     double resident = 0;
-    for (std::int64_t r = chip.region_of(first); r <= chip.region_of(last); ++r) {
+    for (std::int64_t r = chip.region_of(first), last_region = chip.region_of(last); r <= last_region; ++r) {
         const std::int64_t lo = std::max(first, r * rb);
         const std::int64_t hi = std::min(last + 1, (r + 1) * rb);
         // A region this stream touched in this window is resident (and needs no second touch).

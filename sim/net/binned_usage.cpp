@@ -35,7 +35,6 @@ void BinnedUsage::add_to_new_bin(std::int64_t bin, double bytes) {
     double& b = bytes_[static_cast<std::size_t>(index)];
     b += bytes;
     max_bytes_ = std::max(max_bytes_, b);
-    bytes_added_ += bytes;
 }
 
 void BinnedUsage::add_to_bins(std::int64_t first, std::int64_t end, double bytes) {
@@ -51,14 +50,11 @@ void BinnedUsage::add_to_bins(std::int64_t first, std::int64_t end, double bytes
     for (std::int64_t i = 1, n = end - 1 - first; i < n; ++i) {
         b[i] += bytes;
         top = std::max(top, b[i]);
-        bytes_added_ += bytes;
     }
     max_bytes_ = top;
 }
 
-void BinnedUsage::add_spread(SimTime start, SimTime end, double bytes) {
-    const std::int64_t first = start / bin_ps_;
-    const std::int64_t last = (end - 1) / bin_ps_;
+void BinnedUsage::add_spread(SimTime start, SimTime end, std::int64_t first, std::int64_t last, double bytes) {
     const double span = static_cast<double>(end - start);
     // The whole bins between the first and the last take the same share, computed once (the
     // same expression as for a partial bin, so the sums are the same as bin by bin).
@@ -96,7 +92,6 @@ void BinnedUsage::clear() {
     horizon_bin_ = 0;
     max_bytes_ = 0;
     dropped_since_max_ = 0;
-    bytes_added_ = 0;
 }
 
 }  // namespace tandem

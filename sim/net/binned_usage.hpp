@@ -25,12 +25,18 @@ public:
 
     // `bytes` spread evenly over [start, end). Bins before the horizon are not kept.
     void add(SimTime start, SimTime end, double bytes) {
+        if (end <= start) return;
+        add_over(start, end, start / bin_ps_, (end - 1) / bin_ps_, bytes);
+    }
+    // add() with the bins of `start` and of `end - 1` already worked out (start / bin_ps(),
+    // (end - 1) / bin_ps()): a caller adding one span to several stores divides once, by a
+    // constant it knows.
+    void add_over(SimTime start, SimTime end, std::int64_t first, std::int64_t last, double bytes) {
         if (end <= start || bytes <= 0) return;
-        const std::int64_t first = start / bin_ps_;
-        if (first == (end - 1) / bin_ps_) {  // the usual case: published usage is one bin
+        if (first == last) {  // the usual case: published usage is one bin
             add_to_bin(first, bytes);
         } else {
-            add_spread(start, end, bytes);
+            add_spread(start, end, first, last, bytes);
         }
     }
     // `bytes` in bin number `bin` (covering [bin * bin_ps, (bin + 1) * bin_ps)).
@@ -40,7 +46,6 @@ public:
             double& b = bytes_[static_cast<std::size_t>(head_ + i)];
             b += bytes;
             max_bytes_ = std::max(max_bytes_, b);
-            bytes_added_ += bytes;
             return;
         }
         add_to_new_bin(bin, bytes);
@@ -60,15 +65,13 @@ public:
     bool empty() const { return size() == 0; }
     // No bin kept holds more than this (a bound, not always reached: for a quick "cannot matter").
     double max_bin_bytes() const { return max_bytes_; }
-    // Total bytes added (for statistics and tests).
-    double bytes_added() const { return bytes_added_; }
 
     // Drops the bins that end at or before t (nothing will be read before t again).
     void forget_before(SimTime t);
     void clear();
 
 private:
-    void add_spread(SimTime start, SimTime end, double bytes);
+    void add_spread(SimTime start, SimTime end, std::int64_t first, std::int64_t last, double bytes);
     void add_to_new_bin(std::int64_t bin, double bytes);
     std::int64_t size() const { return static_cast<std::int64_t>(bytes_.size()) - head_; }
 
@@ -80,7 +83,6 @@ private:
     static constexpr std::int64_t kRecomputeMaxAfterBins = 16;
     double max_bytes_ = 0;
     std::int64_t dropped_since_max_ = 0;
-    double bytes_added_ = 0;
 };
 
 // A signed sum of a few BinnedUsage stores of the same bin length, read as a rate: what a booking
