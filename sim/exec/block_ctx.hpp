@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/core_state.hpp"
+#include "sim/core/cost_memo.hpp"
 #include "sim/core/pipe.hpp"
 #include "sim/core/tile.hpp"
 #include "sim/exec/signal.hpp"
@@ -79,6 +80,8 @@ public:
     CoreState& core() { return core_; }
     const CoreState& core() const { return core_; }
     const CostModel& cost() const;
+    // The last cube and L1 -> L0 costs this block asked for (sim/core/cost_memo.hpp).
+    CostMemo& cost_memo() { return cost_memo_; }
     SimTime& now_ref() { return now_; }
     // Throws SimError when this core type has no pipe `p` (inline: every instruction asks).
     void require_pipe(Pipe p, const char* instr) const {
@@ -136,6 +139,7 @@ private:
     BlockPlace place_;
     SimTime now_;
     std::int8_t stage_ = -1;
+    CostMemo cost_memo_;
     std::uint64_t stages_entered_ = 0;  // bit s: this block has issued a data-pipe instruction in stage s
     std::array<std::int64_t, kMemKindCount> mem_used_{};
     std::array<SimTime, kMemKindCount> freed_busy_until_{};  // the last access to a freed tile, per memory

@@ -78,7 +78,7 @@ void matmul(const char* instr, Tile& c, const Tile& a, const Tile& b, Mode mode,
     }
     const bool int8 = a.dtype == DType::I8;
     if (int8 && bias != nullptr) throw SimError(fmt::format("{}: no bias with int8 operands", instr));
-    const SimTime end = start + cost.cube_ps(a.rows, a.cols, b.cols, a.dtype);
+    const SimTime end = start + blk.cost_memo().cube_ps(cost, a.rows, a.cols, b.cols, a.dtype);
     blk.now_ref() = issue;
     blk.occupy(Pipe::M, start, end);
     const_cast<Tile&>(a).read_end = std::max(a.read_end, end);

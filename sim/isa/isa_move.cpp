@@ -277,7 +277,8 @@ void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {
     isa_detail::check_hazard("TEXTRACT", dst, start, true);
     const std::int64_t bytes = dst.bytes();
     const SimTime end = start + cost.mte1_latency_ps +
-                        cost.transfer_ps(bytes, dst.kind == MemKind::L0A ? cost.l1_to_l0a_bps : cost.l1_to_l0b_bps);
+                        blk.cost_memo().transfer_ps(cost, bytes,
+                                                    dst.kind == MemKind::L0A ? cost.l1_to_l0a_bps : cost.l1_to_l0b_bps);
     blk.now_ref() = issue;
     blk.occupy(Pipe::MTE1, start, end);
     dst.write_end = end;
