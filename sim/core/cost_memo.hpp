@@ -1,9 +1,10 @@
 #pragma once
 // The last costs one block asked the cost model for, kept with their arguments. A block's K loop
 // issues the same TMATMUL and TEXTRACT shapes hundreds of times in a row, and each of those costs
-// is a chain of divisions and a rounding (CostModel::cube_ps, transfer_ps: some 70 cycles of
-// latency, about a tenth of a timing-only run's host time). Looked up, the same picoseconds
-// cost a few compares. One per block, and a block runs on one host thread at a time: no lock.
+// is a chain of divisions and a rounding (CostModel::cube_ps, transfer_ps). cube_ps alone was 7%
+// of the host time of a 64-rank timing-only AllGather+GEMM (perf); with the memo that run takes
+// about 4% less (docs/PERFORMANCE.md). Looked up, the same picoseconds cost a few compares. One
+// per block, and a block runs on one host thread at a time: no lock.
 #include <array>
 #include <cstdint>
 
