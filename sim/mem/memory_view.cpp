@@ -37,9 +37,9 @@ MemoryView::MemoryView(ChipMemory& own, int rank, int source, std::int64_t l2_by
 MemoryView::~MemoryView() { own_.detach(*this); }
 
 void MemoryView::begin_kernel() {
-    // Only the calendars: the rest is read by the chip when it applies a barrier (ChipMemory::sync),
-    // which may run while this is called; the kernel's first booking takes the other producers' usage (catch_up()) and
-    // starts fresh calendars.
+    // Only the calendars: the rest is read by the chip when it applies a barrier
+    // (ChipMemory::sync), which may run while this is called; the kernel's first booking takes
+    // the other producers' usage (catch_up()) and starts fresh calendars.
     anchored_ = false;
 }
 

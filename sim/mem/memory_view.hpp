@@ -48,7 +48,7 @@ public:
     // records for this view.
     void end_kernel();
 
-    // ---- read by the chip when it applies a barrier (ChipMemory::sync, sim/mem/chip_memory.hpp) ----
+    // ---- read by the chip when it applies a barrier (ChipMemory::sync, chip_memory.hpp) ----
     // Whether the view is in a kernel that has booked, and the first record it has not looked at.
     bool running() const { return running_; }
     std::uint64_t next_record() const { return next_usage_; }
