@@ -116,10 +116,10 @@ TEST_F(Calibration, SlowerGmToL1MakesTheKLoopLoadBound) {
     Profile p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 0.9;  // below the cube-bound threshold: every GEMM slows down
     expect_moves(base_, predict(p, rows_), +1, kTwoRankRows, "GM->L1 -10%", kTwoRankRows);
-    // Bound by the shared L2 already: faster per-core loads change little. (Under 2%: the order
-    // in which cores get the L2 shifts a little, and with it the chunk arrival order. The 4-rank
-    // row moves 3%: its rank 0 ends with one remote row group, so the order its chunks arrive in
-    // sets its end.)
+    // Faster per-core loads change little: the K loop is then bound by the cube, and with 24
+    // cores by the L2 they share. (Under 2%: the order in which cores get the L2 shifts a little,
+    // and with it the chunk arrival order. The 4-rank row may move more: its rank 0 ends with one
+    // remote row group, so the order its chunks arrive in sets its end.)
     p = test::b1_profile();
     p.pipes.gm_to_l1_gib_s *= 1.1;
     const std::vector<double> faster = predict(p, rows_);

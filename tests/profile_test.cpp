@@ -131,12 +131,13 @@ TEST(ProfileTest, EveryShippedProfileLoads) {
         EXPECT_EQ(p.pipes.cube_fractal, 16);
         EXPECT_GT(p.pipes.cube_efficiency, 0);
         EXPECT_LE(p.pipes.cube_efficiency, 1);
-        // The L2 carries more than HBM, and what the measured dense GEMM needs (308 TFLOPS at
-        // 6144^3 reads about 3.5 TiB/s from it), yet less than every cube core's MTE2 at full
-        // rate: the chip's GEMMs are bound by the L2 they share (sim/MODEL.md).
+        // The L2 carries more than HBM, what the measured dense GEMM needs (308 TFLOPS at 6144^3
+        // reads about 3.4 TiB/s from it) and what every cube core's MTE2 asks at its fitted rate:
+        // the chip's dense GEMMs are bound by each core's GM -> L1 rate, not by the L2
+        // (sim/MODEL.md 'Calibration').
         EXPECT_GT(p.chip.l2_gib_s, p.chip.hbm_gib_s);
         EXPECT_GE(p.chip.l2_gib_s, 3500);
-        if (p.chip.aic_cores == 24) EXPECT_LT(p.chip.l2_gib_s, p.chip.aic_cores * p.pipes.gm_to_l1_gib_s);
+        EXPECT_GE(p.chip.l2_gib_s, p.chip.aic_cores * p.pipes.gm_to_l1_gib_s);
         EXPECT_GT(p.chip.l2_region_bytes, 0);
         EXPECT_EQ(p.interconnect.topology, TopologyKind::FullMesh);
         EXPECT_GT(p.interconnect.link_gb_s, 0);
