@@ -137,7 +137,8 @@ TEST_F(Calibration, TheFourRankRowIsTheDocumentedOutlier) {
     EXPECT_GT(err, -0.20);
 }
 
-// The GEMM's K loop asks more of the L2 than it gives: a slower L2 slows every compute tail.
+// 24 cube cores ask 3744 GiB/s at their GM -> L1 rate: an L2 10% slower (3600) gives them less
+// and slows a 24-core compute tail.
 TEST_F(Calibration, SlowerL2SlowsEveryComputeTail) {
     Profile p = test::b1_profile();
     p.chip.l2_gib_s *= 0.9;
