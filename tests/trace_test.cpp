@@ -28,8 +28,11 @@ struct TraceRun {
     ProgramOutput out;
 };
 
+// `full_log`: keep every rank's instructions in the run's event log (RunOutputs::record_log), not
+// only the kept ranks' as a trace alone does.
 TraceRun traced_run_of(RunRequest cfg, const std::vector<int>& keep_ranks = {},
-                       std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t") {
+                       std::optional<std::pair<double, double>> window = std::nullopt, const std::string& name = "t",
+                       bool full_log = false) {
     const fs::path dir = fs::temp_directory_path() / ("tandem_trace_test_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     cfg.timing_only = true;
@@ -37,6 +40,7 @@ TraceRun traced_run_of(RunRequest cfg, const std::vector<int>& keep_ranks = {},
     outputs.trace_file = (dir / (name + ".json")).string();
     outputs.trace_ranks = keep_ranks;
     outputs.trace_window_us = window;
+    outputs.record_log = full_log;
     const Profile p = test::b1_profile();
     TraceRun run;
     run.out = run_program(resolve_run(cfg, p), p, outputs);
@@ -232,6 +236,29 @@ TEST(Trace, RankAndWindowFiltersKeepOnlyWhatTheySay) {
     }
     EXPECT_GT(kept, 0);
     EXPECT_LT(windowed.bytes.size(), full.bytes.size());
+}
+
+// A trace of some ranks keeps only their instructions while the run simulates (an eighth of the
+// records for one rank of eight), yet writes what the whole log filtered gives: the kept rank's
+// memory counter holds the stores its peers' streams made into it, and its flows the notifies
+// that released its waits.
+TEST(Trace, ARankFilterLogsOnlyThatRankYetWritesWhatTheWholeLogGives) {
+    RunRequest cfg;
+    cfg.ranks = 4;
+    cfg.m = 512 * 4;
+    cfg.k = 1024;
+    cfg.n = 512;
+    const TraceRun filtered = traced_run_of(cfg, {2}, std::nullopt, "filtered");
+    const TraceRun whole = traced_run_of(cfg, {2}, std::nullopt, "whole", /*full_log=*/true);
+    EXPECT_EQ(filtered.bytes, whole.bytes);
+    ASSERT_FALSE(filtered.out.bench.pipelined_log.empty());
+    for (const InstrRecord& r : filtered.out.bench.pipelined_log) ASSERT_EQ(r.rank, 2) << format_record(r);
+    std::set<int> logged;
+    for (const InstrRecord& r : whole.out.bench.pipelined_log) logged.insert(r.rank);
+    EXPECT_EQ(logged, (std::set<int>{0, 1, 2, 3}));
+    int peer_stores = 0;  // what makes the memory counter's equality mean something
+    for (const InstrRecord& r : whole.out.bench.pipelined_log) peer_stores += r.peer == 2 && r.rank != 2 && r.bytes > 0;
+    EXPECT_GT(peer_stores, 0);
 }
 
 TEST(Trace, IsByteIdenticalAcrossRuns) {

@@ -186,7 +186,9 @@ std::vector<ParamDesc> make_schema() {
                   .cli_flag = "--trace", .cli_type_name = "FILE"},
         ParamDesc{.id = Param::TraceRanks, .name = "trace_ranks", .type = ParamType::Text,
                   .scope = ParamScope::Program, .word = "trace ranks",
-                  .help = "Keep only these ranks in the trace, e.g. 0,3 (default: all)", .cli_flag = "--trace-ranks",
+                  .help = "Keep only these ranks in the trace, e.g. 0,3; only their instructions are held while the run simulates, "
+                          "so a trace of one rank of many is faster and smaller (default: all)",
+                  .cli_flag = "--trace-ranks",
                   .cli_type_name = "LIST"},
         ParamDesc{.id = Param::TraceWindowUs, .name = "trace_window_us", .type = ParamType::Text,
                   .scope = ParamScope::Program, .unit = "us", .word = "trace window",

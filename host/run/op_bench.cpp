@@ -190,24 +190,24 @@ struct JoinAtExit {
 
 // Host inputs copied in (`inputs`), generated in place (`beside`), or neither (timing-only).
 BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside, bool record_log, int host_threads);
+                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads);
 
 }  // namespace
 
-BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, bool record_log,
+BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, const ViewLog& log,
                           int host_threads) {
-    return run_op_views_impl(profile, run, inputs, nullptr, record_log, host_threads);
+    return run_op_views_impl(profile, run, inputs, nullptr, log, host_threads);
 }
 
 BenchOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
-                                   const std::function<void(const OpInputs&)>& beside, bool record_log,
+                                   const std::function<void(const OpInputs&)>& beside, const ViewLog& log,
                                    int host_threads) {
-    return run_op_views_impl(profile, run, nullptr, &beside, record_log, host_threads);
+    return run_op_views_impl(profile, run, nullptr, &beside, log, host_threads);
 }
 
 namespace {
 BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside, bool record_log, int host_threads) {
+                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads) {
     const kernels::OpDesc& op = *run.op;
     const kernels::VariantDesc& variant = *run.variant;
     const OpParams& params = run.params;
@@ -216,7 +216,8 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
     ClusterOptions options;
     options.ranks = params.ranks;
     options.data_mode = functional ? DataMode::Functional : DataMode::TimingOnly;
-    options.record_log = record_log;
+    options.record_log = log.keep;
+    options.log_ranks = log.ranks;
     options.sanitize = sanitize;
     options.host_threads = host_threads;
     Runtime rt(profile, options);
@@ -311,7 +312,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         // view is timing-only and moves no data.
         if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
         const ViewRun pipelined = timed_view(ViewKind::Pipelined, false, [&] {
-            if (record_log) {  // keep only the pipelined view's log
+            if (log.keep) {  // keep only the pipelined view's log
                 if (r == 0) cluster.clear_log();
                 host.barrier();
             }
@@ -347,7 +348,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         out.sanitizer_total = san->total_violations();
     }
     out.windows = cluster.coordinator().windows();
-    if (record_log) {
+    if (log.keep) {
         out.pipelined_log = cluster.event_log();
         out.pipelined_link_usage = cluster.link_usage();
         out.pipelined_memory_usage = cluster.memory_usage();

@@ -58,7 +58,7 @@ struct BenchOutcome {
     SimTime compute_twait_stall_ps = 0;      // pipelined view, cube kernels, summed over ranks and blocks
     std::vector<std::string> stream_names;   // by stream id
     std::vector<std::string> stage_names;    // by stage id (OpInstance::stage_names)
-    std::vector<InstrRecord> pipelined_log;  // with record_log: every instruction of the pipelined view
+    std::vector<InstrRecord> pipelined_log;  // with a ViewLog kept: the pipelined view's instructions
     SimTime pipelined_start = 0;             // earliest host clock at the pipelined view's start
     SimTime pipelined_end = 0;               // latest host clock at its end
     std::map<int, std::array<SimTime, kPipeCount>> pipelined_busy_ps;  // per rank, every kernel of the view
@@ -93,11 +93,18 @@ struct ViewRun {
 ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, kernels::ViewPlan plan, bool timed_only,
                  const std::function<void()>& before_start);
 
+// What to keep of the pipelined view (BenchOutcome::pipelined_log and its links' and memory's usage).
+struct ViewLog {
+    bool keep = false;
+    std::vector<int> ranks;  // keep only these ranks' instructions (empty: every rank's); a trace
+                             // of some ranks (--trace-ranks) needs no more
+};
+
 // Runs the views of a resolved run (host/ops/op_facade.hpp). `inputs` is null in timing-only
-// mode. `record_log`: keep every instruction of the pipelined view (BenchOutcome::pipelined_log).
+// mode. `log`: what to keep of the pipelined view (BenchOutcome::pipelined_log).
 // `host_threads`: the host threads the machine may keep busy (ClusterOptions::host_threads; 0: every core).
 BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                          bool record_log = false, int host_threads = 0);
+                          const ViewLog& log = {}, int host_threads = 0);
 
 // Functional, with the inputs generated straight into each rank's GM (make_op_inputs' values,
 // no host copy of them): `beside` gets views of them there (OpInputs of HostMatrix views, valid
@@ -105,7 +112,7 @@ BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const 
 // the call returns when both are done, rethrowing what `beside` threw. Nothing that runs may
 // write the A and B tensors (no op does: they are the kernels' read-only inputs).
 BenchOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
-                                   const std::function<void(const OpInputs&)>& beside, bool record_log = false,
+                                   const std::function<void(const OpInputs&)>& beside, const ViewLog& log = {},
                                    int host_threads = 0);
 
 }  // namespace tandem::host

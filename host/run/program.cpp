@@ -41,7 +41,10 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     const kernels::OpParams& params = run.params;
     const kernels::Sharding& sharding = run.sharding();
     const bool timing_only = run.request.timing_only;
-    const bool record_log = outputs.record_log || !outputs.trace_file.empty();
+    // A trace of some ranks keeps only their instructions; an event log asked for keeps all.
+    ViewLog log;
+    log.keep = outputs.record_log || !outputs.trace_file.empty();
+    if (!outputs.record_log) log.ranks = outputs.trace_ranks;
     ProgramOutput out;
     // The golden depends on the inputs only: it is computed while the simulation runs, on the
     // host time the simulated streams leave idle (they wait for each other at window barriers).
@@ -67,12 +70,12 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
                     own_golden.push_back(own->golden(params, rank, kernels::OwnMathInput{x, a.ld(), a.rows, a.cols, in_gm.dtype}));
                 }
             },
-            record_log, outputs.host_threads);
+            log, outputs.host_threads);
     } else if (own != nullptr || timing_only) {
-        out.bench = run_op_views(profile, run, nullptr, record_log, outputs.host_threads);
+        out.bench = run_op_views(profile, run, nullptr, log, outputs.host_threads);
     } else if (in_place) {
         out.bench = run_op_views_in_place(
-            profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); }, record_log,
+            profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); }, log,
             outputs.host_threads);
     } else {
         if (!timing_only) inputs = outputs.input_dir.empty() ? make_inputs(run) : read_inputs(run, outputs.input_dir);
@@ -80,7 +83,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
         if (!timing_only) {
             golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs); });
         }
-        out.bench = run_op_views(profile, run, timing_only ? nullptr : &inputs, record_log, outputs.host_threads);
+        out.bench = run_op_views(profile, run, timing_only ? nullptr : &inputs, log, outputs.host_threads);
         if (golden_job.valid()) golden = golden_job.get();
     }
 

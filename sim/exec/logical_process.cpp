@@ -47,6 +47,7 @@ LogicalProcess::LogicalProcess(MachinePort& machine, int rank, int stream_id, st
       stream_id_(checked_stream_id(rank, stream_id, stream_name)),
       stream_name_(std::move(stream_name)),
       record_log_(machine.record_log()),
+      record_instructions_(machine.record_instructions_of(rank)),
       cores_(machine.profile().chip),
       memory_(*chip(rank).memory, rank, source_id(), cost_.l2_bps, cost_.hbm_bps) {}
 
@@ -315,8 +316,8 @@ void LogicalProcess::finish_kernel() {
     stats_ = std::move(stats);
     // Hand the log in before leaving: on_complete may release a host from synchronize(), and
     // whatever it reads next (the event log) must already hold this kernel's records.
+    if (record_instructions_) machine_.append_log(std::move(log_));
     if (record_log_) {
-        machine_.append_log(std::move(log_));
         for (auto& [id, link] : links_) machine_.append_link_usage(id, link->calendar().steps());
     }
     log_.clear();
@@ -581,7 +582,7 @@ void LogicalProcess::finish_block(BlockCtx& blk) {
     for (SimTime t : blk.core().free_at) end = std::max(end, t);
     blk.finished = true;
     if (san_on_) san_on_->end_block(blk.san_part());
-    if (record_log_) {
+    if (record_instructions_) {
         InstrRecord r;
         r.start = blk.start_time;
         r.end = end;

@@ -149,9 +149,10 @@ public:
     // A deferred write (sim/mem/gm_deferred.hpp) this kernel made: completed before it ends.
     void defer(std::shared_ptr<PendingGmWrite> w) { deferred_writes_.push_back(std::move(w)); }
     void log(const InstrRecord& r) {
-        if (record_log_) log_.push_back(r);
+        if (record_instructions_) log_.push_back(r);
     }
-    bool logging() const { return record_log_; }
+    // Is this stream's every instruction logged? (sim/isa/record.hpp builds a record only then.)
+    bool logging() const { return record_instructions_; }
     void count_instruction() { ++instructions_; }
     // A block's instruction on pipe `p` over [start, end) in stage `stage` (>= 0).
     void count_stage_busy(int stage, Pipe p, SimTime start, SimTime end) {
@@ -260,7 +261,8 @@ private:
     int rank_;
     int stream_id_;
     std::string stream_name_;
-    bool record_log_;
+    bool record_log_;           // the machine keeps a log: the links' and memory's usage too
+    bool record_instructions_;  // ... and this rank's instructions in it
 
     const KernelLaunch* launch_ = nullptr;
     const CompletionFn* on_complete_ = nullptr;

@@ -62,6 +62,8 @@ public:
     virtual bool functional() const = 0;
     // Keep every instruction (the event log behind traces and tests)?
     virtual bool record_log() const = 0;
+    // Keep rank `rank`'s instructions in that log? (record_log, and the rank asked for.)
+    virtual bool record_instructions_of(int rank) const = 0;
     // Every rank's chip, by rank; the span and what it points to live as long as the machine.
     virtual std::span<const ChipParts> chips() const = 0;
 

@@ -144,6 +144,12 @@ void Cluster::fold_before(SimTime horizon) {
     }
 }
 
+bool Cluster::record_instructions_of(int rank) const {
+    if (!options_.record_log) return false;
+    const std::vector<int>& kept = options_.log_ranks;
+    return kept.empty() || std::find(kept.begin(), kept.end(), rank) != kept.end();
+}
+
 void Cluster::append_log(std::vector<InstrRecord>&& records) {
     std::lock_guard lock(log_mu_);
     logs_.push_back(std::move(records));

@@ -33,6 +33,11 @@ struct ClusterOptions {
     // windows) and its worker pool (deferred products) are each this size. 0: one per host core
     // (sim/host_threads.hpp). Results are the same whatever it is.
     int host_threads = 0;
+    // With record_log: keep only these ranks' instructions (empty: every rank's). A trace of
+    // rank 0 of 8 then holds an eighth of the records in memory. The links' and the memory
+    // system's usage are kept for every rank whatever it says: a kept rank's counters include
+    // what other ranks' streams booked on its links and stored into its memory.
+    std::vector<int> log_ranks{};
 };
 
 class Cluster final : public MachinePort, public MessageSink {
@@ -48,6 +53,7 @@ public:
     int host_threads() const { return host_threads_; }
     bool functional() const override { return options_.data_mode == DataMode::Functional; }
     bool record_log() const override { return options_.record_log; }
+    bool record_instructions_of(int rank) const override;
     std::span<const ChipParts> chips() const override { return chip_parts_; }
     Coordinator& coordinator() override { return coordinator_; }
     // The sanitizer while sanitizing (a --sanitize run, a sanitized API call), else null.
