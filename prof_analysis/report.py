@@ -186,6 +186,8 @@ def analyze(trace, results=None, results_path=None, top=5):
     last_end = {}                       # rank -> (end, stream, block)
     data_iv = defaultdict(list)         # (rank, ct, core) -> [(ts, end)] on its non-SCALAR pipes
     polls = defaultdict(lambda: [0, 0])  # (rank, stream, block) -> [TTEST ps, count]
+    block_pipe_busy = defaultdict(int)  # (rank, stream, block, pipe) -> ps on the block's data pipes
+    block_core = {}                     # (rank, stream, block) -> "AIC3": the core it ran on
     for s in trace.slices:
         kind = s.track.kind
         if kind == "pipe":
@@ -201,8 +203,11 @@ def analyze(trace, results=None, results_path=None, top=5):
         if b is None:
             continue
         key = (s.rank, s.stream, b)
+        block_core.setdefault(key, f"{s.track.core_type}{s.track.core}")
         if kind == "blocks":
             block_time[key] += clip(s)
+        elif s.track.pipe != "SCALAR":
+            block_pipe_busy[(s.rank, s.stream, b, s.track.pipe)] += clip(s)
         sp = span.get(key)
         if sp is None:
             span[key] = [s.ts, s.end]
@@ -269,6 +274,16 @@ def analyze(trace, results=None, results_path=None, top=5):
              "ttest_us": us(polls[key][0]) if key in polls else 0.0,
              "ttest_ps": polls[key][0] if key in polls else 0, "ttests": polls[key][1] if key in polls else 0,
              "longest_wait": None, "by_source_us": {}, "by_phase_us": {}}
+        # When it ran and what kept its core busy: the spread of the blocks' ends is the
+        # imbalance the last one pays for (one more row group, a later source, a slower share).
+        sp = span.get(key)
+        e["core"] = block_core.get(key)
+        e["start_us"] = us(sp[0] - trace.view_start_ps) if sp else None
+        e["end_us"] = us(sp[1] - trace.view_start_ps) if sp else None
+        e["end_ps"] = sp[1] - trace.view_start_ps if sp else None
+        e["busy_pct_of_block"] = {pipe: v / bt * 100.0 if bt > 0 else 0.0
+                                  for (r_, s_, b_, pipe), v in sorted(block_pipe_busy.items())
+                                  if (r_, s_, b_) == key}
         if st:
             e["blocked_idle_ps"] = st["idle_ps"]
             e["blocked_idle_us"] = us(st["idle_ps"])
@@ -315,7 +330,8 @@ def analyze(trace, results=None, results_path=None, top=5):
                                "stalls": sum(b["stalls"] for b in sb),
                                "blocked_idle_us": us(idle), "blocked_idle_pct": idle / bt * 100.0 if bt > 0 else 0.0,
                                "ttest_us": us(ttest), "ttest_pct": ttest / bt * 100.0 if bt > 0 else 0.0,
-                               "ttests": sum(b["ttests"] for b in sb)}
+                               "ttests": sum(b["ttests"] for b in sb),
+                               "ends": _ends(sb)}
         cp = critical_path(trace, r, streams_by_rank[r], stall_blocks, block_ps, rows, last_end.get(r), all_block_keys,
                            streams)
         top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
@@ -418,6 +434,18 @@ def analyze(trace, results=None, results_path=None, top=5):
         "results": results_part,
         "warnings": warnings,
     }
+
+
+def _ends(blocks, last=3):
+    """When a stream's blocks end (us from the view start): first, median, last, and the blocks
+    that end last, latest first."""
+    timed = sorted((b for b in blocks if b["end_ps"] is not None), key=lambda b: (b["end_ps"], b["block"]))
+    if not timed:
+        return None
+    n = len(timed)
+    mid = timed[n // 2]["end_ps"] if n % 2 else (timed[n // 2 - 1]["end_ps"] + timed[n // 2]["end_ps"]) // 2
+    return {"first_us": timed[0]["end_us"], "median_us": us(mid), "last_us": timed[-1]["end_us"],
+            "last_blocks": [b["block"] for b in reversed(timed[-last:])]}
 
 
 def memory_use(samples, span):
@@ -779,7 +807,45 @@ def _block_line(b, with_rank):
             f"of its {b['block_us']:.3f} us{longest}")
 
 
-def format_text(a):
+def _pipe_shares(b, pipes=("CUBE", "VECTOR", "MTE2", "MTE1", "MTE3", "FIXP")):
+    shares = b.get("busy_pct_of_block") or {}
+    return ", ".join(f"{p} {shares[p]:.1f}%" for p in pipes if p in shares)
+
+
+def _end_lines(rep, indent):
+    """Per stream: the spread of its blocks' ends and the blocks that end last."""
+    by_key = {(b["stream"], b["block"]): b for b in rep["blocks"]}
+    lines = []
+    for stream, st in sorted(rep["streams"].items()):
+        e = st.get("ends")
+        if not e:
+            continue
+        last = []
+        for blk in e["last_blocks"]:
+            b = by_key[(stream, blk)]
+            shares = _pipe_shares(b)
+            last.append(f"block {blk} at {b['end_us']:.3f} ({b['core']}, from {b['start_us']:.3f}"
+                        + (f"; {shares}" if shares else "") + ")")
+        lines.append(f"{indent}{stream}: {st['blocks']} blocks end {e['first_us']:.3f} .. {e['last_us']:.3f} us "
+                     f"(median {e['median_us']:.3f}); the last: " + ", ".join(last))
+    return lines
+
+
+def _all_block_lines(rep, indent):
+    """Every block of every stream, by stream and end: --blocks."""
+    lines = []
+    for b in sorted(rep["blocks"], key=lambda b: (b["stream"], b["end_ps"] if b["end_ps"] is not None else -1,
+                                                  b["block"])):
+        if b["end_us"] is None:
+            continue
+        shares = _pipe_shares(b)
+        lines.append(f"{indent}{b['stream']} block {b['block']} ({b['core']}): {b['start_us']:.3f} .. {b['end_us']:.3f} us, "
+                     f"blocked {b['blocked_us']:.3f} us, TTEST {b['ttest_us']:.3f} us"
+                     + (f"; busy {shares} of its {b['block_us']:.3f} us" if shares else ""))
+    return lines
+
+
+def format_text(a, all_blocks=False):
     L = []
     m = a["meta"]
     ident = []
@@ -814,6 +880,13 @@ def format_text(a):
         if rep["top_blocks"]:
             L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
             L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
+        ends = _end_lines(rep, "    ")
+        if ends:
+            L.append("  when blocks end (us from the view start; busy shares of the block's own time):")
+            L.extend(ends)
+        if all_blocks:
+            L.append("  every block, by stream and end:")
+            L.extend(_all_block_lines(rep, "    "))
         L.append(f"  critical path: {rep['critical_path']['sentence']}")
         mem = rep.get("memory")
         if mem:
@@ -891,6 +964,8 @@ def main():
                     help="results JSON of the same run (--json), an object or a sweep's array")
     ap.add_argument("--json", metavar="OUT", help="also write the numbers as JSON to OUT")
     ap.add_argument("--top", type=int, default=5, metavar="N", help="blocks to list by blocked time (default 5)")
+    ap.add_argument("--blocks", action="store_true",
+                    help="also list every block: its core, start and end, blocked and TTEST time, busy share per pipe")
     ap.add_argument("--strict", action="store_true",
                     help="exit with status 3 when a check fails (busy totals vs otherData.busy_us, results formulas)")
     a = ap.parse_args()
@@ -901,7 +976,7 @@ def main():
     results = load_results(a.results, trace, pre) if a.results else None
     analysis = analyze(trace, results, a.results, a.top)
     analysis["warnings"] = pre + analysis["warnings"]
-    sys.stdout.write(format_text(analysis))
+    sys.stdout.write(format_text(analysis, all_blocks=a.blocks))
     for w in analysis["warnings"]:
         print(f"report.py: warning: {w}", file=sys.stderr)
     if a.json:

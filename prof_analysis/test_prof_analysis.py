@@ -431,6 +431,32 @@ class ReportTest(TmpDirCase):
         top = a["overall"]["top_blocks"][0]
         self.assertEqual((top["rank"], top["stream"], top["block"]), (0, "compute", 0))
 
+    def test_when_blocks_end(self):
+        # Rank 0's compute block 0 ends at 22.1 + 30 + 12 = 64.1 us, block 1 at 44.1; both comm
+        # blocks at 40. Block 0's cube is busy 10 + 7 + 10 of its 64.1 us.
+        a = self.analyze(known_case())
+        r0 = a["ranks"][0]
+        b0 = next(b for b in r0["blocks"] if (b["stream"], b["block"]) == ("compute", 0))
+        self.assertEqual(b0["core"], "AIC0")
+        self.assertAlmostEqual(b0["start_us"], 0.0, places=9)
+        self.assertAlmostEqual(b0["end_us"], 64.1, places=9)
+        self.assertAlmostEqual(b0["busy_pct_of_block"]["CUBE"], 27.0 / 64.1 * 100.0, places=9)
+        self.assertNotIn("SCALAR", b0["busy_pct_of_block"])
+        e = r0["streams"]["compute"]["ends"]
+        self.assertAlmostEqual(e["first_us"], 44.1, places=9)
+        self.assertAlmostEqual(e["median_us"], 54.1, places=9)
+        self.assertAlmostEqual(e["last_us"], 64.1, places=9)
+        self.assertEqual(e["last_blocks"], [0, 1])
+        self.assertEqual(r0["streams"]["comm"]["ends"]["last_blocks"], [1, 0])  # a tie: the higher block first
+        text = report.format_text(a)
+        self.assertIn("compute: 2 blocks end 44.100 .. 64.100 us (median 54.100); the last: block 0 at 64.100 "
+                      "(AIC0, from 0.000; CUBE 42.1%, MTE2 3.1%, MTE1 1.6%, FIXP 6.2%)", text)
+        self.assertNotIn("every block, by stream and end", text)
+        every = report.format_text(a, all_blocks=True)
+        self.assertIn("compute block 1 (AIC1): 0.000 .. 44.100 us, blocked 10.000 us, TTEST 0.100 us; "
+                      "busy CUBE 61.2%", every)
+        self.assertLess(every.index("compute block 1 (AIC1)"), every.index("compute block 0 (AIC0)"))
+
     def test_phase_one_and_sources(self):
         # A stall on the rank's own source before any remote check is phase 1; waits on two
         # sources: the bigger one is named.
@@ -583,6 +609,10 @@ class ReportTest(TmpDirCase):
         self.assertIn("critical path: rank 0: compute waited 37.0%", r.stdout)
         self.assertIn("overlap efficiency 40.9%", r.stdout)
         self.assertIn("busy check: all", r.stdout)
+        self.assertIn("when blocks end", r.stdout)
+        r2 = run_tool(os.path.join(HERE, "report.py"), tp, "--blocks")
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertIn("comm block 0 (AIV0): 0.000 .. 40.000 us", r2.stdout)
         with open(jp) as f:
             j = json.load(f)
         self.assertEqual(j["results"]["overlap_eff_pct"], sweep[1]["overlap_eff_pct"])
