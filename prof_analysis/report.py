@@ -186,7 +186,7 @@ def analyze(trace, results=None, results_path=None, top=5):
     last_end = {}                       # rank -> (end, stream, block)
     data_iv = defaultdict(list)         # (rank, ct, core) -> [(ts, end)] on its non-SCALAR pipes
     polls = defaultdict(lambda: [0, 0])  # (rank, stream, block) -> [TTEST ps, count]
-    block_pipe_busy = defaultdict(int)  # (rank, stream, block, pipe) -> ps on the block's data pipes
+    block_pipe_busy = defaultdict(lambda: defaultdict(int))  # (rank, stream, block) -> {pipe: ps}, data pipes
     block_core = {}                     # (rank, stream, block) -> "AIC3": the core it ran on
     for s in trace.slices:
         kind = s.track.kind
@@ -207,7 +207,7 @@ def analyze(trace, results=None, results_path=None, top=5):
         if kind == "blocks":
             block_time[key] += clip(s)
         elif s.track.pipe != "SCALAR":
-            block_pipe_busy[(s.rank, s.stream, b, s.track.pipe)] += clip(s)
+            block_pipe_busy[key][s.track.pipe] += clip(s)
         sp = span.get(key)
         if sp is None:
             span[key] = [s.ts, s.end]
@@ -282,8 +282,7 @@ def analyze(trace, results=None, results_path=None, top=5):
         e["end_us"] = us(sp[1] - trace.view_start_ps) if sp else None
         e["end_ps"] = sp[1] - trace.view_start_ps if sp else None
         e["busy_pct_of_block"] = {pipe: v / bt * 100.0 if bt > 0 else 0.0
-                                  for (r_, s_, b_, pipe), v in sorted(block_pipe_busy.items())
-                                  if (r_, s_, b_) == key}
+                                  for pipe, v in sorted(block_pipe_busy.get(key, {}).items())}
         if st:
             e["blocked_idle_ps"] = st["idle_ps"]
             e["blocked_idle_us"] = us(st["idle_ps"])
