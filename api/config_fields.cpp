@@ -1,11 +1,24 @@
 #include "api/config_fields.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/trace/chrome_trace.hpp"
+
 namespace tandem::api::detail {
 namespace {
 
 std::optional<std::string> text_or_unset(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
 std::optional<std::string> count_or_unset(int v) { return v > 0 ? std::optional(std::to_string(v)) : std::nullopt; }
 std::optional<std::string> flag_text(bool on) { return std::string(on ? "true" : "false"); }
+std::optional<std::string> ranks_or_unset(const std::vector<int>& ranks) {
+    if (ranks.empty()) return std::nullopt;
+    return fmt::format("{}", fmt::join(ranks, ","));
+}
+std::optional<std::string> window_or_unset(const std::optional<std::pair<double, double>>& w) {
+    if (!w) return std::nullopt;
+    return fmt::format("{}:{}", w->first, w->second);
+}
 
 }  // namespace
 
@@ -32,6 +45,13 @@ const std::vector<ConfigField>& config_fields() {
          [](OpConfig& c, const ConfigValue& v) { c.fault = std::get<std::string>(v); }},
         {Param::Sanitize, "sanitize", [](const OpConfig& c) { return flag_text(c.sanitize); },
          [](OpConfig& c, const ConfigValue& v) { c.sanitize = std::get<bool>(v); }},
+        {Param::Trace, "trace", [](const OpConfig& c) { return text_or_unset(c.trace); },
+         [](OpConfig& c, const ConfigValue& v) { c.trace = std::get<std::string>(v); }},
+        // The command line's forms: "0,3" and "START:END" (parse errors are SimErrors naming the text).
+        {Param::TraceRanks, "trace_ranks", [](const OpConfig& c) { return ranks_or_unset(c.trace_ranks); },
+         [](OpConfig& c, const ConfigValue& v) { c.trace_ranks = parse_rank_list(std::get<std::string>(v)); }},
+        {Param::TraceWindowUs, "trace_window_us", [](const OpConfig& c) { return window_or_unset(c.trace_window_us); },
+         [](OpConfig& c, const ConfigValue& v) { c.trace_window_us = parse_window_us(std::get<std::string>(v)); }},
     };
     return fields;
 }

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "api/call_trace.hpp"
 #include "api/context_state.hpp"
 #include "host/run/op_bench.hpp"
 #include "host/run/verify.hpp"
@@ -206,6 +207,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     }
     const host::ResolvedRun run = resolve_call(*this, op_name, out, a, b, bias, config);
     const std::string signature = signature_of(run);
+    check_trace_request(op_name, config, async_op, !pending.empty(), options.ranks, options.words);
     set_sanitizing(op_name, config.sanitize);
 
     // The workspace: the given one if it fits, else a new one.
@@ -272,6 +274,13 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     ws->end_events.assign(static_cast<std::size_t>(ranks) * set.per_rank.front().size(), Event{});
     WorkspaceState& w = *ws;
     const host::ShardShapes& sh = w.shapes;
+    // A traced call: the cluster logs its kernels (with all_views, those of the two timed views
+    // too, cleared before the pipelined launch as the command line does); each rank's streams'
+    // statistics from the pipelined launch on are its busy times.
+    const bool tracing = !config.trace.empty();
+    std::optional<CallLog> call_log;
+    if (tracing) call_log.emplace(runtime->cluster(), config.trace_ranks);
+    std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));
 
     // Every launch signed: under --sanitize, ranks launching different shapes are reported.
     auto view = [&w](kernels::ViewKind kind, int r) {
@@ -297,7 +306,11 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         }
         kernels::ViewPlan plan = view(kernels::ViewKind::Pipelined, r);
         if (plan.reset) plan.reset(host);
-        host.barrier();
+        // A traced call with all_views logs its pipelined launch only: the log is cleared once
+        // every rank's timed views handed theirs in, before any rank launches (op_bench.cpp too).
+        if (tracing && config.all_views) host.barrier([&] { runtime->cluster().clear_log(); });
+        else host.barrier();
+        for (const Stream* s : streams) first_stat[static_cast<std::size_t>(r)].push_back(s->kernel_stats().size());
         start[static_cast<std::size_t>(r)] = host.now();
         for (std::size_t p = 0; p < plan.phases.size(); ++p) {
             kernels::ViewPhase& phase = plan.phases[p];
@@ -365,6 +378,36 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         res.complete = true;
         set.busy = false;
         if (functional) w.verify_own_math(ranks);
+        if (tracing) {
+            CallTraceInput in;
+            in.run = &run;
+            in.results = &res;
+            in.all_views = config.all_views;
+            in.stage_names = w.instance->stage_names();
+            in.start = *std::min_element(start.begin(), start.end());
+            in.end = last;
+            const std::vector<std::string> names = w.instance->streams();
+            for (int r = 0; r < ranks; ++r) {
+                const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
+                auto& busy = in.busy_ps[r];
+                for (std::size_t s = 0; s < streams.size(); ++s) {
+                    const std::size_t id = static_cast<std::size_t>(streams[s]->id());
+                    if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
+                    in.stream_names[id] = names[s];  // the op's name for it (the stream's own ends in "#<set>")
+                    const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
+                    for (std::size_t k = first_stat[static_cast<std::size_t>(r)][s]; k < stats.size(); ++k)
+                        for (int p = 0; p < kPipeCount; ++p)
+                            busy[static_cast<std::size_t>(p)] += stats[k].busy_ps[static_cast<std::size_t>(p)];
+                }
+            }
+            const std::shared_ptr<kernels::OpInstance> instance = w.instance;
+            in.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
+            try {
+                write_call_trace(runtime->cluster(), config, in);
+            } catch (const SimError& e) {
+                throw SimError(fmt::format("{}: {}", op_name, e.what()));
+            }
+        }
     }
     check_sanitized(op_name);
     Workspace handle;

@@ -84,7 +84,11 @@ void set_config(OpConfig& config, const std::string& key, const ConfigValue& val
                       (type == "text" && std::holds_alternative<std::string>(value));
     if (!fits) throw Error(fmt::format("config['{}']: takes {} (a variant's knob takes an integer)", key, type));
     if (const detail::ConfigField* f = field_of_key(key)) {
-        f->set(config, value);
+        try {
+            f->set(config, value);
+        } catch (const SimError& e) {  // a text the parameter cannot read ("0,x" for trace_ranks)
+            throw Error(fmt::format("config['{}']: {}", key, e.what()));
+        }
     } else {
         config.knobs[key] = std::get<int>(value);
     }

@@ -294,13 +294,14 @@ TEST(ParamSchema, EveryApiFieldIsAParameterAndBack) {
 TEST(ParamSchema, TheApiStructsHaveTheSchemasFieldsAndNoOthers) {
     api::OpConfig c;
     [[maybe_unused]] auto& [variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, knobs, all_views,
-                            fault, sanitize] = c;
+                            fault, sanitize, trace, trace_ranks, trace_window_us] = c;
     api::ContextOptions o;
     [[maybe_unused]] auto& [soc, profile_file, ranks, functional, host_threads, words] = o;
     const std::set<std::string> fields = {
         "OpConfig::variant",        "OpConfig::schedule",    "OpConfig::base_m",    "OpConfig::base_n",
         "OpConfig::compute_blocks", "OpConfig::comm_blocks", "OpConfig::comm_mode", "OpConfig::all_views",
-        "OpConfig::fault",          "OpConfig::sanitize",    "ContextOptions::soc", "ContextOptions::profile_file",
+        "OpConfig::fault",          "OpConfig::sanitize",    "OpConfig::trace",     "OpConfig::trace_ranks",
+        "OpConfig::trace_window_us", "ContextOptions::soc", "ContextOptions::profile_file",
         "ContextOptions::ranks",    "ContextOptions::functional", "ContextOptions::host_threads"};
     std::set<std::string> in_schema;
     for (const ParamDesc& p : param_schema()) {
@@ -327,6 +328,8 @@ TEST(ParamSchema, EveryPythonConfigKeywordSetsItsField) {
             const std::string type = api::config_key_type(key);
             if (type == "int") api::set_config(c, key, 7);
             else if (type == "flag") api::set_config(c, key, true);
+            else if (key == "trace_ranks") api::set_config(c, key, std::string("0,3"));  // texts of a form
+            else if (key == "trace_window_us") api::set_config(c, key, std::string("0:250"));
             else api::set_config(c, key, std::string("x"));
             const api::detail::ConfigField* f = api::detail::config_field_of(p->id);
             ASSERT_NE(f, nullptr) << key;
@@ -335,7 +338,7 @@ TEST(ParamSchema, EveryPythonConfigKeywordSetsItsField) {
             ++keywords;
         }
     }
-    EXPECT_GE(keywords, 15);  // 10 keywords, 5 aliases
+    EXPECT_GE(keywords, 18);  // 13 keywords, 5 aliases
     // A parameter given elsewhere is not a config key; any other name is a knob.
     EXPECT_THROW(api::config_key_type("k"), api::Error);
     EXPECT_THROW(api::config_key_type("num_ranks"), api::Error);

@@ -312,10 +312,10 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         // view is timing-only and moves no data.
         if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
         const ViewRun pipelined = timed_view(ViewKind::Pipelined, false, [&] {
-            if (log.keep) {  // keep only the pipelined view's log
-                if (r == 0) cluster.clear_log();
-                host.barrier();
-            }
+            // Keep only the pipelined view's log: cleared once every rank's earlier views have
+            // handed theirs in (a peer may still be finishing its sequential view when this rank
+            // gets here), and before any rank launches the view.
+            if (log.keep) host.barrier([&] { cluster.clear_log(); });
         });
         times.pipelined_us = pipelined.total_us;
         host.barrier();

@@ -19,6 +19,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -109,6 +110,17 @@ struct OpConfig {
     // pending. What a later call needs of an earlier one (a flag value left by a sanitized call,
     // judged "stale" if a later wait is satisfied by it) is kept across calls.
     bool sanitize = false;
+    // Write a Chrome trace of the call (the command line's --trace: docs/TRACE.md) to this file
+    // once it completed: every instruction of its kernels per core and pipe, the flows from each
+    // notify to the wait it released, the links' and the memory's use; prof_analysis/report.py
+    // reads it. Synchronous calls only, with no async call pending. Empty: none.
+    std::string trace;
+    // Keep only these ranks in the trace (--trace-ranks); only their instructions are held while
+    // the call simulates. Empty: every rank.
+    std::vector<int> trace_ranks;
+    // Keep only the events overlapping this window, in microseconds from the call's start
+    // (--trace-window-us).
+    std::optional<std::pair<double, double>> trace_window_us;
 };
 
 // One call's simulated times, in microseconds, on the simulated host clocks.

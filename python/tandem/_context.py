@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import re
 import warnings
 
@@ -432,6 +433,14 @@ def _config_arg(op, config):
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"config['{key}'] = {value!r}: must be True or False, not {type(value).__name__}")
             value = bool(value)
+        elif isinstance(value, os.PathLike):  # trace=pathlib.Path(...)
+            value = os.fspath(value)
+        elif isinstance(value, (list, tuple)) and key == "trace_ranks":  # [0, 3]: the text "0,3"
+            if not all(_is_int(r) for r in value):
+                raise TypeError(f"config['{key}'] = {value!r}: must be ranks (integers) or a string like '0,3'")
+            value = ",".join(str(int(r)) for r in value)
+        elif _is_int(value) and key == "trace_ranks":
+            value = str(int(value))
         elif not isinstance(value, str):
             raise TypeError(f"config['{key}'] = {value!r}: must be a string, not {type(value).__name__}")
         out[key] = value

@@ -51,7 +51,7 @@ def test_an_ops_call_takes_the_same_keywords_as_run():
     assert signature_keywords(ctx.ops.allgather_gemm) == call_keywords() - {"op"} | OPERANDS
 
 
-def test_every_config_keyword_and_alias_is_taken():
+def test_every_config_keyword_and_alias_is_taken(tmp_path):
     ctx = tandem.Context(num_ranks=2, functional=False)
     A = ctx.zeros(128, 256, "fp16")
     B = ctx.zeros(256, 256, "fp16")
@@ -59,16 +59,20 @@ def test_every_config_keyword_and_alias_is_taken():
     # A valid value for allgather_gemm of each type (the tile is the default one); a key taken for
     # a knob instead would be refused by the op ("has no such knob").
     by_type = {"int": 12, "flag": False, "choice": "mesh"}
-    by_name = {"base_m": 128, "base_n": 256, "variant": "streaming", "schedule": "data_parallel", "fault": ""}
+    by_name = {"base_m": 128, "base_n": 256, "variant": "streaming", "schedule": "data_parallel", "fault": "",
+               "trace": str(tmp_path / "t.json"), "trace_ranks": [1], "trace_window_us": "0:5"}
     taken = 0
     for p in tandem.parameters():
         if p["python_place"] != "config":
             continue
         for key in [p["python_keyword"]] + p["python_aliases"]:
             value = by_name.get(p["name"], by_type.get(p["type"]))
-            ctx.ops.allgather_gemm(C, A, B, config={key: value})
+            config = {key: value}
+            if p["name"].startswith("trace_"):  # a trace's limits need the trace
+                config["trace"] = by_name["trace"]
+            ctx.ops.allgather_gemm(C, A, B, config=config)
             taken += 1
-    assert taken >= 15
+    assert taken >= 18
 
 
 def test_gemm_sms_is_the_compute_blocks():

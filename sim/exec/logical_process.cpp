@@ -95,6 +95,9 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
                                        const CompletionFn& on_complete) {
     launch_ = &launch;
     on_complete_ = &on_complete;
+    // Read per kernel: the API logs only the calls it traces (Cluster::set_logging).
+    record_log_ = machine_.record_log();
+    record_instructions_ = machine_.record_instructions_of(rank_);
     data_effects_ = machine_.functional() && !launch.timing_only;
     const bool mix = launch.core_type.mix();
     blocks_.clear();

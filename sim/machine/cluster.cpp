@@ -144,6 +144,11 @@ void Cluster::fold_before(SimTime horizon) {
     }
 }
 
+void Cluster::set_logging(bool on, std::vector<int> ranks) {
+    options_.record_log = on;
+    options_.log_ranks = on ? std::move(ranks) : std::vector<int>{};
+}
+
 bool Cluster::record_instructions_of(int rank) const {
     if (!options_.record_log) return false;
     const std::vector<int>& kept = options_.log_ranks;

@@ -71,6 +71,10 @@ public:
     // Turns sanitizing on or off for what is launched next (the API, per call); its state (clocks,
     // flag stamps) is made on the first use and kept while off. Only while no kernel runs.
     void set_sanitizing(bool on);
+    // Turns the log (ClusterOptions::record_log) on or off for the kernels launched next,
+    // keeping only `ranks`' instructions (empty: every rank's): the API logs a traced call only.
+    // Only while no kernel runs; each stream reads it when its next kernel starts.
+    void set_logging(bool on, std::vector<int> ranks = {});
 
     // MessageSink (called by the coordinator at barriers, single-threaded).
     void deliver(const Message& m, std::uint64_t order) override;

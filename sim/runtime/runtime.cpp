@@ -264,7 +264,7 @@ void HostContext::write_signals(std::int64_t address, int count, std::int32_t va
     });
 }
 
-void HostContext::barrier() {
+void HostContext::barrier(const std::function<void()>& on_release) {
     Coordinator& coord = cluster().coordinator();
     std::uint64_t generation = 0;
     coord.update([&] {
@@ -277,6 +277,7 @@ void HostContext::barrier() {
             rt_.barrier_vc_.join(san_vc_);
         }
         if (++rt_.barrier_arrived_ == rt_.ranks()) {
+            if (on_release) on_release();
             rt_.barrier_released_ = std::move(rt_.barrier_vc_);
             rt_.barrier_vc_ = VectorClock();
             const SimTime release = rt_.barrier_max_ + cluster().cost().host_barrier_ps;

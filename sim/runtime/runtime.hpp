@@ -110,8 +110,10 @@ public:
     // Host write of `count` consecutive signal words on this rank (all set to `value`), visible
     // after the host-write latency.
     void write_signals(std::int64_t address, int count, std::int32_t value);
-    // HCCL-style barrier across every rank's host.
-    void barrier();
+    // HCCL-style barrier across every rank's host. `on_release` (if any) runs once, on the host
+    // that arrives last, while every host waits in the barrier: after each rank's past, before
+    // anything a rank does next (a traced run clears the log of the views before it so).
+    void barrier(const std::function<void()>& on_release = {});
 
 private:
     friend class Stream;
