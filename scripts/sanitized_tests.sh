@@ -4,7 +4,8 @@
 # Usage: scripts/sanitized_tests.sh address|thread
 # Configured without MPI (TANDEM_MPI=OFF): the suite's binary does not link it anyway (MPI is in
 # the programs only, tested by ctest's mpi_sweep in the Release build). A one-off build, so built
-# the fastest way (CMakeLists.txt): the heavy headers precompiled, the sim and the API in batches.
+# the fastest way (CMakeLists.txt): the heavy headers precompiled, the sim, the API and the test
+# files in batches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer="${1:?usage: scripts/sanitized_tests.sh address|thread}"

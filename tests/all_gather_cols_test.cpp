@@ -20,7 +20,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace all_gather_cols_test {
 
 using kernels::collectives::CollectiveAlgo;
 
@@ -173,5 +173,5 @@ TEST(AllGatherCols, AllGatherMatmulUsesTheRingFormOnTheRingProfile) {
     }
 }
 
-}  // namespace
+}  // namespace all_gather_cols_test
 }  // namespace tandem

@@ -13,7 +13,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace all_gather_matmul_test {
 
 // Small tiles keep the test fast; K is two 64-deep K tiles per rank.
 RunRequest config(const std::string& variant, int ranks, int m, int n, int k_tiles_per_rank = 2) {
@@ -88,5 +88,5 @@ TEST(AllGatherMatmul, RefusesShardsThatAreNotWholeKTiles) {
     EXPECT_THROW(test::run_op(s), SimError);
 }
 
-}  // namespace
+}  // namespace all_gather_matmul_test
 }  // namespace tandem::host

@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace allgather_gemm_test {
 
 RunRequest config(int ranks, int m, int k, int n, bool timing_only = false) {
     RunRequest c;
@@ -93,11 +93,11 @@ TEST(AllGatherGemm, PipelinedOverlapsWhenCommAndComputeAreAlike) {
     expect_view_invariants(out);
 }
 
-}  // namespace
+}  // namespace allgather_gemm_test
 }  // namespace tandem::host
 
 namespace tandem::host {
-namespace {
+namespace allgather_gemm_test {
 
 TEST(AllGatherGemm, FirstComputeStallComesAfterTheLocalPhase) {
     // Phase 1 (local rows) must never wait: the cube of a block with local rows runs without a
@@ -143,11 +143,11 @@ TEST(AllGatherGemm, FirstComputeStallComesAfterTheLocalPhase) {
     }
 }
 
-}  // namespace
+}  // namespace allgather_gemm_test
 }  // namespace tandem::host
 
 namespace tandem::host {
-namespace {
+namespace allgather_gemm_test {
 
 TEST(AllGatherGemm, ResultsJsonIsByteIdenticalAcrossRuns) {
     // Per-rank figures are gathered from host threads in whatever order they finish; the JSON
@@ -156,5 +156,5 @@ TEST(AllGatherGemm, ResultsJsonIsByteIdenticalAcrossRuns) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(to_json(run(config(4, 2048, 1024, 512, true)).results).dump(), first);
 }
 
-}  // namespace
+}  // namespace allgather_gemm_test
 }  // namespace tandem::host

@@ -14,7 +14,7 @@
 #include "examples/custom_kernel/gemm_all_to_all.hpp"
 #include "tandem/tandem.hpp"
 
-namespace {
+namespace api_sanitize_test {
 
 using tandem::api::Context;
 using tandem::api::ContextOptions;
@@ -137,4 +137,4 @@ TEST(ApiSanitize, SanitizedAndPlainCallsDoNotMixWhileOneIsPending) {
     for (int r = 0; r < 2; ++r) EXPECT_EQ(c2.to_host(r), p.c.to_host(r));
 }
 
-}  // namespace
+}  // namespace api_sanitize_test

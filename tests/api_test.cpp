@@ -11,7 +11,7 @@
 #include "sim/profile.hpp"
 #include "tandem/tandem.hpp"
 
-namespace {
+namespace api_test {
 
 using tandem::api::Context;
 using tandem::api::ContextOptions;
@@ -228,4 +228,4 @@ TEST(ApiTest, ContextWithPendingCallsShutsDown) {
     ctx.ops().run("allgather_gemm", c, a, b, nullptr, true);
 }
 
-}  // namespace
+}  // namespace api_test

@@ -18,7 +18,7 @@
 #include "sim/profile.hpp"
 #include "tandem/tandem.hpp"
 
-namespace {
+namespace api_trace_test {
 
 namespace fs = std::filesystem;
 using tandem::api::Context;
@@ -157,7 +157,9 @@ TEST(ApiTrace, TracingChangesNoTimeAndTracesOnlyItsCall) {
     const double start = t["otherData"]["view_start_us"].get<double>();
     EXPECT_NEAR(start, again.start_us, 1e-6);
     for (const auto& e : t["traceEvents"]) {
-        if (e["ph"] == "X") ASSERT_GE(e["ts"].get<double>(), start - 1e-6) << e.dump();
+        if (e["ph"] == "X") {
+            ASSERT_GE(e["ts"].get<double>(), start - 1e-6) << e.dump();
+        }
     }
 }
 
@@ -199,4 +201,4 @@ TEST(ApiTrace, RefusalsNameTheFieldAndTheValue) {
     EXPECT_TRUE(fs::is_empty(dir.path));
 }
 
-}  // namespace
+}  // namespace api_trace_test

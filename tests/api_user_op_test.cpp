@@ -19,7 +19,7 @@
 #include "sim/sanitize/sanitizer.hpp"
 #include "tandem/tandem.hpp"
 
-namespace {
+namespace api_user_op_test {
 
 using tandem::api::Context;
 using tandem::api::ContextOptions;
@@ -228,9 +228,9 @@ TEST(ApiUserOp, NameClashesAndIncompleteDescriptionsAreClearErrors) {
     EXPECT_EQ(refused.find("--gn"), std::string::npos) << refused;
 }
 
-}  // namespace
+}  // namespace api_user_op_test
 
-namespace {
+namespace api_user_op_test {
 // The cluster size the timing model is meant for: a timing-only call at 64 ranks completes.
 TEST(ApiUserOp, SixtyFourRanksTimingOnly) {
     Context ctx(on_ranks(64, false));
@@ -239,9 +239,9 @@ TEST(ApiUserOp, SixtyFourRanksTimingOnly) {
     Tensor c = ctx.zeros(64 * 128, 256, DataType::F32);
     EXPECT_GT(ctx.ops().run(gemm_all_to_all::kOpName, c, a, b).results().pipelined_us, 0.0);
 }
-}  // namespace
+}  // namespace api_user_op_test
 
-namespace {
+namespace api_user_op_test {
 // The simulator's synchronisation checker (--sanitize) finds no unordered access in the user
 // op's kernels (the flags really order every read after its write), and changes no time.
 TEST(ApiUserOp, RunsCleanUnderTheSyncSanitizer) {
@@ -256,9 +256,9 @@ TEST(ApiUserOp, RunsCleanUnderTheSyncSanitizer) {
         EXPECT_EQ(host::run_program(c, b1()).results.times.pipelined_us, out.results.times.pipelined_us);
     }
 }
-}  // namespace
+}  // namespace api_user_op_test
 
-namespace {
+namespace api_user_op_test {
 // The flag raised before the tile's store has landed is a synchronisation bug whatever bytes this
 // run's timing delivered: --sanitize names it (the push kernel's read of the tile is not ordered
 // after the cube's write), in a single run and in a sweep's row.
@@ -297,4 +297,4 @@ TEST(SweepSanitize, ARowThatBreaksARuleFailsWithTheFirstViolation) {
     EXPECT_EQ(e[1].error.find('\n'), std::string::npos) << e[1].error;  // one line in the row
     EXPECT_EQ(runner.failed(), 1);
 }
-}  // namespace
+}  // namespace api_user_op_test

@@ -17,7 +17,7 @@
 #include "tests/calendar_checks.hpp"
 
 namespace tandem {
-namespace {
+namespace binned_calendar_test {
 
 constexpr std::int64_t kGBps = 1000 * 1000 * 1000;
 constexpr SimTime kBin = 1000;  // 1 ns
@@ -209,5 +209,5 @@ TEST(BinnedCalendar, RejectsBadRequests) {
     EXPECT_EQ(book({&l2}, 5000, 1e3, kGBps), 5000 + 1000 * 1000);
 }
 
-}  // namespace
+}  // namespace binned_calendar_test
 }  // namespace tandem

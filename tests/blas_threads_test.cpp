@@ -11,7 +11,7 @@
 #include "host/run/blas_threads.hpp"
 
 namespace tandem::host {
-namespace {
+namespace blas_threads_test {
 
 // The programs run OpenBLAS single-threaded (host/cli/main.cpp calls use_single_threaded_blas()
 // at start-up); the suite does as they do before its first test. Otherwise a golden's sgemm
@@ -59,5 +59,5 @@ TEST(BlasThreads, SingleThreadedThenAPoolStartedAgainGivesTheSameProduct) {
     EXPECT_EQ(product(256, 256, 256), single);
 }
 
-}  // namespace
+}  // namespace blas_threads_test
 }  // namespace tandem::host

@@ -17,7 +17,7 @@
 #include "tests/reference_calendar.hpp"
 
 namespace tandem {
-namespace {
+namespace calendar_reference_test {
 
 constexpr std::int64_t kGBps = 1000 * 1000 * 1000;
 
@@ -137,5 +137,5 @@ TEST(CalendarReference, ManySeeds) {
     }
 }
 
-}  // namespace
+}  // namespace calendar_reference_test
 }  // namespace tandem

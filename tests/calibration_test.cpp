@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace calibration_test {
 
 struct Row {
     int ranks, m, k, n;
@@ -160,5 +160,5 @@ TEST_F(Calibration, LongerLaunchSlowsEveryRow) {
     expect_moves(base_, predict(p, rows_), +1, kAllRows, "launch +10%");
 }
 
-}  // namespace
+}  // namespace calibration_test
 }  // namespace tandem::host

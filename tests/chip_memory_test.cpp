@@ -13,7 +13,7 @@
 #include "tests/tile_loads.hpp"
 
 namespace tandem {
-namespace {
+namespace chip_memory_test {
 
 // ---- residency ----
 
@@ -349,5 +349,5 @@ TEST(SharedMemory, PeersStoresLandingInAChipTakeItsL2) {
     EXPECT_GT(with_adds, with_stores * 1.1) << with_stores << " " << with_adds;
 }
 
-}  // namespace
+}  // namespace chip_memory_test
 }  // namespace tandem

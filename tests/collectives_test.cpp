@@ -19,7 +19,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace collectives_test {
 
 using namespace kernels::collectives;
 
@@ -232,5 +232,5 @@ TEST(Collectives, ABufferOutsideThePeerWindowIsRefused) {
     }
 }
 
-}  // namespace
+}  // namespace collectives_test
 }  // namespace tandem

@@ -12,7 +12,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace cost_memo_test {
 
 TEST(CostMemo, CubeCostsAreTheCostModelsInAnyOrder) {
     const Profile profile = test::b1_profile();
@@ -53,5 +53,5 @@ TEST(CostMemo, TransferCostsAreTheCostModelsInAnyOrder) {
     }
 }
 
-}  // namespace
+}  // namespace cost_memo_test
 }  // namespace tandem

@@ -22,7 +22,7 @@
 #endif
 
 namespace tandem::host {
-namespace {
+namespace data_files_test {
 
 namespace fs = std::filesystem;
 
@@ -213,5 +213,5 @@ TEST(InputGen, GenDataPyRejectsBadArguments) {
     fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace data_files_test
 }  // namespace tandem::host

@@ -15,7 +15,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace deferred_cube_test {
 
 constexpr int kM = 32, kK = 64, kN = 64;
 
@@ -248,5 +248,5 @@ TEST(DeferredCube, ManyTilesOfOneGemmBatchedAtKernelEndEqualTheProduct) {
         }
 }
 
-}  // namespace
+}  // namespace deferred_cube_test
 }  // namespace tandem

@@ -27,7 +27,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace determinism_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -338,5 +338,5 @@ TEST(Determinism, PinnedToOneHostCoreMatchesTheUnpinnedRun) {
     EXPECT_TRUE(pinned == mine) << "the run pinned to CPU " << cpu << " differs from the unpinned run";
 }
 
-}  // namespace
+}  // namespace determinism_test
 }  // namespace tandem

@@ -14,7 +14,7 @@
 #include "sim/mem/fp16_widen.hpp"
 
 namespace tandem {
-namespace {
+namespace fp16_narrow_test {
 
 float from_bits(std::uint32_t b) {
     float f;
@@ -68,5 +68,5 @@ TEST(Fp16Narrow, EveryLengthAndANanInAGroup) {
     }
 }
 
-}  // namespace
+}  // namespace fp16_narrow_test
 }  // namespace tandem

@@ -9,7 +9,7 @@
 #include "sim/mem/fp16.hpp"
 #include "sim/mem/fp16_widen.hpp"
 
-namespace {
+namespace fp16_test {
 
 std::uint32_t bits_of(float f) {
     std::uint32_t b;
@@ -46,4 +46,4 @@ TEST(Fp16Widen, UnalignedStartsAndShortTails) {
     }
 }
 
-}  // namespace
+}  // namespace fp16_test

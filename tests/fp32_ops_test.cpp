@@ -14,7 +14,7 @@
 #include "tests/registered_variants.hpp"
 
 namespace tandem::test {
-namespace {
+namespace fp32_ops_test {
 
 bool takes_fp32(const kernels::VariantDesc& v) { return takes_dtype(v, DType::F32); }
 
@@ -116,5 +116,5 @@ TEST(Fp32OpsChecks, ATileThatDoesNotFitNamesTheFlags) {
     EXPECT_EQ(refusal_of(r), "");
 }
 
-}  // namespace
+}  // namespace fp32_ops_test
 }  // namespace tandem::test

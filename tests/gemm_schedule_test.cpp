@@ -13,7 +13,7 @@
 #include "sim/sim_error.hpp"
 
 namespace tandem::kernels {
-namespace {
+namespace gemm_schedule_test {
 
 // Checks every invariant a kernel relies on; returns the largest number of blocks sharing a tile.
 int check_schedule(const GemmSchedule& s) {
@@ -149,5 +149,5 @@ TEST(GemmSchedule, RefusesUnknownNamesAndEmptyGrids) {
     EXPECT_THROW(GemmSchedule(GemmScheduleKind::StreamK, 4, 4, 0), SimError);
 }
 
-}  // namespace
+}  // namespace gemm_schedule_test
 }  // namespace tandem::kernels

@@ -23,7 +23,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace gemm_test {
 
 using kernels::gemm::PerfTiling;
 
@@ -324,5 +324,5 @@ TEST(GemmPerformance, RefusesWhatThePublishedKernelCannotRun) {
     expect_refused(seed, {"-n 1", "allgather_gemm", "not a collective", "nearest valid: 2"});
 }
 
-}  // namespace
+}  // namespace gemm_test
 }  // namespace tandem::host

@@ -18,7 +18,7 @@
 #endif
 
 namespace tandem::host {
-namespace {
+namespace host_options_test {
 
 CommandLine parse(std::vector<std::string> args) {
     args.insert(args.begin(), "tandem");
@@ -346,5 +346,5 @@ TEST(HostOptions, SuggestedValuesAreValid) {
     }
 }
 
-}  // namespace
+}  // namespace host_options_test
 }  // namespace tandem::host

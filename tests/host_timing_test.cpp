@@ -19,7 +19,7 @@
 #include "tests/tile_loads.hpp"
 
 namespace tandem {
-namespace {
+namespace host_timing_test {
 
 struct Outcome {
     std::string times;                 // every kernel's start and end, in ps
@@ -71,5 +71,5 @@ TEST(HostTiming, ASlowHostThreadChangesNoTime) {
     EXPECT_EQ(run(5, 8, 1).times, reference) << "a slow host, one pool thread";
 }
 
-}  // namespace
+}  // namespace host_timing_test
 }  // namespace tandem

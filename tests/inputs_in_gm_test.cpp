@@ -17,7 +17,7 @@
 #include "test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace inputs_in_gm_test {
 
 struct Case {
     std::string op, variant;
@@ -104,5 +104,5 @@ TEST(InputsInGm, WhatRunsBesideTheViewsThrowingFailsTheCall) {
                  std::runtime_error);
 }
 
-}  // namespace
+}  // namespace inputs_in_gm_test
 }  // namespace tandem::host

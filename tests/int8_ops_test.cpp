@@ -16,7 +16,7 @@
 #include "tests/registered_variants.hpp"
 
 namespace tandem::test {
-namespace {
+namespace int8_ops_test {
 
 bool takes_int8(const kernels::VariantDesc& v) { return takes_dtype(v, DType::I8); }
 
@@ -157,5 +157,5 @@ TEST(Int8OpsApi, MatmulAllReduceOfInt8TensorsGivesTheExactSums) {
     EXPECT_THROW(ctx.from_host(m, k, api::DataType::I8, big), api::Error);
 }
 
-}  // namespace
+}  // namespace int8_ops_test
 }  // namespace tandem::test

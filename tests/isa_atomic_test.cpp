@@ -21,7 +21,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_atomic_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -362,5 +362,5 @@ TEST(InterconnectBytes, AKnownPatternGivesTheKnownCounts) {
     }
 }
 
-}  // namespace
+}  // namespace isa_atomic_test
 }  // namespace tandem

@@ -23,7 +23,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_cube_ext_test {
 
 constexpr int kM = 32, kK = 64, kN = 64;
 
@@ -385,5 +385,5 @@ TEST(CubeModes, FunctionalAndTimingOnlyGiveTheSameTimes) {
     for (std::size_t i = 0; i < logs[0].size(); ++i) EXPECT_EQ(format_record(logs[0][i]), format_record(logs[1][i])) << i;
 }
 
-}  // namespace
+}  // namespace isa_cube_ext_test
 }  // namespace tandem

@@ -21,7 +21,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_cube_fp32_test {
 
 constexpr int kM = 32, kK = 64, kN = 64;
 
@@ -249,5 +249,5 @@ TEST(CubeFp32, MixedFp32AndFp16OperandsAreRejected) {
     }
 }
 
-}  // namespace
+}  // namespace isa_cube_fp32_test
 }  // namespace tandem

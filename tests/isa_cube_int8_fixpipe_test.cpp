@@ -19,7 +19,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_cube_int8_fixpipe_test {
 
 // A panel two fp16 panels deep (int8's K panel), in two K steps as the GEMM pipeline takes it.
 constexpr int kM = 32, kK = 128, kN = 64, kStep = kK / 2;
@@ -129,5 +129,5 @@ TEST(CubeInt8Fixpipe, AnInt32AccumulatorIntoFp16IsRefused) {
     }
 }
 
-}  // namespace
+}  // namespace isa_cube_int8_fixpipe_test
 }  // namespace tandem

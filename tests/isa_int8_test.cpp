@@ -17,7 +17,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_int8_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -150,7 +150,9 @@ TEST(VectorMoe, SwigluQuantAndSortComputeWhatTheyName) {
     // Stable descending: equal keys keep their original order.
     for (int i = 1; i < 100; ++i) {
         ASSERT_GE(got_keys[i - 1], got_keys[i]);
-        if (got_keys[i - 1] == got_keys[i]) ASSERT_LT(got_idx[i - 1], got_idx[i]);
+        if (got_keys[i - 1] == got_keys[i]) {
+            ASSERT_LT(got_idx[i - 1], got_idx[i]);
+        }
         ASSERT_EQ(keys[static_cast<std::size_t>(got_idx[i])], got_keys[i]);
     }
     for (const InstrRecord& r : rt.cluster().event_log()) {
@@ -234,5 +236,5 @@ TEST(TileScope, FreedTilesAreReusedAfterTheirLastAccess) {
     EXPECT_NE(bad_mark.find("free_tiles_since"), std::string::npos) << bad_mark;
 }
 
-}  // namespace
+}  // namespace isa_int8_test
 }  // namespace tandem

@@ -20,7 +20,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace isa_vector_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -476,5 +476,5 @@ TEST(VectorModes, FunctionalAndTimingOnlyGiveTheSameTimes) {
         EXPECT_EQ(format_record(functional[i]), format_record(timing[i])) << i;
 }
 
-}  // namespace
+}  // namespace isa_vector_test
 }  // namespace tandem

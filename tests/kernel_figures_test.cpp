@@ -18,7 +18,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace kernel_figures_test {
 
 std::size_t at(Pipe p) { return static_cast<std::size_t>(pipe_index(p)); }
 
@@ -152,5 +152,5 @@ TEST(KernelFigures, EveryOpReportsPipeRatiosWithBusyWithinKernelTime) {
     }
 }
 
-}  // namespace
+}  // namespace kernel_figures_test
 }  // namespace tandem::host

@@ -16,7 +16,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace link_sharing_test {
 
 constexpr int kRanks = 4;
 constexpr int kTarget = 2;
@@ -147,5 +147,5 @@ TEST(LinkSharing, AStreamReadsExactlyTheOthersUsage) {
     }
 }
 
-}  // namespace
+}  // namespace link_sharing_test
 }  // namespace tandem

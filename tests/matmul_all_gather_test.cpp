@@ -16,7 +16,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_all_gather_test {
 
 struct Case {
     std::string variant;
@@ -130,5 +130,5 @@ TEST(MatmulAllGather, RefusesAnMThatDoesNotSplitIntoWholeTilesPerRank) {
     EXPECT_NE(msg.find("1024"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace matmul_all_gather_test
 }  // namespace tandem::host

@@ -24,7 +24,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_all_reduce_ascend_subtile_test {
 
 using kernels::AscendArShape;
 using kernels::SubtileArTiling;
@@ -495,5 +495,5 @@ TEST(MatmulAllReduceAscendSubtile, RefusesWhatTheExampleDoesNotDo) {
     EXPECT_EQ(test::refusal_of(fewer), "");
 }
 
-}  // namespace
+}  // namespace matmul_all_reduce_ascend_subtile_test
 }  // namespace tandem::host

@@ -20,7 +20,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_all_reduce_ascend_test {
 
 using kernels::AgSegment;
 using kernels::AscendArShape;
@@ -216,5 +216,5 @@ TEST(MatmulAllReduceAscend, RefusesWhatTheExampleDoesNotDo) {
     EXPECT_EQ(test::refusal_of(config(2, 512, 512, 512)), "");
 }
 
-}  // namespace
+}  // namespace matmul_all_reduce_ascend_test
 }  // namespace tandem::host

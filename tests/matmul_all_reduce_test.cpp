@@ -16,7 +16,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_all_reduce_test {
 
 const std::vector<std::string>& iris_variants() {
     static const std::vector<std::string> v = {"atomic", "one_shot", "two_shot", "ring"};
@@ -88,5 +88,5 @@ TEST(MatmulAllReduce, RingTopologyProfile) {
     }
 }
 
-}  // namespace
+}  // namespace matmul_all_reduce_test
 }  // namespace tandem::host

@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_all_scatter_test {
 
 struct Case {
     std::string variant;
@@ -71,5 +71,5 @@ TEST(MatmulAllScatter, RefusesASpecializedSplitWithoutScatterClusters) {
     EXPECT_NE(msg.find("--gemm-blocks 4"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace matmul_all_scatter_test
 }  // namespace tandem::host

@@ -18,7 +18,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace matmul_reduce_scatter_test {
 
 const std::vector<std::string>& variants() {
     static const std::vector<std::string> v = {"tile_owner", "atomic"};
@@ -141,5 +141,5 @@ TEST(MatmulReduceScatter, RingTopologyProfile) {
     }
 }
 
-}  // namespace
+}  // namespace matmul_reduce_scatter_test
 }  // namespace tandem::host

@@ -21,7 +21,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace mix_kernel_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -470,5 +470,5 @@ TEST(MixKernel, CubeToVectorHandOffIsExactAndTimedTheSameWithoutData) {
     EXPECT_GT(f1.log.size(), 20u);
 }
 
-}  // namespace
+}  // namespace mix_kernel_test
 }  // namespace tandem

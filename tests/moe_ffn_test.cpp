@@ -19,7 +19,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace moe_ffn_test {
 
 RunRequest moe(const std::string& variant, int ranks, int m, int routing, int k = 256, int n = 512) {
     RunRequest r;
@@ -175,5 +175,5 @@ TEST(MoeFfn, MaxOutputSizeBoundsTheRowsARankReceives) {
     EXPECT_EQ(out.results.extras.at("max_output_size").get<int>(), 128);
 }
 
-}  // namespace
+}  // namespace moe_ffn_test
 }  // namespace tandem::host

@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace moe_replicas_test {
 
 using kernels::moe::MoeShape;
 
@@ -125,5 +125,5 @@ TEST(MoeReplicas, EverySortPathVerifies) {
     }
 }
 
-}  // namespace
+}  // namespace moe_replicas_test
 }  // namespace tandem::host

@@ -17,7 +17,7 @@
 #include "tests/calendar_checks.hpp"
 
 namespace tandem {
-namespace {
+namespace net_test {
 
 constexpr std::int64_t kGBps = 1000 * 1000 * 1000;  // 1 GB/s in bytes/s
 constexpr SimTime kUs = kPsPerUs;
@@ -420,5 +420,5 @@ TEST(Topology, RejectsBadInput) {
     expect_sim_error([&] { (void)one.route(0, 0); }, {"itself"});
 }
 
-}  // namespace
+}  // namespace net_test
 }  // namespace tandem

@@ -14,7 +14,7 @@
 #include "tests/registered_variants.hpp"
 
 namespace tandem::test {
-namespace {
+namespace op_conformance_test {
 
 class OpConformance : public ::testing::TestWithParam<VariantCase> {
 protected:
@@ -52,5 +52,5 @@ TEST(OpConformanceShapes, EveryVariantAcceptsItsOpsBenchShapes) {
     }
 }
 
-}  // namespace
+}  // namespace op_conformance_test
 }  // namespace tandem::test

@@ -28,7 +28,7 @@
 #include "test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace param_schema_test {
 
 bool is_knob(const std::string& name) {
     const std::vector<kernels::KnobDesc> knobs = kernels::all_knobs();
@@ -392,5 +392,5 @@ TEST(ParamSchema, AnOpsRefusalReachesEachCallerInItsWords) {
     }
 }
 
-}  // namespace
+}  // namespace param_schema_test
 }  // namespace tandem::host

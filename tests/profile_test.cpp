@@ -23,7 +23,7 @@
 #endif
 
 namespace tandem {
-namespace {
+namespace profile_test {
 
 namespace fs = std::filesystem;
 
@@ -326,5 +326,5 @@ TEST(ProfileTest, UnknownSocInEmptyDirectory) {
     }
 }
 
-}  // namespace
+}  // namespace profile_test
 }  // namespace tandem

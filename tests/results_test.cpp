@@ -14,7 +14,7 @@
 #include "test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace results_test {
 
 namespace fs = std::filesystem;
 
@@ -243,5 +243,5 @@ TEST(Results, OtherOpsSummaryNamesTheOpAndItsCollective) {
     EXPECT_EQ(s.find("AllGather"), std::string::npos) << s;
 }
 
-}  // namespace
+}  // namespace results_test
 }  // namespace tandem::host

@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace sanitizer_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -369,5 +369,5 @@ TEST(Sanitizer, OutOfBoundsAccessJoinsTheReport) {
     }
 }
 
-}  // namespace
+}  // namespace sanitizer_test
 }  // namespace tandem

@@ -27,7 +27,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace sim_core_test {
 
 constexpr SimTime kTolPs = 2;
 
@@ -896,5 +896,5 @@ TEST(HostClock, LaunchAndSynchronizeOverheadsFollowTheProfile) {
     EXPECT_EQ(after_barrier1, after_barrier0);
 }
 
-}  // namespace
+}  // namespace sim_core_test
 }  // namespace tandem

@@ -14,7 +14,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace sim_errors_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -312,5 +312,5 @@ TEST(SimErrors, RunAfterAFailureStillWorks) {
     EXPECT_GT(run.stats.end, run.stats.start);
 }
 
-}  // namespace
+}  // namespace sim_errors_test
 }  // namespace tandem

@@ -20,7 +20,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace sim_limits_test {
 
 // The message of the SimError `fn` throws (fails the test when it throws none).
 template <class Fn>
@@ -92,5 +92,5 @@ TEST(SimLimits, TraceFilterErrorsNameTheQuantityNotAFlag) {
     for (const std::string& m : {ranks, window}) EXPECT_EQ(m.find("--"), std::string::npos) << m;
 }
 
-}  // namespace
+}  // namespace sim_limits_test
 }  // namespace tandem

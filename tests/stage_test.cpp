@@ -16,7 +16,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace stage_test {
 
 const Profile& stage_test_profile() {
     static const Profile p = test::b1_profile();
@@ -89,10 +89,10 @@ TEST(Stages, AStageOutsideTheRangeIsRefusedNamingTheBlock) {
     }
 }
 
-}  // namespace
+}  // namespace stage_test
 
 namespace host {
-namespace {
+namespace stage_test {
 
 // moe_ffn's results name its seven stages, each with an extent and a busiest pipe, and the
 // bounding stage is the one whose busiest pipe was busiest.
@@ -138,6 +138,6 @@ TEST(Stages, MoeFfnReportsEachStageAndTheBoundingOne) {
     }
 }
 
-}  // namespace
+}  // namespace stage_test
 }  // namespace host
 }  // namespace tandem

@@ -24,7 +24,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace stream_k_test {
 
 // Base tiles 64 x 128 keep the functional runs small; K panels are 128 deep.
 RunRequest config(const std::string& variant, const std::string& schedule, int ranks, int m_tiles, int n_tiles,
@@ -188,5 +188,5 @@ TEST(StreamK, TraceShowsFixupWaitsWithFlowsFromThePartials) {
     EXPECT_GT(fixup_waits, 0);
 }
 
-}  // namespace
+}  // namespace stream_k_test
 }  // namespace tandem::host

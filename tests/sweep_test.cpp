@@ -22,7 +22,7 @@
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
-namespace {
+namespace sweep_test {
 
 namespace fs = std::filesystem;
 
@@ -343,5 +343,5 @@ TEST(Sweep, FlagsThatBelongToOneRunAreRefused) {
     EXPECT_EQ(error_of({"--sweep", "r.csv", "--jobs", "2", "--sweep-out", "o/s", "-v", "Ascend910B2"}), "");
 }
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace tandem::host

@@ -15,7 +15,7 @@
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
-namespace {
+namespace sweep_wire_test {
 
 // Timing-only rows of different ops and modes, and one functional row (verified, with data).
 const char* kRows =
@@ -110,5 +110,5 @@ TEST(SweepWire, LaunchSizeComesFromTheLaunchersEnvironment) {
     if (pmi) ::setenv("PMI_SIZE", pmi->c_str(), 1);
 }
 
-}  // namespace
+}  // namespace sweep_wire_test
 }  // namespace tandem::host

@@ -23,7 +23,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace thread_budget_test {
 
 namespace fs = std::filesystem;
 
@@ -128,5 +128,5 @@ TEST(ThreadBudget, ConcurrentUsersShareIt) {
     EXPECT_EQ(thread_share(5, 0), 5);
 }
 
-}  // namespace
+}  // namespace thread_budget_test
 }  // namespace tandem::host

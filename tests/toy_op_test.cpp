@@ -31,7 +31,7 @@
 #include "tests/op_conformance.hpp"
 
 namespace tandem::test {
-namespace {
+namespace toy_op_test {
 
 using namespace kernels;
 
@@ -180,5 +180,5 @@ TEST(ToyOp, RunsThroughTheApiWithTheCommandLinesTimes) {
     EXPECT_DOUBLE_EQ(ws.results().pipelined_us, run_validated(cfg, b1_profile()).results.times.pipelined_us);
 }
 
-}  // namespace
+}  // namespace toy_op_test
 }  // namespace tandem::test

@@ -18,7 +18,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace trace_test {
 
 namespace fs = std::filesystem;
 
@@ -265,5 +265,5 @@ TEST(Trace, IsByteIdenticalAcrossRuns) {
     EXPECT_EQ(traced_run(4, {}, std::nullopt, "a").bytes, traced_run(4, {}, std::nullopt, "b").bytes);
 }
 
-}  // namespace
+}  // namespace trace_test
 }  // namespace tandem::host

@@ -23,7 +23,7 @@
 #include "test_support.hpp"
 
 namespace tandem::host {
-namespace {
+namespace tune_test {
 
 std::shared_ptr<const Profile> b1() {
     static const auto p = std::make_shared<const Profile>(test::b1_profile());
@@ -216,5 +216,5 @@ TEST(Tune, CommandWritesEveryConfigTried) {
     std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace tune_test
 }  // namespace tandem::host

@@ -18,7 +18,7 @@
 #include "tests/test_support.hpp"
 
 namespace tandem {
-namespace {
+namespace twait_across_streams_test {
 
 const Profile& profile() {
     static const Profile p = test::b1_profile();
@@ -121,5 +121,5 @@ TEST(TwaitAcrossStreams, RepeatedRunsGiveIdenticalTimes) {
     }
 }
 
-}  // namespace
+}  // namespace twait_across_streams_test
 }  // namespace tandem

@@ -12,7 +12,7 @@
 #include "sim/mem/global_memory.hpp"
 
 namespace tandem {
-namespace {
+namespace widen_cache_test {
 
 constexpr int kRows = 8, kCols = 16;
 
@@ -86,5 +86,5 @@ TEST(WidenCache, StaysWithinItsEntryBound) {
     EXPECT_LE(scratch.widened.size(), kWidenCacheEntries);
 }
 
-}  // namespace
+}  // namespace widen_cache_test
 }  // namespace tandem

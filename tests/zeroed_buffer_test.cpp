@@ -9,7 +9,7 @@
 #include "sim/mem/zeroed_buffer.hpp"
 
 namespace tandem {
-namespace {
+namespace zeroed_buffer_test {
 
 bool all_zero(const ZeroedBuffer& b) {
     return std::all_of(b.data(), b.data() + b.size(), [](std::byte x) { return x == std::byte{0}; });
@@ -53,5 +53,5 @@ TEST(ZeroedBuffer, MovesHandTheBytesOver) {
     EXPECT_TRUE(all_zero(c));
 }
 
-}  // namespace
+}  // namespace zeroed_buffer_test
 }  // namespace tandem
