@@ -15,6 +15,8 @@ simulated time counts the padded work, as hardware running padded tiles would.
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
 import threading
 import warnings
 from typing import Any, Callable, Optional, Sequence
@@ -142,7 +144,7 @@ def _as_config(config: Any) -> FusedConfig:
 class IrisWorkspace:
     """What an op call returns (Iris's FusedWorkspace): the call's identity and its simulated times."""
 
-    def __init__(self, operation, shape, dtype, world_size, variant, results, ignored):
+    def __init__(self, operation, shape, dtype, world_size, variant, results, ignored, trace=None):
         self.operation = operation
         self.shape = shape            # (M, N, K) of the whole product, as Iris's workspace holds it
         self.dtype = dtype
@@ -150,6 +152,7 @@ class IrisWorkspace:
         self.variant = variant
         self.results = results        # tandem's times: pipelined_us, per_rank_us, ... (empty until done)
         self.ignored = ignored        # FusedConfig fields set that have no Ascend counterpart
+        self.trace = trace            # the trace file this call wrote (spawn(trace=dir)), else None
         self.prepared = True
 
     def matches(self, operation, shape, dtype, world_size, variant) -> bool:
@@ -187,7 +190,7 @@ class _Call:
 
 
 class _World:
-    def __init__(self, nprocs, soc, profile, functional, timeout_s):
+    def __init__(self, nprocs, soc, profile, functional, timeout_s, trace_dir=None, trace_ranks=None):
         self.nprocs = nprocs
         self.soc = soc
         self.profile = profile
@@ -199,7 +202,19 @@ class _World:
         self.handles = [None] * nprocs
         self.pending = [[] for _ in range(nprocs)]  # each rank's async calls not yet waited for
         self.gone = {}  # rank -> why it will make no more calls ("returned", "raised ValueError: ...")
+        self.trace_dir = trace_dir      # a pathlib.Path: each op call writes its trace there
+        self.trace_ranks = trace_ranks  # "0,3" (the config's form), or None for every rank
+        self.op_calls = 0               # op calls run so far (barriers not counted): the trace files' numbers
         self._context = None
+
+    def next_trace_file(self, op: str) -> Optional[str]:
+        """The file the next op call traces to, or None when spawn was given no trace directory.
+        Called by the rank that runs the call, under the world's lock: numbered in call order."""
+        index = self.op_calls
+        self.op_calls += 1
+        if self.trace_dir is None:
+            return None
+        return os.fspath(self.trace_dir / f"{index:03d}_{op}.json")
 
     def context(self):
         if self._context is None:
@@ -268,17 +283,63 @@ class _World:
         self.meet(rank, "barrier", None, lambda entries: None, wait=True)
 
 
+def _trace_directory(trace) -> Optional[pathlib.Path]:
+    """spawn's `trace`: the directory the op calls' traces go to, made if missing."""
+    if trace is None:
+        return None
+    if not isinstance(trace, (str, os.PathLike)) or not os.fspath(trace):
+        raise TypeError(f"spawn: trace = {trace!r}: a directory (a str or a pathlib.Path) for the op calls' traces")
+    path = pathlib.Path(trace)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"spawn: trace = '{path}' is a file: give a directory; each op call writes its own "
+                         "trace there (000_<op>.json, 001_<op>.json, ...)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"spawn: trace = '{path}': cannot make the directory: {e.strerror}") from None
+    return path
+
+
+def _trace_rank_list(trace_ranks, nprocs: int, traced: bool) -> Optional[str]:
+    """spawn's `trace_ranks` (a list of ranks, one rank, or "0,3") as the config's "0,3"."""
+    if trace_ranks is None:
+        return None
+    if not traced:
+        raise ValueError(f"spawn: trace_ranks = {trace_ranks!r} without trace: give trace (the directory) too")
+    if isinstance(trace_ranks, str):
+        try:
+            ranks = [int(r) for r in trace_ranks.split(",")]
+        except ValueError:
+            raise ValueError(f"spawn: trace_ranks = {trace_ranks!r}: ranks, as a list or a string like '0,3'") from None
+    elif isinstance(trace_ranks, (int, np.integer)) and not isinstance(trace_ranks, bool):
+        ranks = [int(trace_ranks)]
+    elif isinstance(trace_ranks, (list, tuple)) and trace_ranks and all(
+            isinstance(r, (int, np.integer)) and not isinstance(r, bool) for r in trace_ranks):
+        ranks = [int(r) for r in trace_ranks]
+    else:
+        raise TypeError(f"spawn: trace_ranks = {trace_ranks!r}: ranks, as a list or a string like '0,3'")
+    for r in ranks:
+        if not 0 <= r < nprocs:
+            raise ValueError(f"spawn: trace_ranks = {trace_ranks!r}: rank {r} does not exist ({nprocs} ranks)")
+    return ",".join(map(str, ranks))
+
+
 def spawn(fn: Callable, nprocs: int, args: Sequence = (), *, soc: str = "Ascend910B1", profile: str = "",
-          functional: bool = True, timeout_s: float = _DEFAULT_TIMEOUT_S) -> list:
+          functional: bool = True, timeout_s: float = _DEFAULT_TIMEOUT_S, trace=None, trace_ranks=None) -> list:
     """Runs fn(rank, *args) for every rank in [0, nprocs), each on a thread of its own, on one
     simulated cluster (`soc` or a `profile` file; `functional=False` simulates times only, outputs
     are not computed). Returns each rank's return value. If a rank raises, spawn raises that
     rank's exception (the lowest rank that failed on its own, rather than for want of another)
     once every thread has ended; a rank that never makes a
-    collective call the others make fails theirs after `timeout_s` with the missing ranks named."""
+    collective call the others make fails theirs after `timeout_s` with the missing ranks named.
+    With `trace` (a directory, made if missing) each op call writes its trace there, numbered in
+    call order: 000_<op>.json, 001_<op>.json, ... (barriers are not op calls); `trace_ranks`
+    (a list, one rank or "0,3") keeps only those ranks' events. The program itself is unchanged."""
     if not isinstance(nprocs, (int, np.integer)) or nprocs < 1:
         raise ValueError(f"spawn: nprocs = {nprocs!r}: must be a positive integer")
-    world = _World(int(nprocs), soc, profile, functional, timeout_s)
+    ranks = _trace_rank_list(trace_ranks, int(nprocs), trace is not None)  # before the directory is made
+    trace_dir = _trace_directory(trace)
+    world = _World(int(nprocs), soc, profile, functional, timeout_s, trace_dir, ranks)
     results = [None] * world.nprocs
     errors = [None] * world.nprocs
 
@@ -598,6 +659,11 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
     A = tensor(a)
     B = tensor(b)
     C = ctx.zeros(out_shape[0], out_shape[1], out_dtype)
+    trace = world.next_trace_file(op)
+    if trace is not None:
+        config["trace"] = trace
+        if world.trace_ranks is not None:
+            config["trace_ranks"] = world.trace_ranks
     ws = ctx.ops.run(op, C, A, B, bias=bias_t, config=config)
     if world.functional:
         c = C.numpy()
@@ -609,7 +675,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
                 out = entries[r]["out"]
                 for rows, cols in _owned_tiles(m, n, w, first["config"])[r]:
                     out[rows, cols] = _cast_result(total[rows, cols], out.dtype)
-            return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
+            return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored, trace)
         for r in range(w):
             if op == "matmul_all_gather":
                 mp_local = out_shape[0] // w
@@ -617,7 +683,7 @@ def _run_op(op: str, world: _World, entries: dict) -> IrisWorkspace:
             else:
                 got = c[r][:entries[r]["out"].shape[0], :entries[r]["out"].shape[1]]
             entries[r]["out"][...] = _cast_result(got, entries[r]["out"].dtype)
-    return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored)
+    return IrisWorkspace(op, (m, n, k), dtype, w, variant, ws.results, ignored, trace)
 
 
 def _cast_result(values: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -320,3 +320,59 @@ def test_matmul_reduce_scatter_output_of_neither_form_names_both():
             ctx.ops.matmul_reduce_scatter(ctx.zeros((64, 15)), ctx.ones((64, 32)), ctx.ones((32, 31)))
 
     iris.spawn(fn, 2)
+
+
+def _two_calls(rank):
+    """An Iris program of two op calls (the second async) and a barrier between them."""
+    ctx = iris.iris()
+    rng = np.random.default_rng(rank)
+    out = ctx.zeros((64, 48), dtype=np.float16)
+    first = ctx.ops.all_gather_matmul(out, ints(rng, (64, 32)), ints(np.random.default_rng(9), (64, 48)))
+    ctx.barrier()
+    second = ctx.ops.matmul_all_reduce(out, ints(rng, (64, 32)), ints(rng, (32, 48)), async_op=True)
+    ctx.barrier()
+    return first, second
+
+
+def test_spawn_traces_each_op_call_unchanged(tmp_path):
+    import json
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "prof_analysis"))
+    try:
+        import report
+        import tandem_trace
+    finally:
+        sys.path.pop(0)
+    plain = iris.spawn(_two_calls, 2)
+    traced = iris.spawn(_two_calls, 2, trace=tmp_path / "traces", trace_ranks=[1])
+    files = sorted(p.name for p in (tmp_path / "traces").iterdir())
+    assert files == ["000_all_gather_matmul.json", "001_matmul_all_reduce.json"]  # barriers are not op calls
+    for call, name in enumerate(files):
+        ws = traced[0][call]
+        assert ws.trace == str(tmp_path / "traces" / name) and traced[1][call].trace == ws.trace
+        assert ws.results["pipelined_us"] == plain[0][call].results["pipelined_us"]  # tracing changes no time
+        t = json.loads((tmp_path / "traces" / name).read_text())
+        assert t["otherData"]["op"] == ws.operation
+        assert t["otherData"]["view_end_us"] - t["otherData"]["view_start_us"] == pytest.approx(
+            ws.results["pipelined_us"], abs=1e-6)
+        assert {e["pid"] for e in t["traceEvents"] if e["ph"] == "X"} == {1}
+        assert report.analyze(tandem_trace.load_trace(str(tmp_path / "traces" / name)))["warnings"] == []
+    assert plain[0][0].trace is None
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"trace": "a_file"}, ValueError, "spawn: trace = 'a_file' is a file: give a directory"),
+    ({"trace": 3}, TypeError, "spawn: trace = 3: a directory"),
+    ({"trace_ranks": [0]}, ValueError, "spawn: trace_ranks = [0] without trace"),
+    ({"trace": "d", "trace_ranks": "0,2"}, ValueError, "spawn: trace_ranks = '0,2': rank 2 does not exist (2 ranks)"),
+    ({"trace": "d", "trace_ranks": [True]}, TypeError, "spawn: trace_ranks = [True]: ranks, as a list"),
+])
+def test_spawn_refuses_a_bad_trace_request_before_any_rank_runs(tmp_path, monkeypatch, kwargs, error, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("")
+    ran = []
+    with pytest.raises(error) as info:
+        iris.spawn(lambda rank: ran.append(rank), 2, **kwargs)
+    assert words in str(info.value)
+    assert ran == [] and not (tmp_path / "d").exists()  # nothing made for a request refused
