@@ -43,6 +43,14 @@ nlohmann::json call_metadata(const CallTraceInput& in, const Profile& profile) {
     }
     j["source"] = "api call";
     j["per_rank_us"] = res.per_rank_us;
+    if (!in.calls.empty()) {
+        nlohmann::json calls = nlohmann::json::array();
+        for (const OpResults& c : in.calls) {
+            calls.push_back({{"op", c.op}, {"variant", c.variant}, {"start_us", c.start_us}, {"end_us", c.end_us},
+                             {"pipelined_us", c.pipelined_us}});
+        }
+        j["calls"] = calls;
+    }
     j["profile_file"] = profile.file.string();
     j["aic_cores"] = profile.chip.aic_cores;
     j["aiv_cores"] = profile.chip.aiv_cores;
@@ -61,9 +69,17 @@ CallLog::~CallLog() {
     cluster_.clear_log();
 }
 
-void check_trace_request(const std::string& op, const OpConfig& config, bool async_op, bool calls_pending, int ranks,
-                         ParamWords words) {
-    const bool python = words == ParamWords::Python;
+void name_streams(std::vector<std::string>& by_id, const std::vector<Stream*>& streams,
+                  const std::vector<std::string>& op_names) {
+    for (std::size_t s = 0; s < streams.size() && s < op_names.size(); ++s) {
+        const std::size_t id = static_cast<std::size_t>(streams[s]->id());
+        if (by_id.size() <= id) by_id.resize(id + 1, "stream");
+        by_id[id] = op_names[s];
+    }
+}
+
+void check_trace_request(const std::string& op, const OpConfig& config, bool calls_pending,
+                         const std::string& open_trace_op, int ranks, ParamWords words) {
     if (config.trace.empty()) {
         if (!config.trace_ranks.empty() || config.trace_window_us) {
             throw SimError(fmt::format("{}: {} and {} limit a trace: give {} (the file to write) too", op,
@@ -72,12 +88,11 @@ void check_trace_request(const std::string& op, const OpConfig& config, bool asy
         }
         return;
     }
-    // The log holds what the cluster runs between launch and completion: an async call's kernels
-    // overlap whatever is launched until barrier(), so the trace would not be the call's alone.
-    if (async_op) {
-        throw SimError(fmt::format("{}: {} = '{}' traces a synchronous call; this one is async ({})", op,
-                                   field_in("trace", words), config.trace,
-                                   python ? "async_op=True" : "Ops::run(async_op = true)"));
+    // The cluster keeps one log: one trace at a time, and a trace starts with its call.
+    if (!open_trace_op.empty()) {
+        throw SimError(fmt::format("{}: {} = '{}': the trace of an async {} call is open until barrier(), which "
+                                   "writes it; call barrier() first",
+                                   op, field_in("trace", words), config.trace, open_trace_op));
     }
     if (calls_pending) {
         throw SimError(fmt::format("{}: {} = '{}': async calls are pending and would run inside the trace; call "

@@ -1,7 +1,9 @@
 #pragma once
 // A traced call of the API (OpConfig::trace): the cluster logs the call's kernels, and the call
 // writes what the command line's --trace writes (sim/trace/chrome_trace.hpp, docs/TRACE.md),
-// with the call's identity in place of a run's, so prof_analysis/report.py reads either.
+// with the call's identity in place of a run's, so prof_analysis/report.py reads either. A
+// synchronous call writes it as it returns; an async call's trace stays open until barrier()
+// and holds every kernel launched meanwhile (the calls it overlapped: the metadata's "calls").
 #include <array>
 #include <map>
 #include <string>
@@ -10,6 +12,7 @@
 #include "host/ops/op_facade.hpp"
 #include "sim/core/pipe.hpp"
 #include "sim/machine/cluster.hpp"
+#include "sim/runtime/runtime.hpp"
 #include "sim/trace/chrome_trace.hpp"
 #include "tandem/tandem.hpp"
 
@@ -39,12 +42,19 @@ struct CallTraceInput {
     SimTime end = 0;
     std::map<int, std::array<SimTime, kPipeCount>> busy_ps;  // per rank, the call's kernels
     SignalNamer signal_name;
+    std::vector<OpResults> calls;  // an async call's trace: every call in it, the traced one first
 };
 
-// OpConfig::trace checked before the call runs: a synchronous call, no async call pending, the
-// ranks in the context. Throws SimError naming the op and the field in the caller's words.
-void check_trace_request(const std::string& op, const OpConfig& config, bool async_op, bool calls_pending, int ranks,
-                         ParamWords words);
+// The op's names for a stream set's streams, by stream id (a stream's own name ends in "#<set>";
+// ids no call named stay "stream").
+void name_streams(std::vector<std::string>& by_id, const std::vector<Stream*>& streams,
+                  const std::vector<std::string>& op_names);
+
+// OpConfig::trace checked before the call runs: no async call pending (a trace starts with its
+// call), no async call's trace open (`open_trace_op`: the op whose is, empty if none), the ranks
+// in the context. Throws SimError naming the op and the field in the caller's words.
+void check_trace_request(const std::string& op, const OpConfig& config, bool calls_pending,
+                         const std::string& open_trace_op, int ranks, ParamWords words);
 
 // Writes config.trace from the cluster's log (SimError naming the file if it cannot).
 void write_call_trace(const Cluster& cluster, const OpConfig& config, const CallTraceInput& in);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "api/call_trace.hpp"
+#include "host/ops/op_facade.hpp"
 #include "host/run/op_inputs.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/profile.hpp"
@@ -60,6 +62,22 @@ struct WorkspaceState {
     ~WorkspaceState();
 };
 
+// An async call's trace (OpConfig::trace), open from the call until barrier(), which writes it:
+// the cluster logs every kernel launched meanwhile, the traced call's and those it overlapped.
+struct OpenTrace {
+    OpConfig config;                        // the file and its filters
+    host::ResolvedRun run;                  // the traced call's identity
+    std::shared_ptr<WorkspaceState> call;   // the traced call
+    std::unique_ptr<CallLog> log;
+    // Per stream set, rank and stream: how many kernels the stream had run when the traced call's
+    // pipelined launch began (a set made later: none); what follows is the trace's busy time.
+    std::vector<std::vector<std::vector<std::size_t>>> first_stat;
+    std::vector<std::string> stream_names;  // by stream id: the op's names of every call's streams
+    std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's, for signal names
+    std::vector<OpResults> done;            // the synchronous calls completed inside it
+    SimTime end = 0;                        // the latest end of a call in it
+};
+
 struct ContextState {
     ContextState(const ContextOptions& options);
     ~ContextState();
@@ -69,6 +87,7 @@ struct ContextState {
     std::unique_ptr<Runtime> runtime;
     std::vector<StreamSet> stream_sets;
     std::vector<std::shared_ptr<WorkspaceState>> pending;
+    std::optional<OpenTrace> open_trace;
     std::optional<std::string> broken;  // the error that stopped the cluster
     // Ops added by the user (Ops::add), besides the registered ones; this context's alone.
     std::vector<std::shared_ptr<const kernels::OpDesc>> user_ops;
@@ -87,6 +106,9 @@ struct ContextState {
     Workspace run(const std::shared_ptr<ContextState>& self, const std::string& op, Tensor& out, const Tensor& a,
                   const Tensor& b, const Tensor* bias, bool async_op, const OpConfig& config, Workspace workspace);
     void barrier();
+    // barrier()'s last step with an async call's trace open: writes it (the calls `completed`
+    // by the barrier among its calls) and closes it.
+    void close_open_trace(const std::vector<std::shared_ptr<WorkspaceState>>& completed);
     double now_us() const;
     // OpConfig::sanitize: turns the cluster's sanitizer on or off for call `op` (refused while an
     // async call of the other kind is pending).

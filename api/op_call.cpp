@@ -207,7 +207,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     }
     const host::ResolvedRun run = resolve_call(*this, op_name, out, a, b, bias, config);
     const std::string signature = signature_of(run);
-    check_trace_request(op_name, config, async_op, !pending.empty(), options.ranks, options.words);
+    check_trace_request(op_name, config, !pending.empty(), open_trace ? open_trace->call->op : std::string(),
+                        options.ranks, options.words);
     set_sanitizing(op_name, config.sanitize);
 
     // The workspace: the given one if it fits, else a new one.
@@ -276,10 +277,29 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     const host::ShardShapes& sh = w.shapes;
     // A traced call: the cluster logs its kernels (with all_views, those of the two timed views
     // too, cleared before the pipelined launch as the command line does); each rank's streams'
-    // statistics from the pipelined launch on are its busy times.
+    // statistics from the pipelined launch on are its busy times. An async call's trace stays
+    // open until barrier(): every stream set's statistics count from its pipelined launch on.
     const bool tracing = !config.trace.empty();
     std::optional<CallLog> call_log;
-    if (tracing) call_log.emplace(runtime->cluster(), config.trace_ranks);
+    if (tracing && !async_op) call_log.emplace(runtime->cluster(), config.trace_ranks);
+    if (tracing && async_op) {
+        OpenTrace& t = open_trace.emplace();
+        t.config = config;
+        t.run = run;
+        t.call = ws;
+        t.log = std::make_unique<CallLog>(runtime->cluster(), config.trace_ranks);
+        t.first_stat.assign(stream_sets.size(), std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(ranks)));
+    }
+    if (open_trace) {  // this call's kernels are in the open trace: its streams' names and signals too
+        // The calls after the traced one have their streams named after them ("matmul_all_reduce[2]
+        // compute", the trace's second call): two ops' "compute" streams stay apart in the report.
+        std::vector<std::string> names = ws->instance->streams();
+        if (open_trace->call != ws) {
+            for (std::string& n : names) n = fmt::format("{}[{}] {}", op_name, open_trace->instances.size() + 1, n);
+        }
+        for (int r = 0; r < ranks; ++r) name_streams(open_trace->stream_names, set.per_rank[static_cast<std::size_t>(r)], names);
+        open_trace->instances.push_back(ws->instance);
+    }
     std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));
 
     // Every launch signed: under --sanitize, ranks launching different shapes are reported.
@@ -311,6 +331,12 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         if (tracing && config.all_views) host.barrier([&] { runtime->cluster().clear_log(); });
         else host.barrier();
         for (const Stream* s : streams) first_stat[static_cast<std::size_t>(r)].push_back(s->kernel_stats().size());
+        if (tracing && async_op) {  // each rank its own entries; no other call is running
+            for (std::size_t s = 0; s < open_trace->first_stat.size(); ++s) {
+                for (const Stream* st : stream_sets[s].per_rank[static_cast<std::size_t>(r)])
+                    open_trace->first_stat[s][static_cast<std::size_t>(r)].push_back(st->kernel_stats().size());
+            }
+        }
         start[static_cast<std::size_t>(r)] = host.now();
         for (std::size_t p = 0; p < plan.phases.size(); ++p) {
             kernels::ViewPhase& phase = plan.phases[p];
@@ -341,6 +367,7 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
     } catch (const std::exception& e) {
         broken = e.what();
+        open_trace.reset();  // its log off: nothing more runs on this cluster
         fail_sanitized(op_name, e.what());
         throw;
     }
@@ -378,6 +405,10 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         res.complete = true;
         set.busy = false;
         if (functional) w.verify_own_math(ranks);
+        if (open_trace) {  // a synchronous call inside an async call's open trace
+            open_trace->done.push_back(res);
+            open_trace->end = std::max(open_trace->end, last);
+        }
         if (tracing) {
             CallTraceInput in;
             in.run = &run;
@@ -389,11 +420,9 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             const std::vector<std::string> names = w.instance->streams();
             for (int r = 0; r < ranks; ++r) {
                 const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
+                name_streams(in.stream_names, streams, names);
                 auto& busy = in.busy_ps[r];
                 for (std::size_t s = 0; s < streams.size(); ++s) {
-                    const std::size_t id = static_cast<std::size_t>(streams[s]->id());
-                    if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
-                    in.stream_names[id] = names[s];  // the op's name for it (the stream's own ends in "#<set>")
                     const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
                     for (std::size_t k = first_stat[static_cast<std::size_t>(r)][s]; k < stats.size(); ++k)
                         for (int p = 0; p < kPipeCount; ++p)
@@ -452,6 +481,7 @@ void ContextState::barrier() {
         runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
     } catch (const std::exception& e) {
         broken = e.what();
+        open_trace.reset();
         fail_sanitized("barrier", e.what());
         throw;
     }
@@ -474,8 +504,57 @@ void ContextState::barrier() {
         w->pending_out.reset();
         stream_sets[static_cast<std::size_t>(w->stream_set)].busy = false;
         w->stream_set = -1;
+        if (open_trace) open_trace->end = std::max(open_trace->end, last);
     }
+    if (open_trace) close_open_trace(calls);
     check_sanitized("barrier");
+}
+
+void ContextState::close_open_trace(const std::vector<std::shared_ptr<WorkspaceState>>& completed) {
+    const OpenTrace t = std::move(*open_trace);  // its log (on until `t` goes) is dropped however this ends
+    open_trace.reset();
+    const WorkspaceState& traced = *t.call;
+    CallTraceInput in;
+    in.run = &t.run;
+    in.results = &traced.results;
+    in.all_views = t.config.all_views;
+    in.stage_names = traced.instance->stage_names();
+    in.start = *std::min_element(traced.start_ps.begin(), traced.start_ps.end());
+    in.end = t.end;
+    in.stream_names = t.stream_names;
+    // The calls in it by their start, the traced one first (it started the trace).
+    in.calls = t.done;
+    for (const auto& w : completed) {
+        if (w != t.call) in.calls.push_back(w->results);
+    }
+    std::stable_sort(in.calls.begin(), in.calls.end(),
+                     [](const OpResults& a, const OpResults& b) { return a.start_us < b.start_us; });
+    in.calls.insert(in.calls.begin(), traced.results);
+    for (std::size_t s = 0; s < stream_sets.size(); ++s) {
+        for (int r = 0; r < options.ranks; ++r) {
+            const std::vector<Stream*>& streams = stream_sets[s].per_rank[static_cast<std::size_t>(r)];
+            const std::vector<std::size_t>* first =
+                s < t.first_stat.size() ? &t.first_stat[s][static_cast<std::size_t>(r)] : nullptr;
+            auto& busy = in.busy_ps[r];
+            for (std::size_t k = 0; k < streams.size(); ++k) {
+                const std::vector<KernelStats>& stats = streams[k]->kernel_stats();
+                for (std::size_t i = first != nullptr && k < first->size() ? (*first)[k] : 0; i < stats.size(); ++i)
+                    for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[i].busy_ps[static_cast<std::size_t>(p)];
+            }
+        }
+    }
+    in.signal_name = [instances = t.instances](int rank, std::int64_t address) {
+        for (const auto& i : instances) {
+            std::string name = i->signal_name(rank, address);
+            if (!name.empty()) return name;
+        }
+        return std::string();
+    };
+    try {
+        write_call_trace(runtime->cluster(), t.config, in);
+    } catch (const SimError& e) {
+        throw SimError(fmt::format("barrier: {}: {}", traced.op, e.what()));
+    }
 }
 
 // ---------------------------------------------------------------------------- sanitize --

@@ -1,5 +1,6 @@
 // A traced call of the API (OpConfig::trace): the same events as the command line's --trace of
-// the same run, the rank filter, byte-identical files, and the refusals in the API's words.
+// the same run, the rank filter, byte-identical files, async calls' traces (open until the
+// barrier), and the refusals in the API's words.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -177,9 +178,6 @@ TEST(ApiTrace, RefusalsNameTheFieldAndTheValue) {
     Call call;
     OpConfig cfg;
     cfg.trace = dir.file("t.json");
-    EXPECT_NE(refusal(call, cfg, true).find("allgather_gemm: OpConfig::trace = '" + cfg.trace + "' traces a synchronous call"),
-              std::string::npos)
-        << refusal(call, cfg, true);
     cfg.trace_ranks = {0, 2};
     EXPECT_NE(refusal(call, cfg).find("OpConfig::trace_ranks names rank 2; the context has 2 ranks (0..1)"), std::string::npos)
         << refusal(call, cfg);
@@ -199,6 +197,116 @@ TEST(ApiTrace, RefusalsNameTheFieldAndTheValue) {
     EXPECT_GT(call.run({}).pipelined_us, 0);
     // Nothing was written by the refused calls.
     EXPECT_TRUE(fs::is_empty(dir.path));
+}
+
+// An async call's trace, written by the barrier() that completes it, holds what a synchronous
+// call's trace of the same call holds when nothing else runs.
+TEST(ApiTrace, AnAsyncCallAloneTracesWhatTheSynchronousCallTraces) {
+    const TempDir dir;
+    OpConfig sync_cfg;
+    sync_cfg.trace = dir.file("sync.json");
+    OpConfig async_cfg;
+    async_cfg.trace = dir.file("async.json");
+    Call sync_call;
+    const tandem::api::OpResults sync_res = sync_call.run(sync_cfg);
+    Call async_call;
+    const tandem::api::Workspace ws =
+        async_call.ctx.ops().run("allgather_gemm", async_call.c, async_call.a, async_call.b, nullptr, true, async_cfg);
+    EXPECT_FALSE(fs::exists(async_cfg.trace));  // written by the barrier
+    async_call.ctx.barrier();
+    const nlohmann::json s = nlohmann::json::parse(read_file(sync_cfg.trace));
+    const nlohmann::json a = nlohmann::json::parse(read_file(async_cfg.trace));
+    EXPECT_GT(events_of(s).size(), 100u);
+    EXPECT_EQ(events_of(a), events_of(s));
+    EXPECT_EQ(a["otherData"]["busy_us"], s["otherData"]["busy_us"]);
+    // The same time as an untraced async call (a synchronous call's adds the host's synchronize).
+    Call untraced;
+    const tandem::api::Workspace plain =
+        untraced.ctx.ops().run("allgather_gemm", untraced.c, untraced.a, untraced.b, nullptr, true, {});
+    untraced.ctx.barrier();
+    EXPECT_NEAR(ws.results().pipelined_us, plain.results().pipelined_us, 1e-9);
+    EXPECT_GT(sync_res.pipelined_us, ws.results().pipelined_us);
+    ASSERT_EQ(a["otherData"]["calls"].size(), 1u);
+    EXPECT_EQ(a["otherData"]["calls"][0]["op"], "allgather_gemm");
+    EXPECT_FALSE(s["otherData"].contains("calls"));  // a synchronous call's trace is its call's alone
+}
+
+// Two async calls overlap: the first one's trace holds the second's kernels too, lists both
+// calls, and changes neither call's time.
+TEST(ApiTrace, AnAsyncCallsTraceHoldsTheCallsItOverlapped) {
+    const TempDir dir;
+    auto two_calls = [](Call& call, const OpConfig& first) {
+        Tensor c2 = call.ctx.zeros(512, 512, DataType::F32);
+        const tandem::api::Workspace w1 = call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, first);
+        const tandem::api::Workspace w2 = call.ctx.ops().run("allgather_gemm", c2, call.a, call.b, nullptr, true, {});
+        call.ctx.barrier();
+        return std::pair(w1.results(), w2.results());
+    };
+    Call plain;
+    const auto untraced = two_calls(plain, {});
+    Call traced;
+    OpConfig cfg;
+    cfg.trace = dir.file("both.json");
+    const auto times = two_calls(traced, cfg);
+    EXPECT_NEAR(times.first.pipelined_us, untraced.first.pipelined_us, 1e-9);
+    EXPECT_NEAR(times.second.pipelined_us, untraced.second.pipelined_us, 1e-9);
+    // The second started after the first (its launch follows the first's on every rank).
+    EXPECT_GE(times.second.start_us, times.first.start_us);
+
+    const nlohmann::json t = nlohmann::json::parse(read_file(cfg.trace));
+    const nlohmann::json& calls = t["otherData"]["calls"];
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_NEAR(calls[1]["pipelined_us"].get<double>(), times.second.pipelined_us, 1e-9);
+    // The trace spans both calls, and holds twice one call's instructions.
+    const double span = t["otherData"]["view_end_us"].get<double>() - t["otherData"]["view_start_us"].get<double>();
+    EXPECT_NEAR(span, std::max(times.first.end_us, times.second.end_us) - times.first.start_us, 1e-6);
+    Call one;
+    OpConfig one_cfg;
+    one_cfg.trace = dir.file("one.json");
+    one.run(one_cfg);
+    EXPECT_EQ(events_of(t).size(), 2 * events_of(nlohmann::json::parse(read_file(one_cfg.trace))).size());
+    // The second call's streams are named after it, so its blocks stay apart from the first's.
+    std::set<std::string> names;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "X" && e["args"].contains("stream")) names.insert(e["args"]["stream"].get<std::string>());
+    }
+    EXPECT_TRUE(names.count("comm") == 1 && names.count("allgather_gemm[2] comm") == 1) << nlohmann::json(names).dump();
+}
+
+TEST(ApiTrace, OneTraceIsOpenAtATime) {
+    const TempDir dir;
+    Call call;
+    OpConfig cfg;
+    cfg.trace = dir.file("first.json");
+    call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, cfg);
+    Tensor c2 = call.ctx.zeros(512, 512, DataType::F32);
+    OpConfig second;
+    second.trace = dir.file("second.json");
+    std::string why;
+    try {
+        call.ctx.ops().run("allgather_gemm", c2, call.a, call.b, nullptr, true, second);
+    } catch (const Error& e) {
+        why = e.what();
+    }
+    EXPECT_NE(why.find("allgather_gemm: OpConfig::trace = '" + second.trace +
+                       "': the trace of an async allgather_gemm call is open until barrier()"),
+              std::string::npos)
+        << why;
+    call.ctx.barrier();
+    EXPECT_TRUE(fs::exists(cfg.trace));
+    EXPECT_FALSE(fs::exists(second.trace));
+    // After the barrier a call traces again; with an async call pending, it may not start one.
+    call.ctx.ops().run("allgather_gemm", c2, call.a, call.b, nullptr, true, {});
+    why.clear();
+    try {
+        call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, false, second);
+    } catch (const Error& e) {
+        why = e.what();
+    }
+    EXPECT_NE(why.find("async calls are pending and would run inside the trace"), std::string::npos) << why;
+    call.ctx.barrier();
+    EXPECT_GT(call.run(second).pipelined_us, 0);
+    EXPECT_TRUE(fs::exists(second.trace));
 }
 
 }  // namespace api_trace_test

@@ -113,7 +113,9 @@ struct OpConfig {
     // Write a Chrome trace of the call (the command line's --trace: docs/TRACE.md) to this file
     // once it completed: every instruction of its kernels per core and pipe, the flows from each
     // notify to the wait it released, the links' and the memory's use; prof_analysis/report.py
-    // reads it. Synchronous calls only, with no async call pending. Empty: none.
+    // reads it. No async call may be pending when it starts. An async call's trace is written by
+    // the barrier() that completes it and holds every kernel launched until then (the calls it
+    // overlapped, listed in its "calls"); one trace is open at a time. Empty: none.
     std::string trace;
     // Keep only these ranks in the trace (--trace-ranks); only their instructions are held while
     // the call simulates. Empty: every rank.

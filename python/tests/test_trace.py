@@ -46,8 +46,6 @@ def test_trace_ranks_takes_a_list(tmp_path):
 
 
 @pytest.mark.parametrize("config, async_op, error, words", [
-    ({"trace": "t.json"}, True, tandem.Error,
-     "config['trace'] = 't.json' traces a synchronous call; this one is async (async_op=True)"),
     ({"trace": "t.json", "trace_ranks": [0, 5]}, False, tandem.Error,
      "config['trace_ranks'] names rank 5; the context has 2 ranks"),
     ({"trace_ranks": "0"}, False, tandem.Error, "give config['trace'] (the file to write) too"),
@@ -63,3 +61,29 @@ def test_refusals_name_the_config_key(tmp_path, monkeypatch, config, async_op, e
         ctx.ops.allgather_gemm(C, A, B, config=config, async_op=async_op)
     assert words in str(e.value)
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_an_async_calls_trace_holds_the_calls_it_overlapped(tmp_path):
+    """Written by the barrier: both calls' kernels, both calls listed, report.py reads it whole."""
+    ctx, A, B, C = problem()
+    C2 = ctx.zeros(512, 512, "fp32")
+    path = tmp_path / "both.json"
+    first = ctx.ops.allgather_gemm(C, A, B, config={"trace": path}, async_op=True)
+    second = ctx.ops.allgather_gemm(C2, A, B, async_op=True)
+    assert not path.exists()
+    with pytest.raises(tandem.Error, match="the trace of an async allgather_gemm call is open until barrier"):
+        ctx.ops.allgather_gemm(ctx.zeros(512, 512, "fp32"), A, B, config={"trace": tmp_path / "x.json"})
+    ctx.barrier()
+    t = json.loads(path.read_text())
+    calls = t["otherData"]["calls"]
+    assert [c["op"] for c in calls] == ["allgather_gemm", "allgather_gemm"]
+    assert calls[0]["pipelined_us"] == pytest.approx(first.results["pipelined_us"])
+    assert calls[1]["pipelined_us"] == pytest.approx(second.results["pipelined_us"])
+    sys.path.insert(0, str(REPO / "prof_analysis"))
+    try:
+        import report
+        import tandem_trace
+    finally:
+        sys.path.pop(0)
+    assert report.analyze(tandem_trace.load_trace(str(path)))["warnings"] == []
+    assert not (tmp_path / "x.json").exists()
