@@ -188,6 +188,7 @@ def analyze(trace, results=None, results_path=None, top=5):
     polls = defaultdict(lambda: [0, 0])  # (rank, stream, block) -> [TTEST ps, count]
     block_pipe_busy = defaultdict(lambda: defaultdict(int))  # (rank, stream, block) -> {pipe: ps}, data pipes
     block_core = {}                     # (rank, stream, block) -> "AIC3": the core it ran on
+    block_runs = defaultdict(list)      # rank -> [(core type, ts, end, stream)]: each block's execution
     for s in trace.slices:
         kind = s.track.kind
         if kind == "pipe":
@@ -206,6 +207,7 @@ def analyze(trace, results=None, results_path=None, top=5):
         block_core.setdefault(key, f"{s.track.core_type}{s.track.core}")
         if kind == "blocks":
             block_time[key] += clip(s)
+            block_runs[s.rank].append((s.track.core_type, s.ts, s.end, s.stream))
         elif s.track.pipe != "SCALAR":
             block_pipe_busy[key][s.track.pipe] += clip(s)
         sp = span.get(key)
@@ -338,7 +340,9 @@ def analyze(trace, results=None, results_path=None, top=5):
         rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
                              "top_blocks": top_blocks, "critical_path": cp,
                              "memory": memory_use(memory_samples.get(r, []),
-                                                  window or (trace.view_start_ps, trace.view_end_ps))})
+                                                  window or (trace.view_start_ps, trace.view_end_ps)),
+                             "oversubscribed": oversubscribed_cores(block_runs.get(r, []), counts,
+                                                                    trace.view_start_ps)})
 
     # Overall: the same sums over every rank in the trace.
     ocores = defaultdict(int)
@@ -445,6 +449,44 @@ def _ends(blocks, last=3):
     mid = timed[n // 2]["end_ps"] if n % 2 else (timed[n // 2 - 1]["end_ps"] + timed[n // 2]["end_ps"]) // 2
     return {"first_us": timed[0]["end_us"], "median_us": us(mid), "last_us": timed[-1]["end_us"],
             "last_blocks": [b["block"] for b in reversed(timed[-last:])]}
+
+
+def oversubscribed_cores(runs, counts, view_start_ps):
+    """When more blocks of one core type ran at once than the chip has cores of it: possible only
+    when kernels of two streams overlap beyond the chip (two calls of the API with async_op): the
+    simulator gives each stream cores of its own (docs/API.md, "Known limits"), where a chip would
+    make the later blocks wait for free cores. `runs`: a rank's block executions (core type, start
+    ps, end ps, stream) from its BLOCKS tracks; `counts`: the chip's cores per type (otherData).
+    Per core type that went over: its cores, the most blocks at once, how long and from when it
+    was over, and the streams that had blocks running then."""
+    out = {}
+    for ct in sorted({r[0] for r in runs}):
+        n = counts.get(ct)
+        if not n:
+            continue  # a trace without the chip's core counts: nothing to compare with
+        edges = []
+        for core_type, ts, end, stream in runs:
+            if core_type == ct and end > ts:
+                edges.append((ts, 1, stream))
+                edges.append((end, -1, stream))
+        edges.sort(key=lambda e: (e[0], e[1]))  # at one instant, ends before starts
+        active, peak, over_ps, since, first_over = defaultdict(int), 0, 0, None, None
+        streams = set()
+        for t, d, stream in edges:
+            total = sum(active.values())
+            if total > n:
+                over_ps += t - since
+            active[stream] += d
+            total += d
+            since = t
+            peak = max(peak, total)
+            if total > n:
+                first_over = t if first_over is None else first_over
+                streams.update(st for st, k in active.items() if k > 0)
+        if peak > n:
+            out[ct] = {"cores": n, "peak_blocks": peak, "over_us": us(over_ps),
+                       "from_us": us(first_over - view_start_ps), "streams": sorted(streams)}
+    return out or None
 
 
 def memory_use(samples, span):
@@ -887,6 +929,11 @@ def format_text(a, all_blocks=False):
             L.append("  every block, by stream and end:")
             L.extend(_all_block_lines(rep, "    "))
         L.append(f"  critical path: {rep['critical_path']['sentence']}")
+        for ct, o in (rep.get("oversubscribed") or {}).items():
+            L.append(f"  note: up to {o['peak_blocks']} {ct} blocks ran at once on the chip's {o['cores']} {ct} cores "
+                     f"({o['over_us']:.3f} us over, from {o['from_us']:.3f} us; streams {', '.join(o['streams'])}). The "
+                     "simulator gives each stream cores of its own (docs/API.md, \"Known limits\"); a chip would make "
+                     "the later blocks wait for free cores, so these kernels overlap more here than they could there")
         mem = rep.get("memory")
         if mem:
             L.append(f"  chip memory (every stream and the peers' stores into it): L2 {mem['L2']['gib']:.3f} GiB, mean "

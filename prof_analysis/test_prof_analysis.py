@@ -457,6 +457,30 @@ class ReportTest(TmpDirCase):
                       "busy CUBE 61.2%", every)
         self.assertLess(every.index("compute block 1 (AIC1)"), every.index("compute block 0 (AIC0)"))
 
+    def test_more_blocks_at_once_than_the_chip_has_cores(self):
+        # The known case's chip has 2 AIC cores (its compute blocks 0 and 1 run 0 .. 64.1 and
+        # 0 .. 44.1 us): no note. A second call's compute block from 30 to 50 us makes 3 AIC blocks
+        # at once from 30 to 44.1 us.
+        b = known_case()
+        b.meta.update(aic_cores=2, aiv_cores=2)
+        a = self.analyze(b)
+        self.assertIsNone(a["ranks"][0]["oversubscribed"])
+        self.assertNotIn("note: up to", report.format_text(a))
+        b.x(0, "AIC5 BLOCKS", "block 0", 30_000_000, 20_000_000, "op[2] compute", 0)
+        a = self.analyze(b)
+        o = a["ranks"][0]["oversubscribed"]
+        self.assertEqual(list(o), ["AIC"])
+        self.assertEqual((o["AIC"]["cores"], o["AIC"]["peak_blocks"]), (2, 3))
+        self.assertAlmostEqual(o["AIC"]["over_us"], 14.1, places=9)
+        self.assertAlmostEqual(o["AIC"]["from_us"], 30.0, places=9)
+        self.assertEqual(o["AIC"]["streams"], ["compute", "op[2] compute"])
+        self.assertIsNone(a["ranks"][1]["oversubscribed"])
+        self.assertIn("note: up to 3 AIC blocks ran at once on the chip's 2 AIC cores (14.100 us over, from 30.000 "
+                      "us; streams compute, op[2] compute)", report.format_text(a))
+        # Without the chip's core counts there is nothing to compare with.
+        b.meta.pop("aic_cores")
+        self.assertIsNone(self.analyze(b)["ranks"][0]["oversubscribed"])
+
     def test_phase_one_and_sources(self):
         # A stall on the rank's own source before any remote check is phase 1; waits on two
         # sources: the bigger one is named.

@@ -85,5 +85,10 @@ def test_an_async_calls_trace_holds_the_calls_it_overlapped(tmp_path):
         import tandem_trace
     finally:
         sys.path.pop(0)
-    assert report.analyze(tandem_trace.load_trace(str(path)))["warnings"] == []
+    a = report.analyze(tandem_trace.load_trace(str(path)))
+    assert a["warnings"] == []
+    # Two GEMMs of 24 blocks each at once on 24 AIC cores: the report says the chip could not.
+    over = a["ranks"][0]["oversubscribed"]["AIC"]
+    assert over["cores"] == 24 and over["peak_blocks"] > 24
+    assert over["streams"] == ["allgather_gemm[2] compute", "compute"]
     assert not (tmp_path / "x.json").exists()
