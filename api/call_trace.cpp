@@ -118,6 +118,7 @@ void write_call_trace(const Cluster& cluster, const OpConfig& config, const Call
     TraceInput t;
     t.log = &log;
     t.stream_names = in.stream_names;
+    t.stream_calls = in.stream_calls;
     t.stage_names = in.stage_names;
     t.view_start = in.start;
     t.view_end = in.end;

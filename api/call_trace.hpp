@@ -37,6 +37,7 @@ struct CallTraceInput {
     const OpResults* results = nullptr;  // complete
     bool all_views = false;               // results has the compute-only and sequential times
     std::vector<std::string> stream_names;  // by stream id (the call's streams, the others "stream")
+    std::vector<int> stream_calls;          // by stream id: the call of the trace it ran (TraceInput)
     std::vector<std::string> stage_names;
     SimTime start = 0;  // the call's start barrier (earliest rank) and end (latest rank)
     SimTime end = 0;

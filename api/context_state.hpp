@@ -73,6 +73,7 @@ struct OpenTrace {
     // pipelined launch began (a set made later: none); what follows is the trace's busy time.
     std::vector<std::vector<std::vector<std::size_t>>> first_stat;
     std::vector<std::string> stream_names;  // by stream id: the op's names of every call's streams
+    std::vector<int> stream_calls;          // by stream id: which call (1, 2, ...) ran on it
     std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's, for signal names
     std::vector<OpResults> done;            // the synchronous calls completed inside it
     SimTime end = 0;                        // the latest end of a call in it

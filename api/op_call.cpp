@@ -297,7 +297,15 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         if (open_trace->call != ws) {
             for (std::string& n : names) n = fmt::format("{}[{}] {}", op_name, open_trace->instances.size() + 1, n);
         }
-        for (int r = 0; r < ranks; ++r) name_streams(open_trace->stream_names, set.per_rank[static_cast<std::size_t>(r)], names);
+        const int call = static_cast<int>(open_trace->instances.size()) + 1;
+        for (int r = 0; r < ranks; ++r) {
+            name_streams(open_trace->stream_names, set.per_rank[static_cast<std::size_t>(r)], names);
+            for (const Stream* st : set.per_rank[static_cast<std::size_t>(r)]) {
+                const std::size_t id = static_cast<std::size_t>(st->id());
+                if (open_trace->stream_calls.size() <= id) open_trace->stream_calls.resize(id + 1, 1);
+                open_trace->stream_calls[id] = call;
+            }
+        }
         open_trace->instances.push_back(ws->instance);
     }
     std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));

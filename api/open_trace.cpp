@@ -24,6 +24,7 @@ void ContextState::close_open_trace(const std::vector<std::shared_ptr<WorkspaceS
     in.start = *std::min_element(traced.start_ps.begin(), traced.start_ps.end());
     in.end = t.end;
     in.stream_names = t.stream_names;
+    in.stream_calls = t.stream_calls;
     // The calls in it by their start, the traced one first (it started the trace).
     in.calls = t.done;
     for (const auto& w : completed) {

@@ -27,10 +27,13 @@ def test_a_call_writes_a_trace_that_report_py_reads(tmp_path):
     assert other["compute_only_us"] == pytest.approx(ws.results["compute_only_us"])
     sys.path.insert(0, str(REPO / "prof_analysis"))
     try:
+        import check_trace
         import report
         import tandem_trace
     finally:
         sys.path.pop(0)
+    findings, _ = check_trace.check(t, str(path))  # the format Perfetto and the tools read
+    assert dict(findings.failures) == {}
     a = report.analyze(tandem_trace.load_trace(str(path)))
     assert a["warnings"] == []  # the busy totals of otherData and the events agree
     assert a["meta"]["ranks"] == 2 and a["meta"]["m"] == 512
@@ -81,10 +84,16 @@ def test_an_async_calls_trace_holds_the_calls_it_overlapped(tmp_path):
     assert calls[1]["pipelined_us"] == pytest.approx(second.results["pipelined_us"])
     sys.path.insert(0, str(REPO / "prof_analysis"))
     try:
+        import check_trace
         import report
         import tandem_trace
     finally:
         sys.path.pop(0)
+    # The second call's blocks have tracks of their own ("AIC0 CUBE (call 2)"): no slices overlap
+    # on a track, as Perfetto needs.
+    findings, _ = check_trace.check(t, str(path))
+    assert dict(findings.failures) == {}
+    assert any(e["args"]["name"].endswith(" (call 2)") for e in t["traceEvents"] if e.get("name") == "thread_name")
     a = report.analyze(tandem_trace.load_trace(str(path)))
     assert a["warnings"] == []
     # Two GEMMs of 24 blocks each at once on 24 AIC cores: the report says the chip could not.

@@ -23,6 +23,7 @@ constexpr int kTidsPerCore = 16;       // one per pipe, plus the BLOCKS track
 constexpr int kBlocksTrack = 8;
 constexpr int kAivTidBase = 100000;    // AIV tracks sort after AIC tracks
 constexpr int kStageTidBase = 1000000; // one track per stage the op named, sorted before the cores
+constexpr int kCallTidStride = 10000000;  // the tracks of call n > 1 of a trace: n - 1 strides on
 constexpr std::size_t kFlushBytes = 4 << 20;
 
 // Microseconds with 6 decimals, exactly (one picosecond resolution, no floating point).
@@ -175,9 +176,19 @@ private:
         return id >= 0 && static_cast<std::size_t>(id) < in_.stream_names.size() ? in_.stream_names[static_cast<std::size_t>(id)] : unknown;
     }
 
+    // The call (1, 2, ...) whose kernels ran on stream `id` (TraceInput::stream_calls).
+    int call_of(int id) const {
+        const auto& calls = in_.stream_calls;
+        return id >= 0 && static_cast<std::size_t>(id) < calls.size() ? std::max(1, calls[static_cast<std::size_t>(id)]) : 1;
+    }
+
+    // A record's track: its core's, or for call n > 1 of a trace of several calls its own copy.
     int use_track(const InstrRecord& r, int slot, const char* what) {
-        const int tid = track_id(r.core_type, r.core, slot);
-        tracks_.emplace(r.rank, tid, track_name(r.core_type, r.core, what));
+        const int call = call_of(r.stream);
+        const int tid = track_id(r.core_type, r.core, slot) + (call - 1) * kCallTidStride;
+        std::string name = track_name(r.core_type, r.core, what);
+        if (call > 1) name += fmt::format(" (call {})", call);
+        tracks_.emplace(r.rank, tid, std::move(name));
         return tid;
     }
 
@@ -270,8 +281,7 @@ private:
         const InstrRecord& n = (*in_.log)[it->second];
         if (!keep_rank(n.rank)) return;
         const int id = next_flow_++;
-        const int notify_tid = track_id(n.core_type, n.core, pipe_index(Pipe::S));
-        tracks_.emplace(n.rank, notify_tid, track_name(n.core_type, n.core, pipe_name(Pipe::S)));
+        const int notify_tid = use_track(n, pipe_index(Pipe::S), pipe_name(Pipe::S));
         out_ += fmt::format("{{\"name\":\"notify\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":{},\"ts\":{},\"pid\":{},\"tid\":{}}},\n",
                             id, us(n.start), n.rank, notify_tid);
         // Bound to the enclosing slice: one picosecond before the wait's end, inside it.
