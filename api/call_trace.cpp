@@ -45,9 +45,9 @@ nlohmann::json call_metadata(const CallTraceInput& in, const Profile& profile) {
     j["per_rank_us"] = res.per_rank_us;
     if (!in.calls.empty()) {
         nlohmann::json calls = nlohmann::json::array();
-        for (const OpResults& c : in.calls) {
+        for (const auto& [c, lane] : in.calls) {
             calls.push_back({{"op", c.op}, {"variant", c.variant}, {"start_us", c.start_us}, {"end_us", c.end_us},
-                             {"pipelined_us", c.pipelined_us}});
+                             {"pipelined_us", c.pipelined_us}, {"lane", lane}});
         }
         j["calls"] = calls;
     }
@@ -118,7 +118,7 @@ void write_call_trace(const Cluster& cluster, const OpConfig& config, const Call
     TraceInput t;
     t.log = &log;
     t.stream_names = in.stream_names;
-    t.stream_calls = in.stream_calls;
+    t.stream_lanes = in.stream_lanes;
     t.stage_names = in.stage_names;
     t.view_start = in.start;
     t.view_end = in.end;

@@ -37,13 +37,14 @@ struct CallTraceInput {
     const OpResults* results = nullptr;  // complete
     bool all_views = false;               // results has the compute-only and sequential times
     std::vector<std::string> stream_names;  // by stream id (the call's streams, the others "stream")
-    std::vector<int> stream_calls;          // by stream id: the call of the trace it ran (TraceInput)
+    std::vector<int> stream_lanes;          // by stream id: its tracks' lane (TraceInput::stream_lanes)
     std::vector<std::string> stage_names;
     SimTime start = 0;  // the call's start barrier (earliest rank) and end (latest rank)
     SimTime end = 0;
     std::map<int, std::array<SimTime, kPipeCount>> busy_ps;  // per rank, the call's kernels
     SignalNamer signal_name;
-    std::vector<OpResults> calls;  // an async call's trace: every call in it, the traced one first
+    // An async call's trace: every call in it (the traced one first, then by start) and its lane.
+    std::vector<std::pair<OpResults, int>> calls;
 };
 
 // The op's names for a stream set's streams, by stream id (a stream's own name ends in "#<set>";

@@ -72,10 +72,23 @@ struct OpenTrace {
     // Per stream set, rank and stream: how many kernels the stream had run when the traced call's
     // pipelined launch began (a set made later: none); what follows is the trace's busy time.
     std::vector<std::vector<std::vector<std::size_t>>> first_stat;
-    std::vector<std::string> stream_names;  // by stream id: the op's names of every call's streams
-    std::vector<int> stream_calls;          // by stream id: which call (1, 2, ...) ran on it
+    // A set of streams the calls in it ran on: one lane of tracks (the traced call's first), and
+    // its calls ("matmul_all_reduce[2]": the trace's second call). A set is reused only by calls
+    // whose streams have the same names, so a lane's stream names hold for all its calls.
+    struct Lane {
+        int set = -1;
+        std::vector<std::string> calls;
+    };
+    std::vector<Lane> lanes;
+    // Every call in it, in call order: its workspace and lane, and a synchronous call's results
+    // as it completed (its workspace may run again before the barrier).
+    struct Call {
+        std::shared_ptr<WorkspaceState> ws;
+        int lane = 1;
+        std::optional<OpResults> done;
+    };
+    std::vector<Call> calls;
     std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's, for signal names
-    std::vector<OpResults> done;            // the synchronous calls completed inside it
     SimTime end = 0;                        // the latest end of a call in it
 };
 
@@ -107,9 +120,8 @@ struct ContextState {
     Workspace run(const std::shared_ptr<ContextState>& self, const std::string& op, Tensor& out, const Tensor& a,
                   const Tensor& b, const Tensor* bias, bool async_op, const OpConfig& config, Workspace workspace);
     void barrier();
-    // barrier()'s last step with an async call's trace open: writes it (the calls `completed`
-    // by the barrier among its calls) and closes it.
-    void close_open_trace(const std::vector<std::shared_ptr<WorkspaceState>>& completed);
+    // barrier()'s last step with an async call's trace open: writes it and closes it.
+    void close_open_trace();
     double now_us() const;
     // OpConfig::sanitize: turns the cluster's sanitizer on or off for call `op` (refused while an
     // async call of the other kind is pending).

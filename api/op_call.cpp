@@ -290,23 +290,13 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         t.log = std::make_unique<CallLog>(runtime->cluster(), config.trace_ranks);
         t.first_stat.assign(stream_sets.size(), std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(ranks)));
     }
-    if (open_trace) {  // this call's kernels are in the open trace: its streams' names and signals too
-        // The calls after the traced one have their streams named after them ("matmul_all_reduce[2]
-        // compute", the trace's second call): two ops' "compute" streams stay apart in the report.
-        std::vector<std::string> names = ws->instance->streams();
-        if (open_trace->call != ws) {
-            for (std::string& n : names) n = fmt::format("{}[{}] {}", op_name, open_trace->instances.size() + 1, n);
-        }
-        const int call = static_cast<int>(open_trace->instances.size()) + 1;
-        for (int r = 0; r < ranks; ++r) {
-            name_streams(open_trace->stream_names, set.per_rank[static_cast<std::size_t>(r)], names);
-            for (const Stream* st : set.per_rank[static_cast<std::size_t>(r)]) {
-                const std::size_t id = static_cast<std::size_t>(st->id());
-                if (open_trace->stream_calls.size() <= id) open_trace->stream_calls.resize(id + 1, 1);
-                open_trace->stream_calls[id] = call;
-            }
-        }
-        open_trace->instances.push_back(ws->instance);
+    if (open_trace) {  // this call's kernels are in the open trace: its lane, name and signals too
+        OpenTrace& t = *open_trace;
+        auto lane = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const OpenTrace::Lane& l) { return l.set == set_id; });
+        if (lane == t.lanes.end()) lane = t.lanes.insert(t.lanes.end(), OpenTrace::Lane{set_id, {}});
+        lane->calls.push_back(fmt::format("{}[{}]", op_name, t.calls.size() + 1));
+        t.calls.push_back(OpenTrace::Call{ws, static_cast<int>(lane - t.lanes.begin()) + 1, std::nullopt});
+        t.instances.push_back(ws->instance);
     }
     std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));
 
@@ -413,8 +403,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         res.complete = true;
         set.busy = false;
         if (functional) w.verify_own_math(ranks);
-        if (open_trace) {  // a synchronous call inside an async call's open trace
-            open_trace->done.push_back(res);
+        if (open_trace) {  // a synchronous call inside an async call's open trace (its last call)
+            open_trace->calls.back().done = res;
             open_trace->end = std::max(open_trace->end, last);
         }
         if (tracing) {
@@ -514,7 +504,7 @@ void ContextState::barrier() {
         w->stream_set = -1;
         if (open_trace) open_trace->end = std::max(open_trace->end, last);
     }
-    if (open_trace) close_open_trace(calls);
+    if (open_trace) close_open_trace();
     check_sanitized("barrier");
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "api/call_trace.hpp"
 #include "api/context_state.hpp"
@@ -12,7 +13,7 @@
 
 namespace tandem::api::detail {
 
-void ContextState::close_open_trace(const std::vector<std::shared_ptr<WorkspaceState>>& completed) {
+void ContextState::close_open_trace() {
     const OpenTrace t = std::move(*open_trace);  // its log (on until `t` goes) is dropped however this ends
     open_trace.reset();
     const WorkspaceState& traced = *t.call;
@@ -23,16 +24,26 @@ void ContextState::close_open_trace(const std::vector<std::shared_ptr<WorkspaceS
     in.stage_names = traced.instance->stage_names();
     in.start = *std::min_element(traced.start_ps.begin(), traced.start_ps.end());
     in.end = t.end;
-    in.stream_names = t.stream_names;
-    in.stream_calls = t.stream_calls;
-    // The calls in it by their start, the traced one first (it started the trace).
-    in.calls = t.done;
-    for (const auto& w : completed) {
-        if (w != t.call) in.calls.push_back(w->results);
+    // Each lane's streams: its own tracks, named after its calls ("allgather_gemm[2] compute"),
+    // except the traced call's alone on its lane, named as a synchronous call's trace names them.
+    for (std::size_t l = 0; l < t.lanes.size(); ++l) {
+        const OpenTrace::Lane& lane = t.lanes[l];
+        const std::string prefix = l == 0 && lane.calls.size() == 1 ? "" : fmt::format("{} ", fmt::join(lane.calls, "/"));
+        for (int r = 0; r < options.ranks; ++r) {
+            for (const Stream* st : stream_sets[static_cast<std::size_t>(lane.set)].per_rank[static_cast<std::size_t>(r)]) {
+                const std::size_t id = static_cast<std::size_t>(st->id());
+                if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
+                if (in.stream_lanes.size() <= id) in.stream_lanes.resize(id + 1, 1);
+                const std::string& own = st->name();  // "<the op's name for it>#<set>"
+                in.stream_names[id] = prefix + own.substr(0, own.rfind('#'));
+                in.stream_lanes[id] = static_cast<int>(l) + 1;
+            }
+        }
     }
-    std::stable_sort(in.calls.begin(), in.calls.end(),
-                     [](const OpResults& a, const OpResults& b) { return a.start_us < b.start_us; });
-    in.calls.insert(in.calls.begin(), traced.results);
+    // The calls in it, the traced one first (it started the trace), then by their start.
+    for (const OpenTrace::Call& c : t.calls) in.calls.emplace_back(c.done ? *c.done : c.ws->results, c.lane);
+    std::stable_sort(in.calls.begin() + 1, in.calls.end(),
+                     [](const auto& a, const auto& b) { return a.first.start_us < b.first.start_us; });
     for (std::size_t s = 0; s < stream_sets.size(); ++s) {
         for (int r = 0; r < options.ranks; ++r) {
             const std::vector<Stream*>& streams = stream_sets[s].per_rank[static_cast<std::size_t>(r)];

@@ -33,8 +33,8 @@ CORE_TYPES = ("AIC", "AIV")
 PS_PER_US = 1_000_000
 STALL_CAT = "stall"
 
-# A core's track; " (call N)": the same core's track for call N of a trace of several API calls.
-_CORE_TRACK_RE = re.compile(r"^(AIC|AIV)(\d+) (CUBE|MTE1|MTE2|MTE3|FIXP|VECTOR|SCALAR|BLOCKS)(?: \(call \d+\))?$")
+# A core's track; " (lane N)": the same core's track for lane N of a trace of several API calls.
+_CORE_TRACK_RE = re.compile(r"^(AIC|AIV)(\d+) (CUBE|MTE1|MTE2|MTE3|FIXP|VECTOR|SCALAR|BLOCKS)(?: \(lane \d+\))?$")
 _LINK_TRACK_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring (\d+)\))?$")
 _STAGE_TRACK_RE = re.compile(r"^stage (\S+)$")
 _SRC_RE = re.compile(r"\[src=(\d+)\]")
@@ -59,7 +59,7 @@ def us(ps):
 Track = namedtuple("Track", "pid tid name kind core_type core pipe link_src link_dst lane")
 Track.__doc__ = """One thread of a rank's process.
 
-kind: "pipe" (<AIC|AIV><core> <PIPE>[ (call <n>)]), "blocks" (<AIC|AIV><core> BLOCKS[ (call <n>)]), "link"
+kind: "pipe" (<AIC|AIV><core> <PIPE>[ (lane <n>)]), "blocks" (<AIC|AIV><core> BLOCKS[ (lane <n>)]), "link"
 (link <src>-><dst>[ (ring <lane>)]), "stage" (stage <name>: one slice over a stage's extent on
 the rank, for ops whose kernels name stages) or "other" (a name this module does not know, or no
 thread_name metadata at all). core_type/core/pipe are None unless kind is pipe or blocks;

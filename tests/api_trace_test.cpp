@@ -273,6 +273,35 @@ TEST(ApiTrace, AnAsyncCallsTraceHoldsTheCallsItOverlapped) {
     EXPECT_TRUE(names.count("comm") == 1 && names.count("allgather_gemm[2] comm") == 1) << nlohmann::json(names).dump();
 }
 
+// Synchronous calls made while an async call's trace is open run in it, in turn on one set of
+// streams: one lane, named after both, listed in the calls with their lane.
+TEST(ApiTrace, SynchronousCallsInsideAnOpenTraceShareALane) {
+    const TempDir dir;
+    Call call;
+    OpConfig cfg;
+    cfg.trace = dir.file("open.json");
+    call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, cfg);
+    Tensor c2 = call.ctx.zeros(512, 512, DataType::F32);
+    const double second = call.ctx.ops().run("allgather_gemm", c2, call.a, call.b).results().pipelined_us;
+    call.ctx.ops().run("allgather_gemm", c2, call.a, call.b);
+    call.ctx.barrier();
+    const nlohmann::json t = nlohmann::json::parse(read_file(cfg.trace));
+    const nlohmann::json& calls = t["otherData"]["calls"];
+    ASSERT_EQ(calls.size(), 3u);
+    EXPECT_EQ(calls[0]["lane"], 1);
+    EXPECT_EQ(calls[1]["lane"], 2);
+    EXPECT_EQ(calls[2]["lane"], 2);
+    EXPECT_NEAR(calls[1]["pipelined_us"].get<double>(), second, 1e-9);  // its own, not the later call's
+    std::set<std::string> streams, tracks;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "X" && e["args"].contains("stream")) streams.insert(e["args"]["stream"].get<std::string>());
+        if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+    }
+    EXPECT_TRUE(streams.count("comm") == 1 && streams.count("allgather_gemm[2]/allgather_gemm[3] comm") == 1)
+        << nlohmann::json(streams).dump();
+    EXPECT_TRUE(tracks.count("AIC0 CUBE") == 1 && tracks.count("AIC0 CUBE (lane 2)") == 1 && tracks.count("AIC0 CUBE (lane 3)") == 0);
+}
+
 TEST(ApiTrace, OneTraceIsOpenAtATime) {
     const TempDir dir;
     Call call;

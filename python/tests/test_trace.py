@@ -89,11 +89,12 @@ def test_an_async_calls_trace_holds_the_calls_it_overlapped(tmp_path):
         import tandem_trace
     finally:
         sys.path.pop(0)
-    # The second call's blocks have tracks of their own ("AIC0 CUBE (call 2)"): no slices overlap
+    # The second call's blocks have tracks of their own ("AIC0 CUBE (lane 2)"): no slices overlap
     # on a track, as Perfetto needs.
     findings, _ = check_trace.check(t, str(path))
     assert dict(findings.failures) == {}
-    assert any(e["args"]["name"].endswith(" (call 2)") for e in t["traceEvents"] if e.get("name") == "thread_name")
+    assert any(e["args"]["name"].endswith(" (lane 2)") for e in t["traceEvents"] if e.get("name") == "thread_name")
+    assert [c["lane"] for c in calls] == [1, 2]
     a = report.analyze(tandem_trace.load_trace(str(path)))
     assert a["warnings"] == []
     # Two GEMMs of 24 blocks each at once on 24 AIC cores: the report says the chip could not.

@@ -23,7 +23,7 @@ constexpr int kTidsPerCore = 16;       // one per pipe, plus the BLOCKS track
 constexpr int kBlocksTrack = 8;
 constexpr int kAivTidBase = 100000;    // AIV tracks sort after AIC tracks
 constexpr int kStageTidBase = 1000000; // one track per stage the op named, sorted before the cores
-constexpr int kCallTidStride = 10000000;  // the tracks of call n > 1 of a trace: n - 1 strides on
+constexpr int kLaneTidStride = 10000000;  // lane n > 1's tracks: n - 1 strides on (16 lanes at most)
 constexpr std::size_t kFlushBytes = 4 << 20;
 
 // Microseconds with 6 decimals, exactly (one picosecond resolution, no floating point).
@@ -176,18 +176,18 @@ private:
         return id >= 0 && static_cast<std::size_t>(id) < in_.stream_names.size() ? in_.stream_names[static_cast<std::size_t>(id)] : unknown;
     }
 
-    // The call (1, 2, ...) whose kernels ran on stream `id` (TraceInput::stream_calls).
-    int call_of(int id) const {
-        const auto& calls = in_.stream_calls;
-        return id >= 0 && static_cast<std::size_t>(id) < calls.size() ? std::max(1, calls[static_cast<std::size_t>(id)]) : 1;
+    // The lane (1, 2, ...) of stream `id`'s tracks (TraceInput::stream_lanes).
+    int lane_of(int id) const {
+        const auto& lanes = in_.stream_lanes;
+        return id >= 0 && static_cast<std::size_t>(id) < lanes.size() ? std::max(1, lanes[static_cast<std::size_t>(id)]) : 1;
     }
 
-    // A record's track: its core's, or for call n > 1 of a trace of several calls its own copy.
+    // A record's track: its core's, or in lane n > 1 of a trace of several calls its own copy.
     int use_track(const InstrRecord& r, int slot, const char* what) {
-        const int call = call_of(r.stream);
-        const int tid = track_id(r.core_type, r.core, slot) + (call - 1) * kCallTidStride;
+        const int lane = lane_of(r.stream);
+        const int tid = track_id(r.core_type, r.core, slot) + (lane - 1) * kLaneTidStride;
         std::string name = track_name(r.core_type, r.core, what);
-        if (call > 1) name += fmt::format(" (call {})", call);
+        if (lane > 1) name += fmt::format(" (lane {})", lane);
         tracks_.emplace(r.rank, tid, std::move(name));
         return tid;
     }

@@ -54,11 +54,11 @@ TraceMachine trace_machine(const CostModel& cost, const Topology& topology, cons
 struct TraceInput {
     const std::vector<InstrRecord>* log = nullptr;      // the view's records (Cluster::event_log order)
     std::vector<std::string> stream_names;               // by stream id
-    // By stream id: which call of a trace of several API calls ran on the stream (1, 2, ...).
-    // The streams of call n > 1 get tracks of their own, "AIC0 CUBE (call n)": the simulator
-    // gives each stream cores of its own, so two calls' blocks may share a core index at once.
-    // Empty, or 1: the core's own tracks.
-    std::vector<int> stream_calls;
+    // By stream id, in a trace of several API calls: the lane (1, 2, ...) of its tracks, one per
+    // set of streams the calls ran on. Lane n > 1 has tracks of its own, "AIC0 CUBE (lane n)":
+    // the simulator gives each stream cores of its own, so two calls' blocks may run on one core
+    // index at once. Empty, or 1: the core's own tracks.
+    std::vector<int> stream_lanes;
     std::vector<std::string> stage_names;                // by stage id (records' stage)
     SimTime view_start = 0;
     SimTime view_end = 0;
