@@ -273,19 +273,25 @@ TEST(ApiTrace, AnAsyncCallsTraceHoldsTheCallsItOverlapped) {
     EXPECT_TRUE(names.count("comm") == 1 && names.count("allgather_gemm[2] comm") == 1) << nlohmann::json(names).dump();
 }
 
+// An async call of `call` traced to `file`, its trace open until the barrier; returns the file.
+std::string start_traced_async_call(Call& call, const std::string& file) {
+    OpConfig cfg;
+    cfg.trace = file;
+    call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, cfg);
+    return file;
+}
+
 // Synchronous calls made while an async call's trace is open run in it, in turn on one set of
 // streams: one lane, named after both, listed in the calls with their lane.
 TEST(ApiTrace, SynchronousCallsInsideAnOpenTraceShareALane) {
     const TempDir dir;
     Call call;
-    OpConfig cfg;
-    cfg.trace = dir.file("open.json");
-    call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, cfg);
+    const std::string file = start_traced_async_call(call, dir.file("open.json"));
     Tensor c2 = call.ctx.zeros(512, 512, DataType::F32);
     const double second = call.ctx.ops().run("allgather_gemm", c2, call.a, call.b).results().pipelined_us;
     call.ctx.ops().run("allgather_gemm", c2, call.a, call.b);
     call.ctx.barrier();
-    const nlohmann::json t = nlohmann::json::parse(read_file(cfg.trace));
+    const nlohmann::json t = nlohmann::json::parse(read_file(file));
     const nlohmann::json& calls = t["otherData"]["calls"];
     ASSERT_EQ(calls.size(), 3u);
     EXPECT_EQ(calls[0]["lane"], 1);
@@ -305,9 +311,7 @@ TEST(ApiTrace, SynchronousCallsInsideAnOpenTraceShareALane) {
 TEST(ApiTrace, OneTraceIsOpenAtATime) {
     const TempDir dir;
     Call call;
-    OpConfig cfg;
-    cfg.trace = dir.file("first.json");
-    call.ctx.ops().run("allgather_gemm", call.c, call.a, call.b, nullptr, true, cfg);
+    const std::string first = start_traced_async_call(call, dir.file("first.json"));
     Tensor c2 = call.ctx.zeros(512, 512, DataType::F32);
     OpConfig second;
     second.trace = dir.file("second.json");
@@ -322,7 +326,7 @@ TEST(ApiTrace, OneTraceIsOpenAtATime) {
               std::string::npos)
         << why;
     call.ctx.barrier();
-    EXPECT_TRUE(fs::exists(cfg.trace));
+    EXPECT_TRUE(fs::exists(first));
     EXPECT_FALSE(fs::exists(second.trace));
     // After the barrier a call traces again; with an async call pending, it may not start one.
     call.ctx.ops().run("allgather_gemm", c2, call.a, call.b, nullptr, true, {});
