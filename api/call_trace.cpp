@@ -69,12 +69,12 @@ CallLog::~CallLog() {
     cluster_.clear_log();
 }
 
-void name_streams(std::vector<std::string>& by_id, const std::vector<Stream*>& streams,
-                  const std::vector<std::string>& op_names) {
-    for (std::size_t s = 0; s < streams.size() && s < op_names.size(); ++s) {
-        const std::size_t id = static_cast<std::size_t>(streams[s]->id());
-        if (by_id.size() <= id) by_id.resize(id + 1, "stream");
-        by_id[id] = op_names[s];
+void add_busy_since(std::array<SimTime, kPipeCount>& busy, const std::vector<Stream*>& streams,
+                    const std::vector<std::size_t>& first) {
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+        const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
+        for (std::size_t k = s < first.size() ? first[s] : 0; k < stats.size(); ++k)
+            for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[k].busy_ps[static_cast<std::size_t>(p)];
     }
 }
 

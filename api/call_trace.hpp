@@ -47,10 +47,10 @@ struct CallTraceInput {
     std::vector<std::pair<OpResults, int>> calls;
 };
 
-// The op's names for a stream set's streams, by stream id (a stream's own name ends in "#<set>";
-// ids no call named stay "stream").
-void name_streams(std::vector<std::string>& by_id, const std::vector<Stream*>& streams,
-                  const std::vector<std::string>& op_names);
+// Adds to `busy` what `streams` ran from kernel first[s] on (0 where `first` has no entry): a
+// trace's busy totals, from the streams' statistics since the traced launch.
+void add_busy_since(std::array<SimTime, kPipeCount>& busy, const std::vector<Stream*>& streams,
+                    const std::vector<std::size_t>& first);
 
 // OpConfig::trace checked before the call runs: no async call pending (a trace starts with its
 // call), no async call's trace open (`open_trace_op`: the op whose is, empty if none), the ranks

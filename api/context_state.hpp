@@ -88,7 +88,6 @@ struct OpenTrace {
         std::optional<OpResults> done;
     };
     std::vector<Call> calls;
-    std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's, for signal names
     SimTime end = 0;                        // the latest end of a call in it
 };
 

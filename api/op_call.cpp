@@ -290,13 +290,12 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         t.log = std::make_unique<CallLog>(runtime->cluster(), config.trace_ranks);
         t.first_stat.assign(stream_sets.size(), std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(ranks)));
     }
-    if (open_trace) {  // this call's kernels are in the open trace: its lane, name and signals too
+    if (open_trace) {  // this call's kernels are in the open trace: its lane and name
         OpenTrace& t = *open_trace;
         auto lane = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const OpenTrace::Lane& l) { return l.set == set_id; });
         if (lane == t.lanes.end()) lane = t.lanes.insert(t.lanes.end(), OpenTrace::Lane{set_id, {}});
         lane->calls.push_back(fmt::format("{}[{}]", op_name, t.calls.size() + 1));
         t.calls.push_back(OpenTrace::Call{ws, static_cast<int>(lane - t.lanes.begin()) + 1, std::nullopt});
-        t.instances.push_back(ws->instance);
     }
     std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));
 
@@ -418,14 +417,12 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
             const std::vector<std::string> names = w.instance->streams();
             for (int r = 0; r < ranks; ++r) {
                 const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
-                name_streams(in.stream_names, streams, names);
-                auto& busy = in.busy_ps[r];
                 for (std::size_t s = 0; s < streams.size(); ++s) {
-                    const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
-                    for (std::size_t k = first_stat[static_cast<std::size_t>(r)][s]; k < stats.size(); ++k)
-                        for (int p = 0; p < kPipeCount; ++p)
-                            busy[static_cast<std::size_t>(p)] += stats[k].busy_ps[static_cast<std::size_t>(p)];
+                    const std::size_t id = static_cast<std::size_t>(streams[s]->id());
+                    if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
+                    in.stream_names[id] = names[s];  // the op's name for it (the stream's own ends in "#<set>")
                 }
+                add_busy_since(in.busy_ps[r], streams, first_stat[static_cast<std::size_t>(r)]);
             }
             const std::shared_ptr<kernels::OpInstance> instance = w.instance;
             in.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };

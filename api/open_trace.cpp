@@ -44,20 +44,16 @@ void ContextState::close_open_trace() {
     for (const OpenTrace::Call& c : t.calls) in.calls.emplace_back(c.done ? *c.done : c.ws->results, c.lane);
     std::stable_sort(in.calls.begin() + 1, in.calls.end(),
                      [](const auto& a, const auto& b) { return a.first.start_us < b.first.start_us; });
+    const std::vector<std::size_t> none;  // a set made after the trace opened: all it ran
     for (std::size_t s = 0; s < stream_sets.size(); ++s) {
         for (int r = 0; r < options.ranks; ++r) {
-            const std::vector<Stream*>& streams = stream_sets[s].per_rank[static_cast<std::size_t>(r)];
-            const std::vector<std::size_t>* first =
-                s < t.first_stat.size() ? &t.first_stat[s][static_cast<std::size_t>(r)] : nullptr;
-            auto& busy = in.busy_ps[r];
-            for (std::size_t k = 0; k < streams.size(); ++k) {
-                const std::vector<KernelStats>& stats = streams[k]->kernel_stats();
-                for (std::size_t i = first != nullptr && k < first->size() ? (*first)[k] : 0; i < stats.size(); ++i)
-                    for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[i].busy_ps[static_cast<std::size_t>(p)];
-            }
+            add_busy_since(in.busy_ps[r], stream_sets[s].per_rank[static_cast<std::size_t>(r)],
+                           s < t.first_stat.size() ? t.first_stat[s][static_cast<std::size_t>(r)] : none);
         }
     }
-    in.signal_name = [instances = t.instances](int rank, std::int64_t address) {
+    std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's: the first that names a signal
+    for (const OpenTrace::Call& c : t.calls) instances.push_back(c.ws->instance);
+    in.signal_name = [instances = std::move(instances)](int rank, std::int64_t address) {
         for (const auto& i : instances) {
             std::string name = i->signal_name(rank, address);
             if (!name.empty()) return name;

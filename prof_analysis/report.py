@@ -470,10 +470,9 @@ def oversubscribed_cores(runs, counts, view_start_ps):
                 edges.append((ts, 1, stream))
                 edges.append((end, -1, stream))
         edges.sort(key=lambda e: (e[0], e[1]))  # at one instant, ends before starts
-        active, peak, over_ps, since, first_over = defaultdict(int), 0, 0, None, None
+        active, total, peak, over_ps, since, first_over = defaultdict(int), 0, 0, 0, None, None
         streams = set()
         for t, d, stream in edges:
-            total = sum(active.values())
             if total > n:
                 over_ps += t - since
             active[stream] += d
