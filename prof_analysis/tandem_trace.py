@@ -34,7 +34,7 @@ PS_PER_US = 1_000_000
 STALL_CAT = "stall"
 
 # A core's track; " (lane N)": the same core's track for lane N of a trace of several API calls.
-_CORE_TRACK_RE = re.compile(r"^(AIC|AIV)(\d+) (CUBE|MTE1|MTE2|MTE3|FIXP|VECTOR|SCALAR|BLOCKS)(?: \(lane \d+\))?$")
+_CORE_TRACK_RE = re.compile(r"^(AIC|AIV)(\d+) (CUBE|MTE1|MTE2|MTE3|FIXP|VECTOR|SCALAR|BLOCKS)(?: \(lane (\d+)\))?$")
 _LINK_TRACK_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring (\d+)\))?$")
 _STAGE_TRACK_RE = re.compile(r"^stage (\S+)$")
 _SRC_RE = re.compile(r"\[src=(\d+)\]")
@@ -63,7 +63,9 @@ kind: "pipe" (<AIC|AIV><core> <PIPE>[ (lane <n>)]), "blocks" (<AIC|AIV><core> BL
 (link <src>-><dst>[ (ring <lane>)]), "stage" (stage <name>: one slice over a stage's extent on
 the rank, for ops whose kernels name stages) or "other" (a name this module does not know, or no
 thread_name metadata at all). core_type/core/pipe are None unless kind is pipe or blocks;
-link_src/link_dst/lane are None unless kind is link (lane None for a single ring/mesh)."""
+link_src/link_dst are None unless kind is link. lane: for a link, its ring (None for a single
+ring/mesh); for a pipe or blocks track, the lane of a trace of several API calls (1 when the name
+has no suffix: every single-call trace); None for the other kinds."""
 
 
 def parse_track_name(name, pid=None, tid=None):
@@ -72,7 +74,8 @@ def parse_track_name(name, pid=None, tid=None):
     if m:
         kind = "blocks" if m.group(3) == "BLOCKS" else "pipe"
         pipe = None if kind == "blocks" else m.group(3)
-        return Track(pid, tid, name, kind, m.group(1), int(m.group(2)), pipe, None, None, None)
+        lane = int(m.group(4)) if m.group(4) is not None else 1
+        return Track(pid, tid, name, kind, m.group(1), int(m.group(2)), pipe, None, None, lane)
     m = _LINK_TRACK_RE.match(name or "")
     if m:
         lane = int(m.group(3)) if m.group(3) is not None else None
@@ -293,6 +296,13 @@ class Trace:
         keys = {(t.core_type, t.core) for (pid, _), t in self.tracks.items()
                 if pid == rank and t.kind in ("pipe", "blocks")}
         return sorted(keys, key=lambda k: (CORE_TYPES.index(k[0]), k[1]))
+
+    def core_lanes(self, rank):
+        """Sorted [(core_type, lane, core)] of a rank: AIC before AIV, then by lane (a trace of
+        several API calls gives lane n > 1 tracks of its own), then by core index."""
+        keys = {(t.core_type, t.lane, t.core) for (pid, _), t in self.tracks.items()
+                if pid == rank and t.kind in ("pipe", "blocks")}
+        return sorted(keys, key=lambda k: (CORE_TYPES.index(k[0]), k[1], k[2]))
 
     def pipe_tracks(self, rank):
         return [t for (pid, _), t in self.tracks.items() if pid == rank and t.kind == "pipe"]

@@ -223,7 +223,9 @@ class TrackNameTest(unittest.TestCase):
 
     def test_blocks_and_links(self):
         t = tt.parse_track_name("AIV5 BLOCKS")
-        self.assertEqual((t.kind, t.core_type, t.core, t.pipe), ("blocks", "AIV", 5, None))
+        self.assertEqual((t.kind, t.core_type, t.core, t.pipe, t.lane), ("blocks", "AIV", 5, None, 1))
+        t = tt.parse_track_name("AIC2 CUBE (lane 3)")
+        self.assertEqual((t.kind, t.core_type, t.core, t.pipe, t.lane), ("pipe", "AIC", 2, "CUBE", 3))
         t = tt.parse_track_name("link 0->3")
         self.assertEqual((t.kind, t.link_src, t.link_dst, t.lane), ("link", 0, 3, None))
         t = tt.parse_track_name("link 2->1 (ring 1)")
@@ -820,6 +822,26 @@ class TimelineTest(TmpDirCase):
         t = tt.trace_from_json(b.doc(), "mem")
         self.assertIn((0, "AIC", 5), timeline.collect(t, [0], None)[0])
         self.assertNotIn((0, "AIC", 5), timeline.collect(t, [0], None, active_only=True)[0])
+
+    def test_a_second_lanes_cores_have_rows_of_their_own(self):
+        # A trace of two overlapping API calls: the second call's blocks on core 0 are on
+        # "AIC0 CUBE (lane 2)", drawn on a row of their own after lane 1's AIC rows.
+        b = known_case()
+        b.x(0, "AIC0 CUBE (lane 2)", "TMATMUL", 5 * US, 10 * US, "gemm[2] compute", 0)
+        t = tt.trace_from_json(b.doc(), "mem")
+        self.assertEqual(t.core_lanes(0), [("AIC", 1, 0), ("AIC", 1, 1), ("AIC", 2, 0), ("AIV", 1, 0), ("AIV", 1, 1)])
+        rows, busy, _ = timeline.collect(t, [0], None)
+        self.assertEqual(rows, [(0, "AIC", 0), (0, "AIC", 1), (0, "AIC", 0, 2), (0, "AIV", 0), (0, "AIV", 1)])
+        self.assertEqual(dict(busy[(0, "AIC", 0, 2)]), {("gemm[2] compute", "data"): ([5 * US], [15 * US])})
+        self.assertNotIn(("gemm[2] compute", "data"), busy[(0, "AIC", 0)])
+        self.assertEqual(timeline.row_label((0, "AIC", 0, 2)), "rank 0 AIC0 lane 2")
+        rows, _, _ = timeline.collect(t, [0], 1)  # --max-cores 1: the first core of each lane
+        self.assertEqual(rows, [(0, "AIC", 0), (0, "AIC", 0, 2), (0, "AIV", 0)])
+        out = self.path("lanes.png")
+        info = timeline.draw(t, out, [0])
+        self.assertEqual(info["rows"], 5)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), PNG_MAGIC)
 
     def test_row_layers(self):
         # data 0..20 (CUBE); scalar 15..25 (TTEST) and 40..41; stall 10..40 (issued while the

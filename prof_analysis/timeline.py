@@ -3,7 +3,8 @@
 
     timeline.py TRACE -o timeline.png [--ranks 0,1] [--max-cores N] [--window-us A:B]
 
-Rows: for each rank (top to bottom), its AIC cores then its AIV cores, by core index. A row
+Rows: for each rank (top to bottom), its AIC cores then its AIV cores, by core index (in a trace
+of several API calls, a lane's cores after the first lane's: `rank 0 AIC3 lane 2`). A row
 shows when the core was busy: the union of the X events on its pipe tracks (CUBE, MTE1, MTE2,
 MTE3, FIXP, VECTOR, SCALAR) except stalled TWAITs, coloured by the event's stream (compute /
 comm): solid where a data pipe is busy, a lighter shade where only the SCALAR unit is (TTEST
@@ -14,7 +15,7 @@ in microseconds since the start of the pipelined view (otherData.view_start_us).
 
 For big runs (8 ranks x 72 cores) the rows are thin and only the ranks (and the AIC/AIV
 groups) are labelled; --max-cores keeps the first N AIC and the first N AIV cores of each
-rank, and --active-only leaves out cores without pipe events. Gaps narrower than
+rank (and lane), and --active-only leaves out cores without pipe events. Gaps narrower than
 --min-gap-px pixels inside a row are closed (they would not be visible anyway); use
 --window-us to zoom in.
 """
@@ -58,30 +59,45 @@ def merge_intervals(starts, ends, min_gap=0):
     return out_s, out_e
 
 
+def row_of(rank, core_type, core, lane):
+    """A core's row: (rank, core_type, core) for lane 1, (rank, core_type, core, lane) for the
+    tracks of lane n > 1 of a trace of several API calls."""
+    return (rank, core_type, core) if lane in (None, 1) else (rank, core_type, core, lane)
+
+
+def row_lane(row):
+    return row[3] if len(row) > 3 else 1
+
+
+def row_label(row):
+    return f"rank {row[0]} {row[1]}{row[2]}" + (f" lane {row[3]}" if len(row) > 3 else "")
+
+
 def collect(trace, ranks, max_cores, window_ps=None, active_only=False):
-    """rows: [(rank, core_type, core)]; busy: {row: {(stream, "data" | "scalar"): (starts,
+    """rows: [(rank, core_type, core)], (rank, core_type, core, lane) for lane n > 1; busy: {row: {(stream, "data" | "scalar"): (starts,
     ends)}} ("data": CUBE/MTE*/FIXP/VECTOR, "scalar": SCALAR events other than stalled
     TWAITs); stalls: {row: (starts, ends)}. Times in ps relative to the view start."""
     rows = []
     active = None
     if active_only:
-        active = {(s.rank, s.track.core_type, s.track.core) for s in trace.pipe_slices()}
+        active = {row_of(s.rank, s.track.core_type, s.track.core, s.track.lane) for s in trace.pipe_slices()}
     for r in ranks:
-        cores = trace.cores(r)
+        cores = [row_of(r, ct, c, lane) for ct, lane, c in trace.core_lanes(r)]
         if active is not None:
-            cores = [c for c in cores if (r, c[0], c[1]) in active]
+            cores = [c for c in cores if c in active]
         if max_cores is not None:
             kept = []
             for ct in CORE_TYPES:
-                kept.extend([c for c in cores if c[0] == ct][:max_cores])
+                for lane in sorted({row_lane(c) for c in cores if c[1] == ct}):
+                    kept.extend([c for c in cores if c[1] == ct and row_lane(c) == lane][:max_cores])
             cores = kept
-        rows.extend((r, ct, c) for ct, c in cores)
+        rows.extend(cores)
     wanted = set(rows)
     v0 = trace.view_start_ps
     busy = defaultdict(lambda: defaultdict(lambda: ([], [])))
     stalls = defaultdict(lambda: ([], []))
     for s in trace.pipe_slices():
-        key = (s.rank, s.track.core_type, s.track.core)
+        key = row_of(s.rank, s.track.core_type, s.track.core, s.track.lane)
         if key not in wanted:
             continue
         a, b = s.ts - v0, s.end - v0
@@ -161,7 +177,7 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     min_gap = int((x1 - x0) / plot_px * min_gap_px)
 
     # y positions: rows top to bottom, one blank row between ranks.
-    nranks = len({r for r, _, _ in rows})
+    nranks = len({row[0] for row in rows})
     total = len(rows) + (nranks - 1)
     detailed = len(rows) <= 48
     row_h_in = 0.24 if detailed else max(0.03, min(0.12, 22.0 / total))
@@ -174,14 +190,15 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     rank_spans = {}
     group_spans = {}
     for row in rows:
-        r, ct, _c = row
+        r, ct = row[0], row[1]
         if prev_rank is not None and r != prev_rank:
             y += 1.0
         ypos[row] = y
         lo, hi = rank_spans.get(r, (y, y))
         rank_spans[r] = (min(lo, y), max(hi, y))
-        lo, hi = group_spans.get((r, ct), (y, y))
-        group_spans[(r, ct)] = (min(lo, y), max(hi, y))
+        group = (r, ct, row_lane(row))
+        lo, hi = group_spans.get(group, (y, y))
+        group_spans[group] = (min(lo, y), max(hi, y))
         prev_rank = r
         y += 1.0
 
@@ -217,19 +234,21 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
                   + (f" (view starts at {us(trace.view_start_ps):.3f} us)" if trace.view_start_ps else ""))
     if detailed:
         ax.set_yticks([ypos[row] for row in rows])
-        ax.set_yticklabels([f"rank {r} {ct}{c}" for r, ct, c in rows], fontsize=7)
+        ax.set_yticklabels([row_label(row) for row in rows], fontsize=7)
     else:
         ax.set_yticks([(lo + hi) / 2 for lo, hi in rank_spans.values()])
         ax.set_yticklabels([f"rank {r}" for r in rank_spans], fontsize=9)
-        for (r, ct), (lo, hi) in group_spans.items():
-            ax.text(1.002, 1.0 - ((lo + hi) / 2 + 0.5) / y, f"{ct} x{int(hi - lo + 1)}", transform=ax.transAxes,
+        for (r, ct, lane), (lo, hi) in group_spans.items():
+            name = ct if lane == 1 else f"{ct} lane {lane}"
+            ax.text(1.002, 1.0 - ((lo + hi) / 2 + 0.5) / y, f"{name} x{int(hi - lo + 1)}", transform=ax.transAxes,
                     fontsize=6, va="center", ha="left", color="#555555")
     for r, (lo, hi) in rank_spans.items():
         if lo > 0:
             ax.axhline(lo - 1.0, color="#999999", linewidth=0.6)
-        for ct in CORE_TYPES:
-            if (r, ct) in group_spans and ct != CORE_TYPES[0] and (r, CORE_TYPES[0]) in group_spans:
-                ax.axhline(group_spans[(r, ct)][0] - 0.5, color="#cccccc", linewidth=0.4, linestyle=":")
+    # a dotted line above each group of a rank but its first (AIV after AIC, a lane after the last)
+    for (r, ct, lane), (lo, hi) in group_spans.items():
+        if lo > rank_spans[r][0]:
+            ax.axhline(lo - 0.5, color="#cccccc", linewidth=0.4, linestyle=":")
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.5)
     ax.set_axisbelow(True)
     ax.tick_params(axis="y", length=0)
@@ -242,7 +261,11 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
         handles.append(mpatches.Patch(color=lighter(colour), label=f"{st}: scalar only (TTEST polls, notifies)"))
     handles.append(mpatches.Patch(facecolor=STALL_FACE, edgecolor=STALL_EDGE, hatch="////",
                                   label="TWAIT stall, core otherwise idle" + ("" if any_stall else " (none)")))
-    legend_in = 0.35 + 0.18 * ((len(handles) + 4) // 5)
+    # Stream names of a trace of several API calls are long ("matmul_all_reduce[2] compute"):
+    # fewer columns, so that the legend stays inside the figure.
+    longest = max(len(h.get_label()) for h in handles)
+    ncol = max(1, min(len(handles), 5, int(FIG_WIDTH_IN * DPI * 0.95 / (longest * 5.6 + 30))))
+    legend_in = 0.35 + 0.18 * ((len(handles) + ncol - 1) // ncol)
     m = trace.meta
     if title is None:
         parts = [str(m.get("soc", "?"))]
@@ -263,7 +286,7 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
            + trace.describe_filter())
     ax.set_title(title + "\n" + sub, fontsize=10)
     fig.tight_layout(rect=(0, legend_in / height, 1, 1))
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
 
     tt.write_atomic(out, lambda f: fig.savefig(f, format="png", dpi=DPI), binary=True)
     plt.close(fig)
