@@ -130,6 +130,7 @@ Task aic_part(BlockCtx& blk, Rank ap, BaselineSchedule sc) {
             co_await gemm_expert(blk, a, g, buf, e, all, rotation, false);
             if (last_of_segment(sc, e, s.experts)) co_await hand_over(blk, segment_flag(segment_of(sc, e)));
         }
+        drain_gemm_buffers(blk, buf);
     }
     pipe_barrier(blk, PIPE_ALL);
     blk.free_tiles_since(0);
@@ -141,6 +142,7 @@ Task aic_part(BlockCtx& blk, Rank ap, BaselineSchedule sc) {
         co_await gemm_expert(blk, a, g, buf, e, all, rotation, false);
         co_await hand_over(blk, gmm2_flag(e));
     }
+    drain_gemm_buffers(blk, buf);
 }
 
 Task baseline_part(BlockCtx& blk, Rank a, BaselineSchedule sc, bool ffn_only) {

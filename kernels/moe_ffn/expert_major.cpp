@@ -155,6 +155,7 @@ Task aic_low(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     {
         GemmBuffers buf = alloc_gemm_buffers(blk, gmm1_stage(s));
         co_await gmm1_part(blk, a, sc, buf, core);
+        drain_gemm_buffers(blk, buf);
     }
     pipe_barrier(blk, PIPE_ALL);
     blk.free_tiles_since(0);
@@ -170,6 +171,7 @@ Task aic_low(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     GemmBuffers buf = alloc_gemm_buffers(blk, gmm2_stage(s));
     int rotation = 0;
     for (int e = from; e < s.experts; ++e) co_await gmm2_expert(blk, a, buf, e, Crew{core, sc.clusters}, rotation);
+    drain_gemm_buffers(blk, buf);
 }
 
 // Stream 3: GMM1's first experts, then the GMM2 primaries with the join protocol.
@@ -180,6 +182,7 @@ Task aic_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
     {
         GemmBuffers buf = alloc_gemm_buffers(blk, gmm1_stage(s));
         co_await gmm1_part(blk, a, sc, buf, sc.gmm1_cores + p);
+        drain_gemm_buffers(blk, buf);
     }
     pipe_barrier(blk, PIPE_ALL);
     blk.free_tiles_since(0);
@@ -202,6 +205,7 @@ Task aic_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
         co_await gmm2_expert(blk, a, buf, e, joined ? Crew{sc.gmm1_cores + p, sc.clusters} : Crew{p, primaries}, rotation);
     }
     if (!joined && p == 0) TNOTIFY(blk, join, MoeSlots::kJoinBit | (s.experts + 1), NotifyOp::Set);  // releases the helpers
+    drain_gemm_buffers(blk, buf);
 }
 
 // ---- stream 4: AIV0 of clusters G1..C-1 (Combine lanes) --------------------------------------

@@ -56,6 +56,7 @@ Task grouped_gemm(BlockCtx& blk, const MoeRank& a, GemmStage g, int wait_on, int
         co_await gemm_expert(blk, a, g, buf, e, c, rotation, false);
         release(blk, a.slot(done, e), 1, NotifyOp::AtomicAdd);
     }
+    drain_gemm_buffers(blk, buf);
 }
 
 Task swiglu(BlockCtx& blk, const MoeRank& a, int gmm1_blocks) {

@@ -82,10 +82,18 @@ struct GemmStage {
 };
 GemmStage gmm1_stage(const MoeShape& s);
 GemmStage gmm2_stage(const MoeShape& s);
+// The published PtoGmmPreloadAsyncFixpipe buffers: A and B in two L1 stages, two L0A and two L0B
+// slots, one L0C accumulator, one scale slot. Stage and slot indices persist across tiles and
+// experts, as the token pools that guard them do: alloc arms them, drain_gemm_buffers consumes
+// them before the buffers are released.
 struct GemmBuffers {
-    Tile *a_l1 = nullptr, *b_l1 = nullptr, *scale_l1 = nullptr, *a_l0 = nullptr, *b_l0 = nullptr, *acc = nullptr;
+    Tile *a_l1[2] = {}, *b_l1[2] = {}, *a_l0[2] = {}, *b_l0[2] = {};
+    Tile *scale_l1 = nullptr, *acc = nullptr;
+    int l1_stage = 0;  // the L1 stage the next K step's loads go to
+    int l0_slot = 0;   // the L0A/L0B slot the next extracts go to
 };
 GemmBuffers alloc_gemm_buffers(BlockCtx& blk, const GemmStage& g);
+void drain_gemm_buffers(BlockCtx& blk, GemmBuffers& buf);
 // Output tile j of an m_tiles x n_tiles grid in the published order (GmmCommonGetBlockCoordMN):
 // blocks of 9 N-columns, n fastest inside a block, then m; odd blocks run m backwards.
 std::pair<int, int> tile_coord(int j, int m_tiles, int n_tiles);
@@ -109,7 +117,9 @@ Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int r0, int 
 // ---- Combine (AIV): x s2, fp16, pushed into the source rank's window ------------------------
 struct CombineBuffers {
     Tile *row16[2] = {}, *s2[2] = {};  // double-buffered inputs
-    Tile *row32 = nullptr, *out16 = nullptr;
+    Tile* out16[2] = {};               // double-buffered outputs: a row's remote store runs while
+                                       // the next row is loaded and scaled
+    Tile* row32 = nullptr;
 };
 CombineBuffers alloc_combine_buffers(BlockCtx& blk, const MoeRank& a);
 // Rows [i0, i1) of those source rank `src` sent to local expert e.

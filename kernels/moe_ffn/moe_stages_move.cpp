@@ -72,9 +72,9 @@ CombineBuffers alloc_combine_buffers(BlockCtx& blk, const MoeRank& a) {
     for (int i = 0; i < 2; ++i) {
         b.row16[i] = &blk.alloc_tile(MemKind::UB, 1, K, DType::F16, "gmm2_row");
         b.s2[i] = &blk.alloc_tile(MemKind::UB, 1, 8, DType::F32, "s2");
+        b.out16[i] = &blk.alloc_tile(MemKind::UB, 1, K, DType::F16, i == 0 ? "combined_row_0" : "combined_row_1");
     }
     b.row32 = &blk.alloc_tile(MemKind::UB, 1, K, DType::F32, "row_f32");
-    b.out16 = &blk.alloc_tile(MemKind::UB, 1, K, DType::F16, "combined_row");
     return b;
 }
 
@@ -85,7 +85,8 @@ Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int
     const int g = t.global_expert(a.rank, e);
     const int from = t.recv_row(a.rank, e, src);
     const int to = t.first_row[sz(src)][sz(g)];
-    // Ping-pong as swiglu_rows'.
+    // Ping-pong as swiglu_rows', on the way in and on the way out (the published "per row,
+    // double-buffered").
     auto load = [&](int i, int k) -> Task {
         wait_flag(blk, PIPE_V, PIPE_MTE2, k);
         co_await TLOAD(*b.row16[k], a.gmm2_out.sub(from + i, 0, 1, K));
@@ -94,8 +95,10 @@ Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int
         set_flag(blk, PIPE_MTE2, PIPE_S, k);
     };
     if (i0 >= i1) co_return;
-    set_flag(blk, PIPE_V, PIPE_MTE2, 0);
-    set_flag(blk, PIPE_V, PIPE_MTE2, 1);
+    for (int k = 0; k < 2; ++k) {
+        set_flag(blk, PIPE_V, PIPE_MTE2, k);
+        set_flag(blk, PIPE_MTE3, PIPE_V, k);
+    }
     co_await load(i0, 0);
     for (int i = i0; i < i1; ++i) {
         const int k = (i - i0) % 2;
@@ -106,13 +109,16 @@ Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int
         TCVT(*b.row32, *b.row16[k]);
         set_flag(blk, PIPE_V, PIPE_MTE2, k);
         TMULS(*b.row32, *b.row32, s2);
-        TCVT(*b.out16, *b.row32);
+        wait_flag(blk, PIPE_MTE3, PIPE_V, k);  // the store two rows back has read out16[k]
+        TCVT(*b.out16[k], *b.row32);
         sync(blk, PIPE_V, PIPE_MTE3);
-        co_await TSTORE(a.combined[sz(src)].sub(to + i, 0, 1, K), *b.out16);
-        sync(blk, PIPE_MTE3, PIPE_V);
+        co_await TSTORE(a.combined[sz(src)].sub(to + i, 0, 1, K), *b.out16[k]);
+        set_flag(blk, PIPE_MTE3, PIPE_V, k);
     }
-    wait_flag(blk, PIPE_V, PIPE_MTE2, 0);
-    wait_flag(blk, PIPE_V, PIPE_MTE2, 1);
+    for (int k = 0; k < 2; ++k) {
+        wait_flag(blk, PIPE_V, PIPE_MTE2, k);
+        wait_flag(blk, PIPE_MTE3, PIPE_V, k);
+    }
 }
 
 SubtileBuffers alloc_subtile_buffers(BlockCtx& blk) {
