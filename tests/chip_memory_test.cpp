@@ -118,7 +118,7 @@ TEST(ChipMemory, ApplyingSeveralBarriersAtOnceGivesWhatApplyingEachGives) {
         auto t = std::make_shared<MemTraffic>();
         t->usage.push_back(MemUsage{barrier * bin, (barrier + 3) * bin, 100.0 * barrier, 10.0 * barrier, false});
         t->usage.push_back(MemUsage{barrier * bin, (barrier + 2) * bin, 7.0, 0, true});
-        t->touched_regions = {barrier % 6, (barrier * 5) % 6};  // 6 regions through an L2 of 4
+        t->touched_regions = {RegionTouch{barrier % 6}, RegionTouch{(barrier * 5) % 6}};  // 6 regions through an L2 of 4
         const SimTime at = barrier * bin - bin / 4;
         for (ChipMemory* c : {&each, &once}) {
             c->deliver(t, at, barrier % 3);
@@ -196,6 +196,57 @@ TEST(MemoryView, AFirstReadComesFromHbmTheNextFromL2) {
     EXPECT_NEAR(to_us(hit), bytes / 500e9 * 1e6, 0.01);  // the core's rate: the L2 has room
 }
 
+// A 16-column band of a 1024-wide fp32 matrix (64 B of each 4 KiB row), rows [row0, row0 + rows).
+GmTensor column_band(const GmAllocation& a, int row0, int rows, int band) {
+    return GmTensor(a, std::int64_t{row0} * 4096 + band * 64, rows, 16, 1024, DType::F32);
+}
+
+TEST(MemoryView, AColumnBandOfAWideMatrixBringsOnlyItsOwnColumnsIn) {
+    // 256 rows x 64 B: the band of a 1 MiB region's rows. The band beside it shares the region's
+    // rows but not its bytes: its first read comes from HBM too, then each reads from the L2.
+    ViewFixture f;
+    const std::int64_t cap = 500'000'000'000;
+    const double bytes = 256 * 64;
+    SimTime t = 0;
+    for (int band : {3, 4}) {
+        t = f.view.book_local(column_band(f.a, 0, 256, band), MemAccess::Read, t, t, bytes, cap);
+        EXPECT_DOUBLE_EQ(f.view.l2_hit_bytes(), 0) << "band " << band;
+    }
+    EXPECT_DOUBLE_EQ(f.view.hbm_read_bytes(), 2 * bytes);
+    for (int band : {3, 4}) t = f.view.book_local(column_band(f.a, 0, 256, band), MemAccess::Read, t, t, bytes, cap);
+    EXPECT_DOUBLE_EQ(f.view.l2_hit_bytes(), 2 * bytes);
+    EXPECT_DOUBLE_EQ(f.view.hbm_read_bytes(), 2 * bytes);
+}
+
+TEST(MemoryView, APanelThatEndsInARegionLeavesTheRestOfItsRowsOut) {
+    // Rows [0, 128) of a band and then rows [128, 256): the same region (1 MiB = 256 rows of 4
+    // KiB), another half of it. The second comes from HBM; whole rows read later are a hit only
+    // where the two panels were.
+    ViewFixture f;
+    const std::int64_t cap = 500'000'000'000;
+    const double half = 128 * 64;
+    SimTime t = f.view.book_local(column_band(f.a, 0, 128, 0), MemAccess::Read, 0, 0, half, cap);
+    t = f.view.book_local(column_band(f.a, 128, 128, 0), MemAccess::Read, t, t, half, cap);
+    EXPECT_DOUBLE_EQ(f.view.l2_hit_bytes(), 0);
+    EXPECT_DOUBLE_EQ(f.view.hbm_read_bytes(), 2 * half);
+    t = f.view.book_local(column_band(f.a, 0, 256, 0), MemAccess::Read, t, t, 2 * half, cap);
+    EXPECT_DOUBLE_EQ(f.view.l2_hit_bytes(), 2 * half);
+}
+
+TEST(L2Residency, KeepsTheCellsOfARegionThatWereTouched) {
+    L2Residency l2(4);
+    const RegionPart band3{BandMask{1} << 3, 0, kRegionSlices};
+    const RegionPart lower_half{kAllBands, 0, kRegionSlices / 2};
+    l2.touch(7, band3, 100);
+    EXPECT_EQ(band3.count_in(*l2.resident_cells(7, 100).cells), band3.cell_count());
+    EXPECT_EQ((RegionPart{BandMask{1} << 4, 0, kRegionSlices}.count_in(*l2.resident_cells(7, 100).cells)), 0);
+    EXPECT_FALSE(l2.resident_at(7, 100));  // only a band of it
+    l2.touch(8, lower_half, 200);
+    EXPECT_EQ((RegionPart{kAllBands, kRegionSlices / 2, kRegionSlices}.count_in(*l2.resident_cells(8, 200).cells)), 0);
+    l2.touch(8, RegionPart{kAllBands, kRegionSlices / 2, kRegionSlices}, 300);
+    EXPECT_TRUE(l2.resident_at(8, 300));  // both halves: all of it
+}
+
 TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
     ViewFixture f;
     const double bytes = 1 << 20;
@@ -236,7 +287,7 @@ TEST(MemoryView, OtherProducersUsageCountsFromItsPublicationOn) {
     f.chip.deliver(std::make_shared<const MemTraffic>(other), from_us(1), 1);
     // ... and made `a` resident.
     f.chip.deliver(std::make_shared<const MemTraffic>(
-                       MemTraffic{{}, {f.chip.region_of(f.a.base), f.chip.region_of(f.a.base) + 1}}),
+                       MemTraffic{{}, {RegionTouch{f.chip.region_of(f.a.base)}, RegionTouch{f.chip.region_of(f.a.base) + 1}}}),
                    from_us(1), 1);
     const double bytes = 1 << 20;
     // Issued before the publication: this stream does not know yet. The L2 looks free and `a`

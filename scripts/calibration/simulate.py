@@ -99,6 +99,9 @@ class Simulator:
             "sequential": rank0["seq_comm_us"] + rank0["seq_compute_us"],
             "pipelined": rank0["pipelined_us"],
         }
+        span = pipelined_device_span_max_rank(result)
+        if span is not None:
+            values["pipelined_kernel_max_rank"] = span
         launch = rank0_compute_only_launch(result)
         if launch is not None:
             values["kernel"] = launch["kernel_us"]
@@ -141,6 +144,21 @@ class Simulator:
         """[(run, values)] -> [outputs], several at a time."""
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             return list(pool.map(lambda rv: self.run(*rv), requests))
+
+
+def pipelined_device_span_max_rank(result):
+    """The pipelined view's device time as an in-kernel timer takes it (the MoE kernel's
+    get_sys_cnt: the last core's end less the first core's start on a rank, the slowest rank):
+    per rank, the last end less the first start over the view's kernels, max over the ranks.
+    None if the results report no pipelined kernel."""
+    spans = {}
+    for launch in result.get("kernels") or []:
+        if launch.get("view") != "pipelined":
+            continue
+        for r in launch.get("per_rank") or []:
+            lo, hi = spans.get(r["rank"], (r["start_us"], r["end_us"]))
+            spans[r["rank"]] = (min(lo, r["start_us"]), max(hi, r["end_us"]))
+    return max(hi - lo for lo, hi in spans.values()) if spans else None
 
 
 def rank0_compute_only_launch(result):

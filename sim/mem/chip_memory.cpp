@@ -37,10 +37,11 @@ void L2Residency::push_front(std::int64_t id, Region& r) {
     if (tail_ < 0) tail_ = id;
 }
 
-void L2Residency::touch(std::int64_t id, SimTime at) {
+void L2Residency::touch(std::int64_t id, const RegionPart& part, SimTime at) {
     Region& r = region(id);
     const bool resident = !r.intervals.empty() && r.intervals.back().second == kNever;
     if (resident) {
+        if (!r.whole) r.whole = part.add_to(r.cells);
         if (head_ == id) return;
         unlink(id, r);
         push_front(id, r);
@@ -49,6 +50,8 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
     if (r.intervals.empty()) ++regions_touched_;
     r.intervals.emplace_back(at, kNever);
     r.resident_since = at;
+    r.cells = RegionCells{};
+    r.whole = part.add_to(r.cells);
     push_front(id, r);
     if (++resident_ <= capacity_) return;
     // Least recently used out (it has an entry: nothing below grows regions_).
@@ -57,20 +60,24 @@ void L2Residency::touch(std::int64_t id, SimTime at) {
     unlink(victim, v);
     v.intervals.back().second = at;
     v.resident_since = kNever;
+    v.cells = RegionCells{};
+    v.whole = false;
     --resident_;
     ++closed_intervals_;
 }
 
-bool L2Residency::resident_at(std::int64_t id, SimTime t) const {
-    if (id < 0 || static_cast<std::size_t>(id) >= regions_.size()) return false;
+CellsView L2Residency::resident_cells(std::int64_t id, SimTime t) const {
+    static const RegionCells kNone{};
+    static const RegionCells kAll = all_cells();
+    if (id < 0 || static_cast<std::size_t>(id) >= regions_.size()) return CellsView{&kNone, false};
     const Region& r = regions_[static_cast<std::size_t>(id)];
-    if (t >= r.resident_since) return true;  // the usual case: in since before t, and still in
+    if (t >= r.resident_since) return CellsView{&r.cells, r.whole};  // the usual case: in since before t, and still in
     // Otherwise one of the closed intervals, the latest first; a few at most.
     const auto& iv = r.intervals;
     for (auto i = iv.rbegin(); i != iv.rend(); ++i) {
-        if (i->first <= t) return t < i->second;
+        if (i->first <= t) return t < i->second ? CellsView{&kAll, true} : CellsView{&kNone, false};
     }
-    return false;
+    return CellsView{&kNone, false};
 }
 
 void L2Residency::forget_before(SimTime horizon) {
@@ -118,7 +125,7 @@ void ChipMemory::sync() {
 }
 
 void ChipMemory::apply(const Delivery& d) {
-    for (std::int64_t region : d.traffic->touched_regions) residency_.touch(region, d.at);
+    for (const RegionTouch& t : d.traffic->touched_regions) residency_.touch(t.region, t.part, d.at);
     for (const MemUsage& u : d.traffic->usage) recent_.push_back(PublishedUsage{d.at, d.source, u});
 }
 

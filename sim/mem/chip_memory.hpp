@@ -26,7 +26,11 @@
 // cheap), least recently used first out, from the regions every producer touched, applied in
 // delivery order. Each region keeps the intervals of publication time during which
 // it was resident, so a stream asks "was this region in L2 at time t" and gets the same answer
-// whichever barrier the host has reached.
+// whichever barrier the host has reached. Within a resident region, residency is kept per cell
+// of a grid of kRegionSlices slices of its bytes by kRegionBands bands of its rows (RegionPart): a
+// tile that reads a column band of a matrix wider than itself (a weight panel of a wide B) brings
+// that band of its rows into the L2, not the other tiles' columns that share the region's rows,
+// nor the rows of the next panel that share the region.
 //
 // The barrier itself only queues (deliver, forget_before): it is the one part of a window that
 // runs on one host thread while the others wait, and a chip's share of it grows with its peers.
@@ -34,7 +38,9 @@
 // chip's own lock, exactly as the barrier would have: no stream of the chip has read or moved
 // since the barrier, so what it applies, and the views' positions it settles against, are those
 // of the barrier, whichever host thread gets there first. Every reader calls sync() first.
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -70,11 +76,85 @@ struct MemUsage {
     bool per_bin = false;
 };
 
+// The part of a region a read covers, on a grid of cells: kRegionSlices slices of the region's
+// bytes (by offset in the region) by kRegionBands bands (by where the bytes lie within a row of
+// the tensor read: address mod the row pitch, in equal parts of the pitch). A read of whole rows
+// covers every band; a read of a column band of a wider matrix the bands its columns fall in. Each
+// slice and band goes to the read that covers most of it (boundaries rounded to the nearest), so
+// that tiles side by side, or one above the other across a region's edge, name cells of their
+// own. One bit per band, a mask per slice.
+inline constexpr int kRegionBands = 64;
+inline constexpr int kRegionSlices = 8;
+using BandMask = std::uint64_t;
+inline constexpr BandMask kAllBands = ~BandMask{0};
+static_assert(kRegionBands == 64, "BandMask holds one bit per band");
+using RegionCells = std::array<BandMask, kRegionSlices>;  // per slice, its bands
+
+// std::popcount without the processor's instruction (not assumed: a library call otherwise).
+inline int bit_count(BandMask m) {
+    m = m - ((m >> 1) & 0x5555555555555555ULL);
+    m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+    m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<int>((m * 0x0101010101010101ULL) >> 56);
+}
+
+struct RegionPart {
+    BandMask bands = kAllBands;
+    std::uint8_t slice_first = 0;
+    std::uint8_t slice_end = kRegionSlices;
+    // How many of the part's cells `cells` (or `more`, if given) holds; `band_count` is
+    // popcount(bands), worked out once per read (a slice with all of them or none needs no count).
+    int count_in(const RegionCells& cells, int band_count, const RegionCells* more = nullptr) const {
+        int n = 0;
+        for (int s = slice_first; s < slice_end; ++s) {
+            BandMask m = cells[static_cast<std::size_t>(s)];
+            if (more != nullptr) m |= (*more)[static_cast<std::size_t>(s)];
+            m &= bands;
+            n += m == bands ? band_count : (m == 0 ? 0 : bit_count(m));
+        }
+        return n;
+    }
+    int count_in(const RegionCells& cells) const { return count_in(cells, bit_count(bands)); }
+    int cell_count() const { return bit_count(bands) * (slice_end - slice_first); }
+    bool whole() const { return bands == kAllBands && slice_first == 0 && slice_end == kRegionSlices; }
+    // Adds the part to `cells`; returns whether they now hold every cell.
+    bool add_to(RegionCells& cells) const {
+        bool all = true;
+        for (int s = slice_first; s < slice_end; ++s) {
+            BandMask& c = cells[static_cast<std::size_t>(s)];
+            c |= bands;
+            all = all && c == kAllBands;
+        }
+        if (!all) return false;
+        for (int s = 0; s < kRegionSlices; ++s) {  // its own slices are full: the others too?
+            if (cells[static_cast<std::size_t>(s)] != kAllBands) return false;
+        }
+        return true;
+    }
+};
+
+inline RegionCells all_cells() {
+    RegionCells c;
+    c.fill(kAllBands);
+    return c;
+}
+
+// A region's cells as a reader sees them: `whole` when it holds every cell (no need to count).
+struct CellsView {
+    const RegionCells* cells = nullptr;
+    bool whole = false;
+};
+
+struct RegionTouch {
+    std::int64_t region = 0;
+    RegionPart part;
+};
+
 // What one producer (a stream, for its own chip or a peer's) did to one chip's memory in one
 // window. Carried by a Message of kind MemTraffic, delivered at the window's barrier.
 struct MemTraffic {
     std::vector<MemUsage> usage;
-    std::vector<std::int64_t> touched_regions;  // in the order they were first touched
+    std::vector<RegionTouch> touched_regions;  // in the order they were first touched
 };
 
 // Usage through the L2 and through HBM, in bins.
@@ -121,10 +201,16 @@ public:
     // `capacity_regions`: how many regions the L2 holds (l2_bytes / region_bytes).
     explicit L2Residency(std::int64_t capacity_regions);
 
-    // At a barrier: `region` was touched by traffic published at `at` (non-decreasing).
-    void touch(std::int64_t region, SimTime at);
-    // During a window (read-only): was `region` resident at publication time t?
-    bool resident_at(std::int64_t region, SimTime t) const;
+    // At a barrier: `part` of `region` was touched by traffic published at `at` (non-decreasing).
+    void touch(std::int64_t region, const RegionPart& part, SimTime at);
+    void touch(std::int64_t region, SimTime at) { touch(region, RegionPart{}, at); }
+    // During a window (read-only): the cells of `region` resident at publication time t. (Cells
+    // are kept for the open interval only, as they are now: a cell added after t counts from the
+    // region's entry, and in an interval that has closed all of the region counts. Both differ
+    // only for a time before the barrier that applied the touch, which a read rarely asks for.)
+    CellsView resident_cells(std::int64_t region, SimTime t) const;
+    // Was all of `region` resident at t?
+    bool resident_at(std::int64_t region, SimTime t) const { return resident_cells(region, t).whole; }
     // At a barrier: residency before `horizon` will not be asked again.
     void forget_before(SimTime horizon);
     std::int64_t resident_count() const { return resident_; }
@@ -136,6 +222,9 @@ private:
         SimTime resident_since = kNever;  // the open interval's start (kNever: not resident now)
         std::int64_t prev = -1;  // LRU neighbours (region ids), while resident
         std::int64_t next = -1;
+        // In the open interval: the cells brought in (whole: all of them).
+        RegionCells cells{};
+        bool whole = false;
     };
     // The region's entry (made on first use: region ids are GM addresses / region_bytes, dense
     // from the first allocation on, so a vector indexed by id; a lookup is on every load).
@@ -159,6 +248,11 @@ public:
     std::int64_t region_bytes() const { return region_bytes_; }
     // (A shift when the regions are a power of two bytes, as every profile's are: this is on
     // every GM access. Addresses are not negative, so the shift is the division.)
+    // The slice boundary (0..kRegionSlices) nearest to `offset` bytes into a region.
+    std::int64_t nearest_slice_boundary(std::int64_t offset) const {
+        const std::int64_t x = offset * kRegionSlices + region_bytes_ / 2;
+        return region_shift_ >= 0 ? x >> region_shift_ : x / region_bytes_;
+    }
     std::int64_t region_of(std::int64_t address) const {
         return region_shift_ >= 0 ? address >> region_shift_ : address / region_bytes_;
     }

@@ -1,6 +1,7 @@
 #include "sim/mem/memory_view.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -15,6 +16,40 @@ std::int64_t extent_bytes(const GmTensor& g) {
     const std::int64_t lines = g.layout() == Layout::ND ? g.rows() : g.cols();
     const std::int64_t line = g.layout() == Layout::ND ? g.cols() : g.rows();
     return lines <= 0 || line <= 0 ? 0 : ((lines - 1) * g.ld() + line) * es;
+}
+
+// The bands (sim/mem/chip_memory.hpp) a read of `g` covers in each region it spans, and how many
+// (a contiguous run, so its length, not a popcount): every band
+// for whole rows; for lines narrower than the row pitch (a column band of a wider matrix) the
+// bands its bytes fall in within a row, by address mod the pitch (so that every view of one
+// tensor names the same bands for the same columns), each band to the read that covers most of
+// it: the tiles side by side in a row name bands side by side, none twice, however the tensor's
+// start is aligned.
+struct Bands {
+    BandMask mask = kAllBands;
+    int count = kRegionBands;
+};
+Bands bands_of(const GmTensor& g) {
+    const std::int64_t es = dtype_bytes(g.dtype());
+    const std::int64_t line = (g.layout() == Layout::ND ? g.cols() : g.rows()) * es;
+    const std::int64_t pitch = g.ld() * es;
+    if (line <= 0 || line >= pitch) return Bands{};
+    const std::int64_t off = g.address() % pitch;
+    // Band boundaries rounded to the nearest: [first, end) in units of pitch / kRegionBands.
+    const std::int64_t first = (off * kRegionBands + pitch / 2) / pitch;
+    const std::int64_t end = std::max(first + 1, ((off + line) * kRegionBands + pitch / 2) / pitch);
+    const int count = static_cast<int>(end - first);
+    if (count >= kRegionBands) return Bands{};
+    // `count` bands from `first` on; past the row's end they wrap to its start.
+    return Bands{std::rotl((BandMask{1} << count) - 1, static_cast<int>(first % kRegionBands)), count};
+}
+
+// The cells (sim/mem/chip_memory.hpp) of a region that bytes [lo, hi) of it, in `bands`, cover:
+// the slices rounded to the nearest boundary, at least one.
+RegionPart part_of(const ChipMemory& chip, BandMask bands, std::int64_t lo, std::int64_t hi) {
+    const std::int64_t first = std::min<std::int64_t>(kRegionSlices - 1, chip.nearest_slice_boundary(lo));
+    const std::int64_t end = std::max(first + 1, chip.nearest_slice_boundary(hi));
+    return RegionPart{bands, static_cast<std::uint8_t>(first), static_cast<std::uint8_t>(std::min<std::int64_t>(end, kRegionSlices))};
 }
 
 // `part` of `whole` of a core's rate cap (a read partly from the L2 and partly through HBM): at
@@ -92,22 +127,28 @@ void MemoryView::catch_up(SimTime t) {
 
 MemTraffic& MemoryView::traffic_for(int rank) { return traffic_[rank]; }
 
-bool MemoryView::touched_this_window(std::int64_t region) const {
-    const auto r = static_cast<std::size_t>(region);
-    return r < own_touched_.size() && own_touched_[r] == window_number_;
-}
-
-void MemoryView::touch(MemTraffic& traffic, std::int64_t region, bool own) {
-    // An own region comes here only when it was not touched in this window (resident_bytes
-    // looked); a peer's is recorded once per run of touches.
+void MemoryView::touch(MemTraffic& traffic, std::int64_t region, const RegionPart& part, bool own, bool resident) {
+    // An own region comes here only when some of these cells were not touched in this window
+    // (resident_bytes looked). It is recorded for the chip the first time in the window (the
+    // L2's order of use) and whenever it brings cells in that were not resident; otherwise it
+    // only joins the window's cells. A peer's is recorded once per run of touches of one region
+    // (their union: the bands of both, the slices from the first to the last).
     if (own) {
         const auto r = static_cast<std::size_t>(region);
-        if (r >= own_touched_.size()) own_touched_.resize(r + 1, 0);
-        own_touched_[r] = window_number_;
-    } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back() == region) {
+        if (r >= own_touched_.size()) own_touched_.resize(r + 1);
+        WindowTouch& w = own_touched_[r];
+        const bool first_in_window = w.window != window_number_;
+        if (first_in_window) w = WindowTouch{window_number_, false, RegionCells{}};
+        if (!w.whole) w.whole = part.add_to(w.cells);
+        if (!first_in_window && resident) return;
+    } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back().region == region) {
+        RegionPart& last = traffic.touched_regions.back().part;
+        last.bands |= part.bands;
+        last.slice_first = std::min(last.slice_first, part.slice_first);
+        last.slice_end = std::max(last.slice_end, part.slice_end);
         return;
     }
-    traffic.touched_regions.push_back(region);
+    traffic.touched_regions.push_back(RegionTouch{region, part});
 }
 
 double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, double bytes, SimTime t, bool own) {
@@ -116,19 +157,26 @@ double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, dou
     const std::int64_t first = g.address();
     const std::int64_t last = first + extent - 1;
     const std::int64_t rb = chip.region_bytes();
+    const auto [bands, band_count] = bands_of(g);
     MemTraffic* traffic = nullptr;  // looked up at the first region to record
     double resident = 0;
     for (std::int64_t r = chip.region_of(first), last_region = chip.region_of(last); r <= last_region; ++r) {
         const std::int64_t lo = std::max(first, r * rb);
         const std::int64_t hi = std::min(last + 1, (r + 1) * rb);
-        // A region this stream touched in this window is resident (and needs no second touch).
-        if (own && touched_this_window(r)) {
-            resident += bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
-            continue;
+        const double in_region = bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
+        const RegionPart part = part_of(chip, bands, lo - r * rb, hi - r * rb);
+        const int cells = band_count * (part.slice_end - part.slice_first);
+        // Cells this stream touched in this window are resident (and need no second touch).
+        const CellsView mine = own ? touched_this_window(r) : CellsView{};
+        int in = mine.whole ? cells : (mine.cells != nullptr ? part.count_in(*mine.cells, band_count) : 0);
+        if (in < cells) {
+            const CellsView now = chip.residency().resident_cells(r, t);
+            in = now.whole ? cells : part.count_in(*now.cells, band_count, mine.cells);
+            if (traffic == nullptr) traffic = &traffic_for(own ? rank_ : g.rank());
+            touch(*traffic, r, part, own, in == cells);
         }
-        if (chip.residency().resident_at(r, t)) resident += bytes * static_cast<double>(hi - lo) / static_cast<double>(extent);
-        if (traffic == nullptr) traffic = &traffic_for(own ? rank_ : g.rank());
-        touch(*traffic, r, own);
+        if (in == cells) resident += in_region;
+        else if (in > 0) resident += in_region * in / cells;
     }
     return resident;
 }
@@ -205,7 +253,7 @@ void MemoryView::publish(int rank, const MemUsage& u) {
 
 std::map<int, MemTraffic> MemoryView::take_traffic() {
     if (++window_number_ == 0) {  // wrapped after 2^32 windows: no stale number may match
-        std::fill(own_touched_.begin(), own_touched_.end(), 0);
+        std::fill(own_touched_.begin(), own_touched_.end(), WindowTouch{});
         window_number_ = 1;
     }
     // One record per run of equal bins with bytes.

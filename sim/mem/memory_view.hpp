@@ -73,12 +73,18 @@ private:
     void catch_up(SimTime t);
     // Adds the other producers' records from next_usage_ up to `end` published at or before t.
     void add_others(std::uint64_t end, SimTime t);
-    // Of a read of `g` at time t: its bytes in regions resident then (own touches of this window
-    // count at once). Touches the regions.
+    // Of a read of `g` at time t: its bytes in the cells of regions resident then (own touches of
+    // this window count at once). Touches the cells it covers.
     double resident_bytes(const ChipMemory& chip, const GmTensor& g, double bytes, SimTime t, bool own);
-    // Records a region touched: an own one not yet touched in this window, or a peer's.
-    void touch(MemTraffic& traffic, std::int64_t region, bool own);
-    bool touched_this_window(std::int64_t region) const;
+    // Records part of a region touched: an own one not all touched in this window, or a peer's.
+    // `resident`: all of the part was resident already.
+    void touch(MemTraffic& traffic, std::int64_t region, const RegionPart& part, bool own, bool resident);
+    // The cells of an own region touched in this window (cells nullptr: none).
+    CellsView touched_this_window(std::int64_t region) const {
+        const auto r = static_cast<std::size_t>(region);
+        if (r >= own_touched_.size() || own_touched_[r].window != window_number_) return CellsView{};
+        return CellsView{&own_touched_[r].cells, own_touched_[r].whole};
+    }
     MemTraffic& traffic_for(int rank);
     // Adds usage to what is published for `rank`'s chip, spread over fixed bins of time: the
     // other streams then add a few steps per window instead of every transfer's own.
@@ -102,9 +108,15 @@ private:
     // Kept from window to window (emptied, not freed), with the peers published to in this one.
     std::map<int, UsageBins> peer_bins_;
     std::vector<int> peers_published_;
-    // Own chip's regions touched this window: region r was when own_touched_[r] is the window's
-    // number (region ids are dense from the first GM allocation; a lookup is on every load).
-    std::vector<std::uint32_t> own_touched_;
+    // Own chip's regions touched this window: region r's cells own_touched_[r].cells were when
+    // own_touched_[r].window is the window's number (region ids are dense from the first GM
+    // allocation; a lookup is on every load).
+    struct WindowTouch {
+        std::uint32_t window = 0;
+        bool whole = false;
+        RegionCells cells{};
+    };
+    std::vector<WindowTouch> own_touched_;
     std::uint32_t window_number_ = 1;
     double hbm_read_bytes_ = 0;
     double l2_hit_bytes_ = 0;
