@@ -19,12 +19,11 @@ std::int64_t extent_bytes(const GmTensor& g) {
 }
 
 // The bands (sim/mem/chip_memory.hpp) a read of `g` covers in each region it spans, and how many
-// (a contiguous run, so its length, not a popcount): every band
-// for whole rows; for lines narrower than the row pitch (a column band of a wider matrix) the
-// bands its bytes fall in within a row, by address mod the pitch (so that every view of one
-// tensor names the same bands for the same columns), each band to the read that covers most of
-// it: the tiles side by side in a row name bands side by side, none twice, however the tensor's
-// start is aligned.
+// (one run of bands, so its length: no population count). Whole rows cover every band. Lines
+// narrower than the row pitch (a column band of a wider matrix) cover the bands their bytes fall
+// in within a row, by address mod the pitch, so that every view of one tensor names the same
+// bands for the same columns; each band goes to the read that covers most of it, so tiles side
+// by side in a row name bands side by side, none twice, however the tensor's start is aligned.
 struct Bands {
     BandMask mask = kAllBands;
     int count = kRegionBands;
