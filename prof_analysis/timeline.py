@@ -281,7 +281,7 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     shown_cores = len(rows)
     sub = (f"ranks {','.join(map(str, rank_spans))}; {shown_cores} {'active ' if active_only else ''}cores "
            "(AIC then AIV per rank"
-           + (f", at most {max_cores} of each type" if max_cores is not None else "")
+           + (f", at most {max_cores} of each type and lane" if max_cores is not None else "")
            + "); solid: data pipes busy, light: scalar only, hatched red: TWAIT stall with the core otherwise idle; "
            + trace.describe_filter())
     ax.set_title(title + "\n" + sub, fontsize=10)
