@@ -116,7 +116,6 @@ struct RegionPart {
     }
     int count_in(const RegionCells& cells) const { return count_in(cells, bit_count(bands)); }
     int cell_count() const { return bit_count(bands) * (slice_end - slice_first); }
-    bool whole() const { return bands == kAllBands && slice_first == 0 && slice_end == kRegionSlices; }
     // Adds the part to `cells`; returns whether they now hold every cell.
     bool add_to(RegionCells& cells) const {
         bool all = true;
@@ -248,13 +247,13 @@ public:
     std::int64_t region_bytes() const { return region_bytes_; }
     // (A shift when the regions are a power of two bytes, as every profile's are: this is on
     // every GM access. Addresses are not negative, so the shift is the division.)
-    // The slice boundary (0..kRegionSlices) nearest to `offset` bytes into a region.
+    std::int64_t region_of(std::int64_t address) const {
+        return region_shift_ >= 0 ? address >> region_shift_ : address / region_bytes_;
+    }
+    // The slice boundary (0..kRegionSlices) nearest to `offset` bytes into a region (a shift too).
     std::int64_t nearest_slice_boundary(std::int64_t offset) const {
         const std::int64_t x = offset * kRegionSlices + region_bytes_ / 2;
         return region_shift_ >= 0 ? x >> region_shift_ : x / region_bytes_;
-    }
-    std::int64_t region_of(std::int64_t address) const {
-        return region_shift_ >= 0 ? address >> region_shift_ : address / region_bytes_;
     }
 
     // ---- at barriers (single-threaded): queued, applied by the next sync() ----
