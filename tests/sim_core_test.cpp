@@ -51,8 +51,10 @@ struct Hand {
     SimTime gm_move(std::int64_t bytes, double gib_s) const {
         return gm_lat() + bytes_at_gib_s(static_cast<double>(bytes), gib_s);
     }
-    SimTime extract(std::int64_t bytes, double gib_s) const {
-        return mte1_lat() + bytes_at_gib_s(static_cast<double>(bytes), gib_s);
+    // An L1 -> L0 move: `moves` hardware instructions, each with its start-up latency, then the
+    // bytes at the path's rate.
+    SimTime extract(std::int64_t bytes, double gib_s, int moves = 1) const {
+        return moves * mte1_lat() + bytes_at_gib_s(static_cast<double>(bytes), gib_s);
     }
     // The cube formula: fixed + ceil(m/f) ceil(k/f) ceil(n/f) / efficiency cycles.
     SimTime cube(int m, int k, int n) const {
@@ -197,11 +199,13 @@ TEST(InstructionCost, CubeChainExtractMatmulAndFixStore) {
     EXPECT_EQ(sets[0].start, loads[1].end + h.set_flag());
     EXPECT_EQ(waits[0].pipe, Pipe::MTE1);
     EXPECT_EQ(waits[0].start, sets[0].start + h.wait_flag());
-    // MTE1: L0A at its rate, then L0B at its (different) rate.
+    // MTE1: L0A at its rate in one load3Dv2, then L0B at its (different) rate in four load2D, one
+    // per 16-row fractal row of the 64 x 256 fp16 slice (each paying the start-up latency).
     EXPECT_EQ(extracts[0].start, waits[0].start);
     EXPECT_NEAR(extracts[0].end - extracts[0].start, h.extract(128 * 64 * 2, p.pipes.l1_to_l0a_gib_s), kTolPs);
     EXPECT_EQ(extracts[1].start, extracts[0].end);
-    EXPECT_NEAR(extracts[1].end - extracts[1].start, h.extract(64 * 256 * 2, p.pipes.l1_to_l0b_gib_s), kTolPs);
+    EXPECT_NEAR(extracts[1].end - extracts[1].start, h.extract(64 * 256 * 2, p.pipes.l1_to_l0b_gib_s, 4), kTolPs);
+    EXPECT_GT(p.pipes.mte1_latency_cycles, 0);  // so the four start-ups are told apart from one
     // Cube: 128 x 64 x 256 is the HARDWARE.md example, 6 + 8*4*16 = 518 cycles with the B1 numbers.
     EXPECT_EQ(sets[1].start, extracts[1].end + h.set_flag());
     EXPECT_EQ(waits[1].start, sets[1].start + h.wait_flag());
@@ -393,6 +397,24 @@ TEST(PipeOverlap, TwoLoadsOnOnePipeSerialize) {
     EXPECT_NEAR(run.stats.end - h.launch_to_start(), h.issue() + 2 * tl, 2 * kTolPs);
 }
 
+// The hardware moves of a TEXTRACT: one load3Dv2 into L0A whatever its size; into L0B one load2D
+// per fractal row of K, a fractal row being 32 bytes deep (16 fp16, 32 int8, 8 fp32 values).
+TEST(InstructionCost, ExtractIntoL0BIsOneLoad2DPerFractalRowOfK) {
+    const auto moves = [](MemKind kind, int rows, DType dtype) {
+        Tile t;
+        t.kind = kind;
+        t.rows = rows;
+        t.cols = 256;
+        t.dtype = dtype;
+        return textract_hardware_moves(t);
+    };
+    EXPECT_EQ(moves(MemKind::L0A, 128, DType::F16), 1);
+    EXPECT_EQ(moves(MemKind::L0B, 64, DType::F16), 4);   // the published GEMM's 4 x load_cbuf_to_cb
+    EXPECT_EQ(moves(MemKind::L0B, 128, DType::I8), 4);   // 128-deep int8: 4 fractal rows of 32
+    EXPECT_EQ(moves(MemKind::L0B, 16, DType::F32), 2);   // fp32 fractals are 8 deep
+    EXPECT_EQ(moves(MemKind::L0B, 8, DType::F16), 1);    // a partial fractal row is still one move
+}
+
 TEST(PipeOverlap, CubeCoreLoadsNextL1BufferWhileExtractingThePrevious) {
     Hand h;
     const Profile& p = profile();
@@ -518,8 +540,8 @@ TEST(DoubleBuffering, ToyGemmPipelinesByTheExpectedAmount) {
     // Per-step stage costs from the profile.
     const SimTime t2 = h.gm_move(G::m * G::kt * 2, p.pipes.gm_to_l1_gib_s) +  // MTE2: A and B slices
                        h.gm_move(G::kt * G::n * 2, p.pipes.gm_to_l1_gib_s);
-    const SimTime t1 = h.extract(G::m * G::kt * 2, p.pipes.l1_to_l0a_gib_s) +  // MTE1
-                       h.extract(G::kt * G::n * 2, p.pipes.l1_to_l0b_gib_s);
+    const SimTime t1 = h.extract(G::m * G::kt * 2, p.pipes.l1_to_l0a_gib_s) +  // MTE1: B in 4 load2D
+                       h.extract(G::kt * G::n * 2, p.pipes.l1_to_l0b_gib_s, G::kt / 16);
     const SimTime tm = h.cube(G::m, G::kt, G::n);                            // M
     const SimTime S = G::steps;
     // Single-buffered: the next load waits for the extract to free L1, the next extract for the

@@ -104,8 +104,18 @@ isa_detail::MemMove TLOAD(Tile& dst, const GmTensor& src);
 // rounded to it) instead of overwriting; the add lands at the target a local or remote atomic
 // latency after issue at the earliest, ordered with every other add by simulated time.
 isa_detail::MemMove TSTORE(const GmTensor& dst, Tile& src, AtomicType atomic = AtomicType::None);
-// L1 -> L0A / L0B on MTE1: the rows x cols of `dst` taken from `src` at (row, col).
+// L1 -> L0A / L0B on MTE1: the rows x cols of `dst` taken from `src` at (row, col). It costs what
+// the hardware instructions it becomes cost (textract_hardware_moves): each pays
+// mte1_latency_cycles and a scalar issue, and the bytes move at the path's rate.
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col);
+// One fractal's row: 32 bytes along K (16 fp16, 32 int8, 8 fp32 values), the depth of the cube's
+// fractal (16 x 16 fp16, 16 x 32 int8, 16 x 8 fp32).
+inline constexpr int kFractalRowBytes = 32;
+// The hardware instructions one TEXTRACT into `dst` becomes, as the published single-chip GEMM
+// issues them (kernels/gemm/README.md "The kernel, step by step"): into L0A, set_fmatrix (a
+// register write) and one load3Dv2; into L0B, one load2D per fractal row of K (its 64 x 256 fp16
+// B slice is 4 x load_cbuf_to_cb of 16 fractals each), so ceil(rows x dtype bytes / 32).
+int textract_hardware_moves(const Tile& dst);
 
 // L0C (int32 accumulator) -> GM on FIX with the fixpipe's dequant (Ascend's TMOV L1 -> FB, then
 // TSTORE_FP): dst[i][j] = cast(acc[i][j] * scale[j]), scale an L1 tile of 1 x cols fp32 (the

@@ -257,6 +257,12 @@ isa_detail::MemMove TSTORE_FP(const GmTensor& dst, Tile& acc, const Tile& scale)
     return isa_detail::MemMove(isa_detail::MemMove::Dir::Store, acc, dst, AtomicType::None, &scale);
 }
 
+int textract_hardware_moves(const Tile& dst) {
+    if (dst.kind != MemKind::L0B) return 1;  // set_fmatrix (a register) and one load3Dv2
+    const std::int64_t k_bytes = std::int64_t{dst.rows} * dtype_bytes(dst.dtype);
+    return static_cast<int>(std::max<std::int64_t>(1, (k_bytes + kFractalRowBytes - 1) / kFractalRowBytes));
+}
+
 void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {
     BlockCtx& blk = *dst.owner;
     blk.current_instr = "TEXTRACT";
@@ -271,12 +277,13 @@ void TEXTRACT(Tile& dst, const Tile& src, int row, int col) {
                                    dtype_name(src.dtype), src.name));
     }
     const CostModel& cost = blk.cost();
-    const SimTime issue = blk.now() + cost.issue_ps;
+    const int moves = textract_hardware_moves(dst);
+    const SimTime issue = blk.now() + moves * cost.issue_ps;
     const SimTime start = blk.pipe_start(Pipe::MTE1, issue);
     isa_detail::check_hazard("TEXTRACT", src, start, false);
     isa_detail::check_hazard("TEXTRACT", dst, start, true);
     const std::int64_t bytes = dst.bytes();
-    const SimTime end = start + cost.mte1_latency_ps +
+    const SimTime end = start + moves * cost.mte1_latency_ps +
                         blk.cost_memo().transfer_ps(cost, bytes,
                                                     dst.kind == MemKind::L0A ? cost.l1_to_l0a_bps : cost.l1_to_l0b_bps);
     blk.now_ref() = issue;
