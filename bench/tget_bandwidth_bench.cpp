@@ -1,9 +1,10 @@
 // The remote-read microbenchmark of pto-isa (kernels/manual/a2a3/tget_bandwidth), on Tandem's
 // simulated chips: one AIV block of rank 0 reads `size` bytes of fp32 from rank 1's window with
-// TGET (remote GM -> UB -> local GM, through one UB staging tile of --chunk-bytes), one kernel per
-// size, and the kernel's device time (first block start to last block end, what the example's
+// TGET (remote GM -> UB -> local GM, through one UB staging tile of --chunk-bytes), and again
+// with TGET_ASYNC (one copy on the SDMA engine, then WAIT_ASYNC), one kernel per size and
+// instruction; the kernels' device time (first block start to last block end, what the example's
 // own cycle counter measures) is printed per size with the bandwidth it gives. `./run.sh
-// fidelity` compares it with the measured table (sim/calibration/tget_bandwidth_<SoC>.csv).
+// fidelity` compares both with the measured table (sim/calibration/tget_bandwidth_<SoC>.csv).
 //
 //   build/tests/tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...]
 //                                    [--chunk-bytes 65536] [--json FILE]
@@ -74,8 +75,8 @@ Options parse(int argc, char** argv) {
             for (std::string item; std::getline(ss, item, ',');) o.sizes.push_back(parse_bytes("--sizes", item));
             if (o.sizes.empty()) usage_error("--sizes: at least one size");
         } else if (a == "-h" || a == "--help") {
-            std::cout << "tget_bandwidth_bench: device time of one block's TGET of each size between two simulated "
-                         "chips\nusage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
+            std::cout << "tget_bandwidth_bench: device time of one block's TGET and TGET_ASYNC of each size between "
+                         "two simulated chips\nusage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
                          "[--chunk-bytes 65536] [--json FILE]\n";
             std::exit(0);
         } else {
@@ -85,8 +86,8 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-// Device time of one TGET of `size` bytes, in microseconds.
-double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_bytes) {
+// Device time of one TGET (or, `async`, one TGET_ASYNC) of `size` bytes, in microseconds.
+double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_bytes, bool async) {
     Runtime rt(profile, ClusterOptions{2, DataMode::TimingOnly, false});
     const int row = static_cast<int>(std::min(chunk_bytes, size) / 4);  // fp32 elements per chunk
     // The window of rank 1 (shared: peers may read it) and rank 0's destination.
@@ -100,6 +101,17 @@ double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t ch
         host.barrier();
         if (host.rank() != 0) return;
         Stream& s = host.create_stream("tget");
+        if (async) {
+            s.launch(KernelLaunch{"TgetAsyncBandwidthKernel", CoreType::AIV, 1, [&, size](BlockCtx& blk) -> Task {
+                                      const int n = static_cast<int>(size / 4);
+                                      const AsyncEvent done = co_await TGET_ASYNC(
+                                          blk, GmTensor(*local, 0, 1, n, n, DType::F32), GmTensor(*window, 0, 1, n, n, DType::F32));
+                                      WAIT_ASYNC(blk, done);
+                                  }});
+            s.synchronize();
+            stats = s.kernel_stats().back();
+            return;
+        }
         s.launch(KernelLaunch{"TgetBandwidthKernel", CoreType::AIV, 1, [&, size, row](BlockCtx& blk) -> Task {
                                   Tile& ub = blk.alloc_tile(MemKind::UB, 1, row, DType::F32, "stagingTile");
                                   for (std::int64_t off = 0; off < size; off += std::int64_t{row} * 4) {
@@ -125,13 +137,15 @@ int main(int argc, char** argv) {
         const Profile profile = o.profile_file.empty() ? load_profile_by_soc(o.soc, default_profile_dir())
                                                        : load_profile(o.profile_file);
         nlohmann::json rows = nlohmann::json::array();
-        fmt::print("TGET of one AIV block between 2 chips of {} (staging tile {} bytes), device time\n",
-                   profile.name, o.chunk_bytes);
-        fmt::print("{:>10} {:>12} {:>10}\n", "bytes", "device us", "GB/s");
+        fmt::print("TGET (staging tile {} bytes) and TGET_ASYNC of one AIV block between 2 chips of {}, device time\n",
+                   o.chunk_bytes, profile.name);
+        fmt::print("{:>10} {:>12} {:>10} {:>14} {:>12}\n", "bytes", "TGET us", "GB/s", "TGET_ASYNC us", "GB/s");
         for (std::int64_t size : o.sizes) {
-            const double us = tget_device_us(profile, size, o.chunk_bytes);
-            fmt::print("{:>10} {:>12.3f} {:>10.3f}\n", size, us, double(size) / (us * 1e3));
-            rows.push_back({{"size_bytes", size}, {"tget_device_us", us}});
+            const double us = tget_device_us(profile, size, o.chunk_bytes, false);
+            const double async_us = tget_device_us(profile, size, o.chunk_bytes, true);
+            fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>14.3f} {:>12.3f}\n", size, us, double(size) / (us * 1e3), async_us,
+                       double(size) / (async_us * 1e3));
+            rows.push_back({{"size_bytes", size}, {"tget_device_us", us}, {"tget_async_device_us", async_us}});
         }
         if (!o.json.empty()) {
             std::ofstream f(o.json + ".tmp");

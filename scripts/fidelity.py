@@ -135,7 +135,6 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
         out_rows.append({"id": r.id, "measured_us": r.measured_us, "simulated_us": simulated[r.id], "error_pct": err,
                          "loo_error_pct": loo.get(r.id), "role": role})
     print("('=' in the LOO column: the row is not fitted on, so its error is already out of sample.)")
-    print("TGET_ASYNC (the SDMA engine) columns of the TGET table: not modelled, not compared.")
 
     print()
     print("Fitted parameters (grid search, least mean absolute error over the rows; others at the profile's values):")

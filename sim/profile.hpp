@@ -67,6 +67,8 @@ struct InterconnectProfile {
     double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM (per-block TPUT rate)
     double remote_load_gib_s = 0;        // one core's MTE2 rate reading a peer's GM (per-block TGET rate)
     double remote_load_latency_ns = 0;   // a remote read's request-to-first-data time, per hop
+    double sdma_gib_s = 0;               // the SDMA engine's rate for one TGET_ASYNC (peer GM -> local GM)
+    double sdma_latency_ns = 0;          // a TGET_ASYNC's issue to its first byte moving (descriptor, doorbell)
     double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible
     double local_atomic_latency_ns = 0;  // TNOTIFY to own GM: issue to visible to other cores
 };

@@ -118,6 +118,8 @@ constexpr std::array kFields{
     field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kPos),
     field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kPos),
     field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNonNeg),
+    field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kPos),
+    field<kNet, &I::sdma_latency_ns>("interconnect", "sdma_latency_ns", kNonNeg),
     field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNonNeg),
     field<kNet, &I::local_atomic_latency_ns>("interconnect", "local_atomic_latency_ns", kNonNeg),
 

@@ -111,6 +111,51 @@ TEST(Sanitizer, PublishedHandoffIsClean) {
     EXPECT_TRUE(run_handoff(Handoff::FlagAfterBarrier).empty());
 }
 
+// An SDMA copy (TGET_ASYNC) published to another block: done at WAIT_ASYNC, not at a
+// pipe_barrier(PIPE_ALL), which drains the core's pipes but not the engine.
+std::vector<SanViolation> run_sdma_handoff(bool wait_async) {
+    Runtime rt(profile(), sanitized(2));
+    Cluster& c = rt.cluster();
+    const std::int64_t bytes = kRows * kCols * 2;
+    GmAllocation& window = c.chip(1).gm.allocate("window", bytes, true);
+    GmAllocation& landed = c.chip(0).gm.allocate("landed", bytes);
+    GmAllocation& flags = c.chip(0).gm.allocate("ready", 64);
+    GmAllocation& dst = c.chip(0).gm.allocate("dst", bytes);
+    const SignalAddr ready{0, flags.base};
+    const GmTensor windowT(window, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor landedT(landed, 0, kRows, kCols, kCols, DType::F16);
+    const GmTensor dstT(dst, 0, kRows, kCols, kCols, DType::F16);
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("comm");
+        s.launch(KernelLaunch{"pull", CoreType::AIV, 2, [&](BlockCtx& b) -> Task {
+            if (b.block_idx() == 0) {
+                const AsyncEvent done = co_await TGET_ASYNC(b, landedT, windowT);
+                pipe_barrier(b, PIPE_ALL);
+                if (wait_async) WAIT_ASYNC(b, done);
+                TNOTIFY(b, ready, 1, NotifyOp::Set);
+            } else {
+                Tile& ub = b.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "ubTile");
+                co_await TWAIT(b, ready, CmpOp::EQ, 1);
+                co_await TLOAD(ub, landedT);
+                set_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                wait_flag(b, PIPE_MTE2, PIPE_MTE3, 0);
+                co_await TSTORE(dstT, ub);
+            }
+        }});
+        s.synchronize();
+    });
+    return c.sanitizer()->check();
+}
+
+TEST(Sanitizer, AnSdmaCopyIsPublishedByWaitAsyncNotByAPipeBarrier) {
+    const auto v = run_sdma_handoff(false);
+    ASSERT_EQ(v.size(), 1u) << all_text(v);
+    EXPECT_EQ(v[0].cls, kClassFlagBeforeData);
+    expect_has(v[0].text, {"[flag before data]", "block 0, TGET_ASYNC", "block 1, TLOAD", "rank 0 'landed'"});
+    EXPECT_TRUE(run_sdma_handoff(true).empty()) << all_text(run_sdma_handoff(true));
+}
+
 TEST(Sanitizer, TimingOnlyRunsAreCheckedTheSame) {
     EXPECT_EQ(all_text(run_handoff(Handoff::FlagBeforeData, DataMode::TimingOnly)),
               all_text(run_handoff(Handoff::FlagBeforeData)));

@@ -74,6 +74,10 @@ def tget_rows(path):
         device_us = float(r["tget_device_cycles"]) / float(r["counter_mhz"])
         rows.append(Row(f"tget/{r['size_bytes']}/device", "tget", device_us, run, r["size_bytes"],
                         note="one AIV block, device time"))
+    for r in parsed:  # the same runs time one TGET_ASYNC of each size too
+        device_us = float(r["tget_async_device_cycles"]) / float(r["counter_mhz"])
+        rows.append(Row(f"tget_async/{r['size_bytes']}/device", "tget_async", device_us, run,
+                        f"async/{r['size_bytes']}", note="one copy on the SDMA engine, device time"))
     return rows
 
 

@@ -120,7 +120,9 @@ class Simulator:
                 raise SimulationError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
             with open(out) as f:
                 result = json.load(f)
-        return {str(r["size_bytes"]): r["tget_device_us"] for r in result["rows"]}
+        out = {str(r["size_bytes"]): r["tget_device_us"] for r in result["rows"]}
+        out.update({f"async/{r['size_bytes']}": r["tget_async_device_us"] for r in result["rows"]})
+        return out
 
     def run(self, run, values=None):
         """The run's outputs ({quantity: us}) with the profile changed by `values`."""

@@ -42,6 +42,8 @@ CostModel::CostModel(const Profile& p)
       remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),
       remote_load_bps(gib_s_to_bps(p.interconnect.remote_load_gib_s)),
       remote_load_latency_ps(from_ns(p.interconnect.remote_load_latency_ns)),
+      sdma_bps(gib_s_to_bps(p.interconnect.sdma_gib_s)),
+      sdma_latency_ps(from_ns(p.interconnect.sdma_latency_ns)),
       link_latency_ps(from_ns(p.interconnect.link_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),
       local_atomic_ps(from_ns(p.interconnect.local_atomic_latency_ns)),

@@ -42,6 +42,8 @@ struct CostModel {
     std::int64_t remote_store_bps;
     std::int64_t remote_load_bps;
     SimTime remote_load_latency_ps;
+    std::int64_t sdma_bps;
+    SimTime sdma_latency_ps;
     SimTime link_latency_ps;
     SimTime remote_atomic_ps;
     SimTime local_atomic_ps;

@@ -130,6 +130,7 @@ public:
     int cross_wait_flag = -1;  // >= 0: parked in CrossCoreWaitFlag on this flag id
     SimTime start_time = 0;
     const char* current_instr = "start";
+    SimTime sdma_free_at = 0;  // when the block's last TGET_ASYNC ends (its copies queue)
 
 private:
     [[noreturn]] void wrong_pipe(Pipe p, const char* instr) const;

@@ -41,6 +41,8 @@ const char* opcode_name(Opcode op) {
         case Opcode::TMRGSORT: return "TMRGSORT";
         case Opcode::TSTORE_FP: return "TSTORE_FP";
         case Opcode::SCALAR: return "SCALAR";
+        case Opcode::TGET_ASYNC: return "TGET_ASYNC";
+        case Opcode::WAIT_ASYNC: return "WAIT_ASYNC";
     }
     return "?";
 }

@@ -44,6 +44,8 @@ enum class Opcode : std::uint8_t {
     TMRGSORT,
     TSTORE_FP,   // L0C int32 -> GM with the fixpipe's per-column dequant scale
     SCALAR,      // a scalar loop (TSCALAR)
+    TGET_ASYNC,  // a copy started on the SDMA engine (visible: when it completes)
+    WAIT_ASYNC,  // the scalar waiting for an SDMA copy
 };
 
 const char* opcode_name(Opcode op);

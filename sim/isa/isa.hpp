@@ -32,6 +32,11 @@ inline constexpr Pipe PIPE_ALL = Pipe::ALL;
 enum class AtomicType : std::uint8_t { None, AtomicAdd };
 
 // ---- awaitable plumbing -------------------------------------------------------------------
+// The completion of an asynchronous copy (TGET_ASYNC): when its last byte is in local GM.
+struct AsyncEvent {
+    SimTime done = 0;
+};
+
 namespace isa_detail {
 
 // A data movement between GM (local or a peer's) and a local tile.
@@ -75,6 +80,22 @@ private:
     SimTime issue_ = 0;
     bool read_done_ = false;
     bool result_ = false;
+};
+
+// TGET_ASYNC: a copy from a peer's window into local GM on the chip's SDMA engine, started by
+// the block's scalar; co_await returns at once with the event of its completion.
+class [[nodiscard]] SdmaCopy {
+public:
+    SdmaCopy(BlockCtx& blk, const GmTensor& dst, const GmTensor& src);
+    bool await_ready();
+    void await_suspend(std::coroutine_handle<> h);
+    AsyncEvent await_resume();
+
+private:
+    BlockCtx& blk_;
+    GmTensor dst_;
+    GmTensor src_;
+    SimTime issue_ = 0;
 };
 
 // CrossCoreWaitFlag: blocks the scalar until the flag's count is there.
@@ -178,6 +199,16 @@ void TSCALAR(BlockCtx& blk, std::int64_t instructions);
 Task TPUT(GmTensor dst, GmTensor src, Tile& ub);
 // Copy src (a peer's window) to dst (local GM) through `ub`: remote TLOAD, wait, TSTORE, wait.
 Task TGET(GmTensor dst, GmTensor src, Tile& ub);
+// Copy src (a peer's window) to dst (local GM, same shape and dtype) on the chip's SDMA engine,
+// as pto-isa's TGET_ASYNC: no pipe, UB or link of the block is used. `co_await` returns when the
+// scalar has issued it, with the event of its completion; WAIT_ASYNC waits for that. A block's
+// copies run one after another, each sdma_latency_ns then its bytes at sdma_gib_s (or what the
+// local L2 leaves). Publish the destination's bytes to other blocks only after WAIT_ASYNC: the
+// stream sanitizer counts the copy done there (not at a pipe_barrier), and reports a block that
+// reads them on a notify sent earlier.
+isa_detail::SdmaCopy TGET_ASYNC(BlockCtx& blk, const GmTensor& dst, const GmTensor& src);
+// The scalar waits until the copy of `event` has completed (then one poll).
+void WAIT_ASYNC(BlockCtx& blk, const AsyncEvent& event);
 // Write `value` into the signal (Set) or add it atomically (AtomicAdd); visible at its rank
 // after the local or remote atomic latency.
 void TNOTIFY(BlockCtx& blk, SignalAddr sig, std::int32_t value, NotifyOp op);

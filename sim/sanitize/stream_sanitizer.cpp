@@ -63,10 +63,13 @@ void StreamSanitizer::access(const SanPart& blk, Access kind, const GmTensor& gm
     accesses_.push_back(std::move(a));
 }
 
-void StreamSanitizer::finish_pending(BlockState& s, Pipe pipe) {
+void StreamSanitizer::finish_pending(BlockState& s, Pipe pipe, bool block_done) {
     std::size_t keep = 0;
     for (auto& p : s.pending) {
-        if (pipe == Pipe::ALL || p.first == pipe) accesses_[p.second].epoch = s.clock;
+        // pipe_barrier(PIPE_ALL) drains the core's pipes, not the SDMA engine: its copies (the
+        // only writes riding on Pipe::S) complete at WAIT_ASYNC or with the block.
+        const bool drained = p.first == pipe || (pipe == Pipe::ALL && (p.first != Pipe::S || block_done));
+        if (drained) accesses_[p.second].epoch = s.clock;
         else s.pending[keep++] = p;
     }
     s.pending.resize(keep);
@@ -138,7 +141,7 @@ void StreamSanitizer::acquire(const SanPart& blk, const VectorClock& vc) {
 
 void StreamSanitizer::end_block(const SanPart& blk) {
     BlockState& s = state(blk);
-    finish_pending(s, Pipe::ALL);
+    finish_pending(s, Pipe::ALL, true);
     s.vc.set(s.key, s.clock);
     kernel_end_.join(s.vc);
     slot_clock_[blk.slot] = s.clock;
@@ -147,7 +150,7 @@ void StreamSanitizer::end_block(const SanPart& blk) {
 void StreamSanitizer::end_kernel() {
     stream_clock_.join(kernel_end_);
     // A failed kernel's blocks never ended: their writes count as done at their last clock.
-    for (auto& [slot, s] : blocks_) finish_pending(s, Pipe::ALL);
+    for (auto& [slot, s] : blocks_) finish_pending(s, Pipe::ALL, true);
     blocks_.clear();
     san_.add_accesses(std::move(accesses_), std::move(releases_));
     accesses_.clear();

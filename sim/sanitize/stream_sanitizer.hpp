@@ -102,7 +102,9 @@ private:
     // The release itself: the block's clock goes to its vector clock, the release is recorded.
     void release_clock(BlockState& s, const SanPart& blk, const char* what);
     std::string where(const SanPart& blk, const char* instr) const;
-    void finish_pending(BlockState& s, Pipe pipe);
+    // The writes in flight on `pipe` are done (Pipe::ALL: every pipe's; the SDMA copies, on
+    // Pipe::S, only when `block_done`).
+    void finish_pending(BlockState& s, Pipe pipe, bool block_done = false);
 
     Sanitizer& san_;
     SanStream stream_;

@@ -80,7 +80,8 @@ bool on_data_pipe(Opcode op) {
 
 bool on_scalar(const InstrRecord& r) {
     return r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST ||
-           r.op == Opcode::CROSS_CORE_WAIT_FLAG || r.op == Opcode::SCALAR || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
+           r.op == Opcode::CROSS_CORE_WAIT_FLAG || r.op == Opcode::SCALAR || r.op == Opcode::TGET_ASYNC ||
+           r.op == Opcode::WAIT_ASYNC || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
 }
 
 // JSON string escaping for names that come from users (allocation names).
@@ -225,6 +226,7 @@ private:
             }
         }
         if (r.op == Opcode::TNOTIFY) args += fmt::format(",\"visible_us\":{}", us(r.visible));
+        if (r.op == Opcode::TGET_ASYNC || r.op == Opcode::WAIT_ASYNC) args += fmt::format(",\"done_us\":{}", us(r.visible));
         out_ += fmt::format("{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{{{}}}}},\n",
                             json_string(name), json_string(stalled ? stream + ",stall" : stream), us(r.start), us(r.end - r.start),
                             r.rank, tid, args);
