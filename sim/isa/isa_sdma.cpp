@@ -62,13 +62,13 @@ AsyncEvent SdmaCopy::await_resume() {
     const CostModel& cost = lp.cost();
     const auto bytes = static_cast<double>(dst_.bytes());
     const SimTime begin = std::max(issue_, blk_.sdma_free_at) + cost.sdma_latency_ps;
-    const SimTime end = lp.memory().book_local(dst_, MemAccess::Write, issue_, begin, bytes, cost.sdma_bps);
+    SimTime end = lp.memory().book_local(dst_, MemAccess::Write, issue_, begin, bytes, cost.sdma_bps);
     const bool remote = src_.rank() != blk_.rank();
     if (remote) {
         lp.memory().note_remote(*lp.chip(src_.rank()).memory, src_, MemAccess::Read, issue_, begin, end, bytes);
         lp.count_remote_bytes(true, dst_.bytes());
-    } else {
-        lp.memory().book_local(src_, MemAccess::Read, issue_, begin, bytes, cost.sdma_bps);
+    } else {  // a copy within the chip reads its own L2 too, and ends when both sides have
+        end = std::max(end, lp.memory().book_local(src_, MemAccess::Read, issue_, begin, bytes, cost.sdma_bps));
     }
     blk_.sdma_free_at = end;
     record(blk_, Pipe::S, Opcode::TGET_ASYNC, issue_ - cost.issue_ps, issue_,
