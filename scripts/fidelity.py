@@ -11,6 +11,11 @@ the fit's error, and its sensitivity (every row's error at 0.9x and 1.1x the val
 model's predictions for the configurations measured on hardware whose figures the repository does
 not have (sim/calibration/predictions_<SoC>.csv; no fit uses them).
 
+With --uncertainty it then reports how far each prediction and each row no fit uses moves under
+what the measured rows leave open: the fitted parameters at their leave-one-out values, and each
+assumed parameter of the fits file's [[assumption]] list at either end of its plausible range with
+every fit redone under it (scripts/calibration/uncertainty.py). That takes a few minutes.
+
 Exits 1 when a fitted row is off by more than 10%, when a shipped value is not its fit's optimum,
 or when a fit uses fewer than two rows; 2 on bad usage. Outliers (rows left out of every fit, with
 the reason) and out-of-sample rows are reported, not held to the limit.
@@ -26,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from calibration.datasets import load_predictions, load_rows, unit_of  # noqa: E402
 from calibration.fit import parse_specs, rel_error, run_fit  # noqa: E402
 from calibration.simulate import SimulationError, Simulator, profile_value  # noqa: E402
+from calibration.uncertainty import (Target, assumption_variants, calibration_variants,  # noqa: E402
+                                     parse_assumptions, spread, summarize)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMIT_PCT = 10.0  # the project's hard limit on a fitted row
@@ -41,30 +48,43 @@ def main():
     ap.add_argument("--calibration-dir", default=os.path.join(ROOT, "sim", "calibration"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="simulations at once")
     ap.add_argument("--json", help="also write the report as JSON to this file")
+    ap.add_argument("--uncertainty", action="store_true",
+                    help="also report how far the predictions and the rows no fit uses move under the leave-one-out "
+                         "fits and the assumed parameters' ranges (a few minutes)")
     args = ap.parse_args()
 
     soc = args.soc_version
     profile_path = args.profile or os.path.join(ROOT, "sim", "profiles", f"{soc}.toml")
     if not os.path.exists(profile_path):
         sys.exit(f"fidelity: no profile {profile_path}")
-    for b in (args.binary, args.tget_binary):
-        if not os.access(b, os.X_OK):
-            sys.exit(f"fidelity: {b} is not built: run ./run.sh fidelity")
     rows = load_rows(args.calibration_dir, soc)
     if not rows:
         sys.exit(f"fidelity: no measured rows for {soc} in {args.calibration_dir}")
     rows_by_id = {r.id: r for r in rows}
     predictions = load_predictions(args.calibration_dir, soc)
+    kinds = {r.run.kind for r in rows} | {p.run.kind for p in predictions}
+    for b in [args.binary] + ([args.tget_binary] if "tget_bench" in kinds else []):
+        if not os.access(b, os.X_OK):
+            sys.exit(f"fidelity: {b} is not built: run ./run.sh fidelity")
     spec_path = os.path.join(args.calibration_dir, f"fits_{soc}.toml")
-    specs, outliers = [], {}
-    if os.path.exists(spec_path):
-        with open(spec_path, "rb") as f:
-            specs, outliers = parse_specs(tomllib.load(f), set(rows_by_id))
+    specs, outliers, assumptions = [], {}, []
     with open(profile_path) as f:
         profile_text = f.read()
+    if os.path.exists(spec_path):
+        with open(spec_path, "rb") as f:
+            doc = tomllib.load(f)
+        try:
+            specs, outliers = parse_specs(doc, set(rows_by_id))
+            fitted = {k for s in specs for k in s.parameters}
+            assumptions = parse_assumptions(doc, profile_text, fitted)
+        except (ValueError, SimulationError) as e:
+            sys.exit(f"fidelity: {os.path.relpath(spec_path, ROOT)}: {e}")
+    elif args.uncertainty:
+        sys.exit(f"fidelity: --uncertainty needs {spec_path}")
     sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs)
     try:
-        return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json)
+        return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json,
+                      assumptions if args.uncertainty else None)
     except SimulationError as e:
         sys.exit(f"fidelity: {e}")
     finally:
@@ -85,7 +105,7 @@ def make_errors_of(sim):
     return errors_of
 
 
-def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path):
+def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path, assumptions=None):
     errors_of = make_errors_of(sim)
     runs = sorted({r.run for r in rows} | {p.run for p in predictions}, key=repr)
     outs = dict(zip(runs, sim.run_many([(run, None) for run in runs])))
@@ -160,11 +180,17 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
     for row_id, why in outliers.items():
         print(f"  outlier {row_id}: {why}")
     out_predictions = print_predictions(predictions, outs)
+    out_uncertainty = None
+    if assumptions is not None:
+        targets = [Target(r.id, r.run, r.quantity, r.measured_us) for r in rows if r.id not in fitted_by]
+        targets += [Target(f"{p.id} {q}", p.run, q) for p in predictions for q in p.quantities]
+        out_uncertainty = print_uncertainty(sim, targets, specs, fits, assumptions, rows_by_id, errors_of)
     print(f"({sim.runs} simulations)")
     if json_path:
         with open(json_path + ".tmp", "w") as f:
             json.dump({"soc": sim.soc, "rows": out_rows, "fits": out_fits, "outliers": outliers,
-                       "predictions": out_predictions, "problems": problems}, f, indent=2)
+                       "predictions": out_predictions, "uncertainty": out_uncertainty, "problems": problems},
+                      f, indent=2)
         os.replace(json_path + ".tmp", json_path)
     if problems:
         print()
@@ -192,6 +218,56 @@ def print_predictions(predictions, outs):
         out.append({"id": p.id, "args": list(p.run.args),
                     "values": {q: {"value": values[q], "unit": unit_of(q)} for q in p.quantities}})
     return out
+
+
+def print_uncertainty(sim, targets, specs, fits, assumptions, rows_by_id, errors_of):
+    """The --uncertainty section: what the variants do to the fits, then to every target."""
+    def progress(msg):
+        print(f"uncertainty: {msg}", file=sys.stderr, flush=True)
+
+    variants = calibration_variants(fits)
+    variants += assumption_variants(assumptions, specs, fits, rows_by_id, sim, errors_of, progress)
+    entries = spread(targets, variants, sim, progress)
+    print()
+    print("Uncertainty: how far each figure moves under what the measured rows leave open")
+    print("  calibration: each fitted parameter at its leave-one-out values (one fit at a time)")
+    print("  assumptions: each assumed parameter at either end of its range, every fit redone under it:")
+    out_assumptions = []
+    for a in assumptions:
+        print(f"    {a.parameter} {a.low:g}..{a.high:g} (profile {profile_value(sim.profile_text, a.parameter):g}): {a.why}")
+        ends = []
+        for v in variants:
+            if v.source != "assumption" or v.parameter != a.parameter:
+                continue
+            moved = [f"{', '.join(r.parameters)} -> {', '.join(f'{x:g}' for x in r.point)} "
+                     f"(fit error {r.fit_error_pct:.2f}%{', at the grid edge' if r.at_grid_edge else ''})"
+                     for r, f in zip(v.refits, fits) if tuple(r.point) != tuple(f.optimum)]
+            print(f"      at {v.label.split(' = ')[1]}: {'; '.join(moved) if moved else 'every fit unchanged'}")
+            ends.append({"value": v.values[a.parameter],
+                         "refits": [{"parameters": r.parameters, "point": list(r.point), "fit_error_pct": r.fit_error_pct,
+                                     "at_grid_edge": r.at_grid_edge} for r in v.refits]})
+        out_assumptions.append({"parameter": a.parameter, "low": a.low, "high": a.high, "why": a.why, "ends": ends})
+    print()
+    header = f"  {'figure':<58} {'measured':>9} {'model':>9} {'calibration':>17} {'assumptions':>17}  largest assumed drivers"
+    print(header)
+    out_targets = []
+    for t in targets:
+        relative = unit_of(t.quantity) == "us"
+        s = summarize(t, entries[t.id], relative=relative)
+        unit = "%" if relative else " pts"
+        rng = lambda r: f"{r[0]:.1f}..{r[1]:.1f}" if r else "-"  # noqa: E731
+        drivers = ", ".join(f"{p.split('.')[-1]} {lo:+.1f}..{hi:+.1f}{unit}" for p, lo, hi in s["drivers"]) or "none"
+        measured = f"{t.measured:9.1f}" if t.measured is not None else f"{'':>9}"
+        print(f"  {t.id:<58} {measured} {s['value']:9.1f} {rng(s['calibration']):>17} {rng(s['assumption']):>17}  {drivers}")
+        out_targets.append({"id": t.id, "measured": t.measured, "value": s["value"], "unit": unit_of(t.quantity),
+                            "calibration_range": s["calibration"], "assumption_range": s["assumption"],
+                            "drivers": [{"parameter": p, "low": lo, "high": hi, "unit": unit.strip()}
+                                        for p, lo, hi in s["drivers"]],
+                            "by_variant": [{"variant": v.label, "source": v.source, "value": x}
+                                           for v, x in entries[t.id]["by_variant"]]})
+    print("  (ranges in the figure's unit, including the shipped value; drivers: the move at the two ends of the "
+          "assumed range, in % of the figure, or in points for a ratio)")
+    return {"assumptions": out_assumptions, "targets": out_targets}
 
 
 def fmt_point(p):
