@@ -189,6 +189,24 @@ TEST(BinnedCalendar, ForgettingHistoryDoesNotChangeResults) {
     EXPECT_LT(a2.bins_kept(), a1.bins_kept());
 }
 
+TEST(BinnedCalendar, ARestartedCalendarBooksAsANewOne) {
+    // A used calendar, history forgotten, restarted at another origin, books what a calendar
+    // made at that origin books: none of the old bookings, horizon or byte count remain.
+    BinnedCalendar used("l2", 60 * kGBps, kBin);
+    for (int i = 0; i < 50; ++i) book({&used}, 1000 * i, 4000 + 13 * i, 50 * kGBps);
+    used.forget_before(40'000);
+    used.restart(7300);
+    BinnedCalendar fresh("l2", 60 * kGBps, kBin, 7300);
+    EXPECT_EQ(used.bins_kept(), 0U);
+    EXPECT_EQ(used.bytes_booked(), 0);
+    EXPECT_EQ(used.origin(), 7300);
+    for (int i = 0; i < 30; ++i) {
+        const SimTime start = 100 + 900 * i;  // before the old horizon too
+        EXPECT_EQ(book({&used}, start, 2500 + 7 * i, 45 * kGBps), book({&fresh}, start, 2500 + 7 * i, 45 * kGBps));
+    }
+    EXPECT_EQ(used.bytes_booked(), fresh.bytes_booked());
+}
+
 TEST(BinnedCalendar, RejectsBadRequests) {
     BinnedCalendar l2("rank 3 L2", 100 * kGBps, kBin);
     BinnedCalendar coarse("coarse", 100 * kGBps, 2 * kBin);

@@ -252,14 +252,17 @@ TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
     const double bytes = 1 << 20;
     const SimTime end = f.view.book_local(f.tile(0), MemAccess::AtomicAdd, 0, 0, bytes, 200'000'000'000);
     EXPECT_NEAR(to_us(end), bytes / 200e9 * 1e6, 0.01);  // at the core's rate, not slower
-    std::map<int, MemTraffic> traffic = f.view.take_traffic();
-    ASSERT_EQ(traffic.size(), 1U);
+    std::vector<MemoryView::ChipTraffic> taken;
+    f.view.take_traffic(taken);
+    ASSERT_EQ(taken.size(), 1U);
+    ASSERT_EQ(taken[0].rank, 0);
+    const MemTraffic& traffic = *taken[0].traffic;
     // Published in bins of kMemUsageBinPs over the add's 5.2 us, as runs of equal bins: the whole
     // bins (the add starts at 0) are one run, the partial last bin another.
     SimTime bins = 0;
     double l2 = 0;
     double hbm = 0;
-    for (const MemUsage& u : traffic[0].usage) {
+    for (const MemUsage& u : traffic.usage) {
         ASSERT_TRUE(u.per_bin);
         EXPECT_EQ(u.start, bins * kMemUsageBinPs);  // in order, without gaps
         const SimTime run = (u.end - u.start) / kMemUsageBinPs;
@@ -268,13 +271,13 @@ TEST(MemoryView, AnAtomicAddUsesTheL2TwiceAndAWriteIsWrittenBack) {
         hbm += u.hbm_bytes * static_cast<double>(run);
     }
     EXPECT_EQ(bins, (end + kMemUsageBinPs - 1) / kMemUsageBinPs);
-    EXPECT_EQ(traffic[0].usage.size(), end % kMemUsageBinPs == 0 ? 1U : 2U);
+    EXPECT_EQ(traffic.usage.size(), end % kMemUsageBinPs == 0 ? 1U : 2U);
     EXPECT_NEAR(l2, 2 * bytes, 1e-6);  // read and written in the L2
     EXPECT_NEAR(hbm, bytes, 1e-6);     // written back once
     // The regions the tile spans (allocations start 4 KiB past a region boundary).
     const GmTensor t = f.tile(0);
     const auto spanned = f.chip.region_of(t.address() + t.bytes() - 1) - f.chip.region_of(t.address()) + 1;
-    EXPECT_EQ(static_cast<std::int64_t>(traffic[0].touched_regions.size()), spanned);
+    EXPECT_EQ(static_cast<std::int64_t>(traffic.touched_regions.size()), spanned);
     // The write-back takes HBM bandwidth without holding the store up: the calendar has it.
     EXPECT_GT(f.view.others_hbm().rate_at(end / 2), 0);
 }

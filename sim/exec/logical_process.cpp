@@ -249,19 +249,21 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
 }
 
 void LogicalProcess::send_memory_traffic() {
-    for (auto& [rank, traffic] : memory_.take_traffic()) {
-        if (traffic.usage.empty() && traffic.touched_regions.empty()) continue;
+    memory_.take_traffic(traffic_out_);
+    for (MemoryView::ChipTraffic& t : traffic_out_) {
+        if (t.traffic->usage.empty() && t.traffic->touched_regions.empty()) continue;
         if (record_log_) {
-            UsageBins& kept = memory_log_[rank];
-            for (const MemUsage& u : traffic.usage) kept.add(u);
+            UsageBins& kept = memory_log_[t.rank];
+            for (const MemUsage& u : t.traffic->usage) kept.add(u);
         }
         Message m;
         m.kind = Message::Kind::MemTraffic;
         m.visible_at = window_end_;  // what another stream may use from the barrier on
-        m.dst_rank = rank;
-        m.traffic = std::make_shared<const MemTraffic>(std::move(traffic));
+        m.dst_rank = t.rank;
+        m.traffic = std::move(t.traffic);
         send(std::move(m));
     }
+    traffic_out_.clear();
 }
 
 void LogicalProcess::send_link_traffic() {
@@ -338,7 +340,8 @@ void LogicalProcess::finish_kernel() {
 void LogicalProcess::abort_kernel() {
     deferred_writes_.clear();
     memory_log_.clear();
-    memory_.take_traffic();
+    memory_.take_traffic(traffic_out_);
+    traffic_out_.clear();
     memory_.end_kernel();
     links_used_.clear();
     log_.clear();

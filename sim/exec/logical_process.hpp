@@ -333,6 +333,7 @@ private:
     // Hands memory_log_ to the machine in whole bytes per bin, and empties it.
     void hand_in_memory_log();
     MemoryView memory_;
+    std::vector<MemoryView::ChipTraffic> traffic_out_;  // send_memory_traffic()'s, kept (emptied, not freed)
     std::unique_ptr<StreamSanitizer> san_;
     StreamSanitizer* san_on_ = nullptr;  // san_ while the running kernel is sanitized
     // This kernel's view of directed link `link_id` (sim/net/link_view.hpp).

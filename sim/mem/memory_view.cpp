@@ -80,8 +80,8 @@ void MemoryView::begin_kernel() {
 void MemoryView::anchor_calendars(SimTime origin) {
     // Bins counted from the kernel's first booking: the same kernel started at another instant
     // books the same bins (sim/net/binned_calendar.hpp).
-    for (auto* c : {&l2_, &hbm_})
-        *c = std::make_unique<BinnedCalendar>((*c)->name(), (*c)->capacity(), kMemCalendarBinPs, origin);
+    l2_->restart(origin);
+    hbm_->restart(origin);
     anchored_ = true;
 }
 
@@ -124,7 +124,15 @@ void MemoryView::catch_up(SimTime t) {
     add_others(own_.end_index(), t);
 }
 
-MemTraffic& MemoryView::traffic_for(int rank) { return traffic_[rank]; }
+MemTraffic& MemoryView::traffic_for(int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (r >= traffic_.size()) traffic_.resize(r + 1);
+    if (!traffic_[r]) {
+        traffic_[r] = pool_->take();
+        traffic_ranks_.push_back(rank);
+    }
+    return *traffic_[r];
+}
 
 void MemoryView::touch(MemTraffic& traffic, std::int64_t region, const RegionPart& part, bool own, bool resident) {
     // An own region comes here only when some of these cells were not touched in this window
@@ -245,19 +253,22 @@ void MemoryView::publish(int rank, const MemUsage& u) {
         own_published_ = true;
         return;
     }
-    UsageBins& bins = peer_bins_[rank];
+    const auto r = static_cast<std::size_t>(rank);
+    if (r >= peer_bins_.size()) peer_bins_.resize(r + 1);
+    UsageBins& bins = peer_bins_[r];
     if (bins.l2.empty() && bins.hbm.empty()) peers_published_.push_back(rank);
     bins.add(u);
 }
 
-std::map<int, MemTraffic> MemoryView::take_traffic() {
+void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
     if (++window_number_ == 0) {  // wrapped after 2^32 windows: no stale number may match
         std::fill(own_touched_.begin(), own_touched_.end(), WindowTouch{});
         window_number_ = 1;
     }
     // One record per run of equal bins with bytes.
-    const auto emit = [](UsageBins& bins, std::vector<MemUsage>& out) {
+    const auto emit = [this](UsageBins& bins, int rank) {
         if (bins.l2.empty() && bins.hbm.empty()) return;
+        std::vector<MemUsage>& out = traffic_for(rank).usage;
         const std::int64_t first = bins.l2.empty()    ? bins.hbm.first_bin()
                                    : bins.hbm.empty() ? bins.l2.first_bin()
                                                       : std::min(bins.l2.first_bin(), bins.hbm.first_bin());
@@ -276,13 +287,14 @@ std::map<int, MemTraffic> MemoryView::take_traffic() {
         }
         bins.clear();
     };
-    if (own_published_) emit(own_bins_, traffic_[rank_].usage);
+    if (own_published_) emit(own_bins_, rank_);
     own_published_ = false;
-    for (int rank : peers_published_) emit(peer_bins_[rank], traffic_[rank].usage);
+    for (int rank : peers_published_) emit(peer_bins_[static_cast<std::size_t>(rank)], rank);
     peers_published_.clear();
-    std::map<int, MemTraffic> out;
-    out.swap(traffic_);
-    return out;
+    out.clear();
+    std::sort(traffic_ranks_.begin(), traffic_ranks_.end());
+    for (int rank : traffic_ranks_) out.push_back(ChipTraffic{rank, std::move(traffic_[static_cast<std::size_t>(rank)])});
+    traffic_ranks_.clear();
 }
 
 }  // namespace tandem

@@ -15,6 +15,7 @@
 
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/gm_tensor.hpp"
+#include "sim/mem/traffic_pool.hpp"
 #include "sim/net/binned_calendar.hpp"
 
 namespace tandem {
@@ -53,9 +54,13 @@ public:
     bool running() const { return running_; }
     std::uint64_t next_record() const { return next_usage_; }
 
-    // The traffic produced since the last call, one entry per chip it touched (in rank order);
-    // the caller sends each to its chip. Clears it.
-    std::map<int, MemTraffic> take_traffic();
+    // The traffic produced since the last call, one record per chip it touched, in rank order:
+    // the caller sends each to its chip. Replaces what `out` held.
+    struct ChipTraffic {
+        int rank = 0;
+        std::shared_ptr<const MemTraffic> traffic;
+    };
+    void take_traffic(std::vector<ChipTraffic>& out);
 
     // For statistics and tests.
     const BinnedCalendar& l2() const { return *l2_; }
@@ -101,12 +106,15 @@ private:
     UsageBins others_;
     std::uint64_t next_usage_ = 0;  // the first published record not yet looked at
     bool running_ = false;          // set by the kernel's first booking, cleared by end_kernel()
-    std::map<int, MemTraffic> traffic_;
+    // This window's record per chip touched (indexed by rank; null: none yet), and those ranks.
+    std::shared_ptr<TrafficPool> pool_ = TrafficPool::make();
+    std::vector<std::shared_ptr<MemTraffic>> traffic_;
+    std::vector<int> traffic_ranks_;
     // What this window publishes, in bins: for its own chip and for the peers it touched.
     UsageBins own_bins_;
     bool own_published_ = false;
     // Kept from window to window (emptied, not freed), with the peers published to in this one.
-    std::map<int, UsageBins> peer_bins_;
+    std::vector<UsageBins> peer_bins_;  // indexed by rank
     std::vector<int> peers_published_;
     // Own chip's regions touched this window: region r's cells own_touched_[r].cells were when
     // own_touched_[r].window is the window's number (region ids are dense from the first GM

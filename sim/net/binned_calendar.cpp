@@ -48,6 +48,15 @@ BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per
     }
 }
 
+void BinnedCalendar::restart(SimTime origin_ps) {
+    origin_ = origin_ps;
+    used_.clear();
+    head_ = 0;
+    first_bin_ = 0;
+    horizon_ = 0;
+    bytes_booked_ = 0;
+}
+
 void BinnedCalendar::forget_before(SimTime t) {
     horizon_ = std::max(horizon_, t);
     const std::int64_t keep_from = bin_of(horizon_);  // t's own bin is still booked into

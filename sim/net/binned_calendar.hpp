@@ -56,6 +56,10 @@ public:
     // Bins kept (forgotten ones excluded): a memory gauge.
     std::size_t bins_kept() const { return used_.size() - static_cast<std::size_t>(head_); }
 
+    // Empty again, its bins counted from `origin_ps` (a new kernel's calendar), keeping the memory
+    // it has (a calendar spans its kernel's bookings: tens of thousands of bins, grown again from
+    // nothing for every kernel otherwise).
+    void restart(SimTime origin_ps);
     // Drops the bins that end at or before t. The caller promises that no later booking starts
     // before t; book_binned() throws SimError if one does.
     void forget_before(SimTime t);
