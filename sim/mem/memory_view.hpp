@@ -9,7 +9,7 @@
 // bandwidth but does not hold the store up; an atomic add reads and writes its bytes in the L2
 // (twice the L2 bytes, at the same rate for the core).
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
