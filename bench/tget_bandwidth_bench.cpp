@@ -6,8 +6,14 @@
 // own cycle counter measures) is printed per size with the bandwidth it gives. `./run.sh
 // fidelity` compares both with the measured table (sim/calibration/tget_bandwidth_<SoC>.csv).
 //
+// `--tput` adds the remote-store counterpart, which was not measured: one block's TPUT (local GM
+// -> UB -> the peer's window) of each size, one store at a time, through the same staging tile.
+// Its small sizes weigh a store's hop latency (interconnect.link_latency_ns, assumed) against its
+// bytes: the run on the chip that would fix that latency (sim/MODEL.md, "How sure the
+// predictions are").
+//
 //   build/tests/tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...]
-//                                    [--chunk-bytes 65536] [--json FILE]
+//                                    [--chunk-bytes 65536] [--tput] [--json FILE]
 //
 // The staging tile size of the published kernel is not stated; 64 KiB (a third of the UB) is
 // assumed, and it barely matters: a chunk's fixed cost is a few tens of cycles.
@@ -36,13 +42,16 @@ struct Options {
     std::string profile_file;
     std::vector<std::int64_t> sizes = {4096, 16384, 65536, 262144, 1048576, 4194304};
     std::int64_t chunk_bytes = 65536;
+    bool tput = false;
     std::string json;
 };
 
+constexpr const char* kUsage =
+    "usage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] [--chunk-bytes 65536] [--tput] "
+    "[--json FILE]\n";
+
 [[noreturn]] void usage_error(const std::string& what) {
-    std::cerr << "tget_bandwidth_bench: " << what << "\n"
-              << "usage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
-                 "[--chunk-bytes 65536] [--json FILE]\n";
+    std::cerr << "tget_bandwidth_bench: " << what << "\n" << kUsage;
     std::exit(2);
 }
 
@@ -69,15 +78,16 @@ Options parse(int argc, char** argv) {
         else if (a == "--profile") o.profile_file = value();
         else if (a == "--chunk-bytes") o.chunk_bytes = parse_bytes(a, value());
         else if (a == "--json") o.json = value();
+        else if (a == "--tput") o.tput = true;
         else if (a == "--sizes") {
             o.sizes.clear();
             std::stringstream ss(value());
             for (std::string item; std::getline(ss, item, ',');) o.sizes.push_back(parse_bytes("--sizes", item));
             if (o.sizes.empty()) usage_error("--sizes: at least one size");
         } else if (a == "-h" || a == "--help") {
-            std::cout << "tget_bandwidth_bench: device time of one block's TGET and TGET_ASYNC of each size between "
-                         "two simulated chips\nusage: tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...] "
-                         "[--chunk-bytes 65536] [--json FILE]\n";
+            std::cout << "tget_bandwidth_bench: device time of one block's TGET and TGET_ASYNC (with --tput, also "
+                         "TPUT) of each size between two simulated chips\n"
+                      << kUsage;
             std::exit(0);
         } else {
             usage_error("unknown argument " + a);
@@ -86,8 +96,11 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-// Device time of one TGET (or, `async`, one TGET_ASYNC) of `size` bytes, in microseconds.
-double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_bytes, bool async) {
+enum class Transfer { Tget, TgetAsync, Tput };
+
+// Device time of one TGET, TGET_ASYNC or TPUT of `size` bytes between ranks 0 and 1 (rank 0's
+// block reads rank 1's window, or writes into it), in microseconds.
+double device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_bytes, Transfer transfer) {
     Runtime rt(profile, ClusterOptions{2, DataMode::TimingOnly, false});
     const int row = static_cast<int>(std::min(chunk_bytes, size) / 4);  // fp32 elements per chunk
     // The window of rank 1 (shared: peers may read it) and rank 0's destination.
@@ -96,17 +109,32 @@ double tget_device_us(const Profile& profile, std::int64_t size, std::int64_t ch
     KernelStats stats;
     rt.run_hosts([&](HostContext& host) {
         GmAllocation& a = host.rank() == 1 ? host.cluster().chip(1).gm.allocate("window", size, true)
-                                           : host.malloc("dst", size);
+                                           : host.malloc("local", size);
         (host.rank() == 1 ? window : local) = &a;
         host.barrier();
         if (host.rank() != 0) return;
         Stream& s = host.create_stream("tget");
-        if (async) {
+        if (transfer == Transfer::TgetAsync) {
             s.launch(KernelLaunch{"TgetAsyncBandwidthKernel", CoreType::AIV, 1, [&, size](BlockCtx& blk) -> Task {
                                       const int n = static_cast<int>(size / 4);
                                       const AsyncEvent done = co_await TGET_ASYNC(
                                           blk, GmTensor(*local, 0, 1, n, n, DType::F32), GmTensor(*window, 0, 1, n, n, DType::F32));
                                       WAIT_ASYNC(blk, done);
+                                  }});
+            s.synchronize();
+            stats = s.kernel_stats().back();
+            return;
+        }
+        if (transfer == Transfer::Tput) {
+            s.launch(KernelLaunch{"TputBandwidthKernel", CoreType::AIV, 1, [&, size, row](BlockCtx& blk) -> Task {
+                                      Tile& ub = blk.alloc_tile(MemKind::UB, 1, row, DType::F32, "stagingTile");
+                                      for (std::int64_t off = 0; off < size; off += std::int64_t{row} * 4) {
+                                          const int n = static_cast<int>(std::min<std::int64_t>(row, (size - off) / 4));
+                                          ub.cols = n;
+                                          co_await TPUT(GmTensor(*window, off, 1, n, n, DType::F32),
+                                                        GmTensor(*local, off, 1, n, n, DType::F32), ub);
+                                      }
+                                      ub.cols = row;
                                   }});
             s.synchronize();
             stats = s.kernel_stats().back();
@@ -137,15 +165,25 @@ int main(int argc, char** argv) {
         const Profile profile = o.profile_file.empty() ? load_profile_by_soc(o.soc, default_profile_dir())
                                                        : load_profile(o.profile_file);
         nlohmann::json rows = nlohmann::json::array();
-        fmt::print("TGET (staging tile {} bytes) and TGET_ASYNC of one AIV block between 2 chips of {}, device time\n",
-                   o.chunk_bytes, profile.name);
-        fmt::print("{:>10} {:>12} {:>10} {:>14} {:>12}\n", "bytes", "TGET us", "GB/s", "TGET_ASYNC us", "GB/s");
+        fmt::print("TGET (staging tile {} bytes) and TGET_ASYNC{} of one AIV block between 2 chips of {}, device time\n",
+                   o.chunk_bytes, o.tput ? ", then TPUT through the same tile," : "", profile.name);
+        fmt::print("{:>10} {:>12} {:>10} {:>14} {:>12}", "bytes", "TGET us", "GB/s", "TGET_ASYNC us", "GB/s");
+        if (o.tput) fmt::print(" {:>12} {:>10}", "TPUT us", "GB/s");
+        fmt::print("\n");
+        const auto gb_s = [](std::int64_t bytes, double us) { return double(bytes) / (us * 1e3); };
         for (std::int64_t size : o.sizes) {
-            const double us = tget_device_us(profile, size, o.chunk_bytes, false);
-            const double async_us = tget_device_us(profile, size, o.chunk_bytes, true);
-            fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>14.3f} {:>12.3f}\n", size, us, double(size) / (us * 1e3), async_us,
-                       double(size) / (async_us * 1e3));
-            rows.push_back({{"size_bytes", size}, {"tget_device_us", us}, {"tget_async_device_us", async_us}});
+            const double us = device_us(profile, size, o.chunk_bytes, Transfer::Tget);
+            const double async_us = device_us(profile, size, o.chunk_bytes, Transfer::TgetAsync);
+            fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>14.3f} {:>12.3f}", size, us, gb_s(size, us), async_us,
+                       gb_s(size, async_us));
+            nlohmann::json row{{"size_bytes", size}, {"tget_device_us", us}, {"tget_async_device_us", async_us}};
+            if (o.tput) {
+                const double put_us = device_us(profile, size, o.chunk_bytes, Transfer::Tput);
+                fmt::print(" {:>12.3f} {:>10.3f}", put_us, gb_s(size, put_us));
+                row["tput_device_us"] = put_us;
+            }
+            fmt::print("\n");
+            rows.push_back(row);
         }
         if (!o.json.empty()) {
             std::ofstream f(o.json + ".tmp");
