@@ -221,6 +221,19 @@ TEST(Results, SummaryLooksLikeTheSeeds) {
     EXPECT_EQ(col("Speedup:"), col("AllGather bandwidth:"));
 }
 
+TEST(Results, SummarySaysWhyOverlapEfficiencyPasses100Percent) {
+    // 150 us saved of min(comm 100, compute 250): the variant's comm beat the baseline collective.
+    const RunResults over{seed_identity(), ViewTimes{200.0, 100.0, 250.0, 200.0}, Verification::Skipped,
+                          nlohmann::json::object()};
+    const std::string s = format_summary(over);
+    EXPECT_NE(s.find("150.0% (of min(comm, compute) hidden; over 100%: the variant's comm costs less than the "
+                     "sequential baseline's collective)"),
+              std::string::npos)
+        << s;
+    const RunResults usual{seed_identity(), sample_times(), Verification::Skipped, nlohmann::json::object()};
+    EXPECT_NE(format_summary(usual).find("50.0% (of min(comm, compute) hidden)\n"), std::string::npos);
+}
+
 TEST(Results, SummaryOfFailedVerification) {
     const RunResults r{seed_identity(false), sample_times(), Verification::Failed, nlohmann::json::object()};
     EXPECT_EQ(format_summary(r).rfind("[FAILED] AllGather GEMM (Tandem sim, Ascend910B1, 2 ranks, functional, "
