@@ -125,29 +125,18 @@ double device_us(const Profile& profile, std::int64_t size, std::int64_t chunk_b
             stats = s.kernel_stats().back();
             return;
         }
-        if (transfer == Transfer::Tput) {
-            s.launch(KernelLaunch{"TputBandwidthKernel", CoreType::AIV, 1, [&, size, row](BlockCtx& blk) -> Task {
-                                      Tile& ub = blk.alloc_tile(MemKind::UB, 1, row, DType::F32, "stagingTile");
-                                      for (std::int64_t off = 0; off < size; off += std::int64_t{row} * 4) {
-                                          const int n = static_cast<int>(std::min<std::int64_t>(row, (size - off) / 4));
-                                          ub.cols = n;
-                                          co_await TPUT(GmTensor(*window, off, 1, n, n, DType::F32),
-                                                        GmTensor(*local, off, 1, n, n, DType::F32), ub);
-                                      }
-                                      ub.cols = row;
-                                  }});
-            s.synchronize();
-            stats = s.kernel_stats().back();
-            return;
-        }
-        s.launch(KernelLaunch{"TgetBandwidthKernel", CoreType::AIV, 1, [&, size, row](BlockCtx& blk) -> Task {
+        // TGET and TPUT: one chunk at a time through the staging tile (TPUT: into the peer's window).
+        const bool put = transfer == Transfer::Tput;
+        s.launch(KernelLaunch{put ? "TputBandwidthKernel" : "TgetBandwidthKernel", CoreType::AIV, 1,
+                              [&, size, row, put](BlockCtx& blk) -> Task {
                                   Tile& ub = blk.alloc_tile(MemKind::UB, 1, row, DType::F32, "stagingTile");
                                   for (std::int64_t off = 0; off < size; off += std::int64_t{row} * 4) {
                                       const int n = static_cast<int>(std::min<std::int64_t>(row, (size - off) / 4));
                                       ub.cols = n;
-                                      const GmTensor src(*window, off, 1, n, n, DType::F32);
-                                      const GmTensor dst(*local, off, 1, n, n, DType::F32);
-                                      co_await TGET(dst, src, ub);
+                                      const GmTensor peer(*window, off, 1, n, n, DType::F32);
+                                      const GmTensor mine(*local, off, 1, n, n, DType::F32);
+                                      if (put) co_await TPUT(peer, mine, ub);
+                                      else co_await TGET(mine, peer, ub);
                                   }
                                   ub.cols = row;
                               }});
