@@ -94,6 +94,13 @@ ContextState::ContextState(const ContextOptions& o) : profile(load_context_profi
         const host::Dialect words = o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
         throw SimError("Context: " + host::message_in(refused, words));
     }
+    if (o.host_threads < 0 || o.host_threads > host::kMaxHostThreads) {
+        const kernels::ParamError refused({{kernels::kParamHostThreads, o.host_threads}},
+                                          fmt::format("0 (one per host core) to {}", host::kMaxHostThreads),
+                                          {{kernels::kParamHostThreads, std::clamp(o.host_threads, 0, host::kMaxHostThreads)}});
+        const host::Dialect words = o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
+        throw SimError("Context: " + host::message_in(refused, words));
+    }
     ClusterOptions co;
     co.ranks = o.ranks;
     co.data_mode = o.functional ? DataMode::Functional : DataMode::TimingOnly;

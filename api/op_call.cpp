@@ -125,7 +125,10 @@ host::ResolvedRun resolve_call(const ContextState& ctx, const std::string& op_na
     const host::ShardShapes sh = host::shard_shapes(run.sharding(), run.params);
     const host::RunRequest& r = run.request;
     const std::string split = fmt::format("M={} K={} N={} over {} ranks", r.m, r.k, r.n, r.ranks);
-    check_shape(op_name, "A", a, sh.a_rows, sh.a_cols, split);
+    // M (and for some ops N) is read off the output: a wrong output shape shows as a wrong A.
+    const char* out_word = dialect_of(ctx.options) == host::Dialect::Python ? "output_tensor" : "the output";
+    check_shape(op_name, "A", a, sh.a_rows, sh.a_cols,
+                fmt::format("{}; M is read off {}, {} per rank", split, out_word, shape_of(out)));
     check_shape(op_name, "B", b, sh.b_cols, sh.b_rows, split + "; B is K x N");
     check_shape(op_name, "the output", out, sh.out_rows, sh.out_cols, split);
     return run;

@@ -44,7 +44,11 @@ const host::ParamDesc* param_of_key(const std::string& key) {
 std::string elsewhere(const host::ParamDesc& p) {
     switch (p.python_place) {
         case host::PythonPlace::Tensors: return "it is read off the call's tensors";
-        case host::PythonPlace::Context: return "it is the context's (ContextOptions, tandem.Context)";
+        case host::PythonPlace::Context:
+            return p.python_and_api_opposite
+                       ? fmt::format("it is the context's, as its opposite: tandem.Context({}=False), {} = false",
+                                     p.python_keyword, p.api_field)
+                       : fmt::format("it is the context's: tandem.Context({}=...), {}", p.python_keyword, p.api_field);
         case host::PythonPlace::Call: return "it is an argument of the call";
         default: return "it is not a parameter of a call";
     }

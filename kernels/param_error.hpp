@@ -39,6 +39,7 @@ inline constexpr ParamRef kParamFault{"fault", "fault"};
 inline constexpr ParamRef kParamTimingOnly{"timing_only", "timing-only"};
 inline constexpr ParamRef kParamOp{"op", "op"};
 inline constexpr ParamRef kParamSoc{"soc", "SoC"};
+inline constexpr ParamRef kParamHostThreads{"host_threads", "host threads"};
 
 // Every ParamRef above, in that order.
 const std::vector<ParamRef>& common_param_refs();

@@ -34,13 +34,29 @@ namespace fs = std::filesystem;
 
 enum class Kind { Integer, Real };
 
-// Allowed values. Counts, sizes, bandwidths and the clock are divisors in the cost model, so
-// zero is rejected there; latencies and fixed costs may legitimately be zero.
-enum class Range {
-    Positive,     // (0, +inf)
-    NonNegative,  // [0, +inf)
-    UnitInterval, // (0, 1]
+// Allowed values: [lo, hi], or (lo, hi] when lo is excluded. Counts, sizes, bandwidths and the
+// clock are divisors in the cost model, so zero is rejected there; latencies and fixed costs may
+// legitimately be zero. The upper (and the rates' lower) ends keep every figure the cost model
+// derives (a latency in picoseconds, a byte's time on a link) far inside the simulated clock's
+// range: a profile beyond them describes no chip, and would overflow the clock silently.
+struct Range {
+    double lo;
+    bool lo_excluded;
+    double hi;
+    std::string_view unit;  // for messages
 };
+constexpr double kHugeBytes = 1125899906842624.0;  // 2^50: a PiB
+constexpr Range kCores{1, false, 4096, "cores"};     // a launch defaults to one block per core, at most 4096
+constexpr Range kBytes{1, false, kHugeBytes, "bytes"};
+constexpr Range kRate{1e-3, false, 1e6, ""};         // GiB/s or GB/s: a kB/s to a PB/s
+constexpr Range kClock{1, false, 1e5, "MHz"};
+constexpr Range kPerCycle{1e-3, false, 1e6, ""};     // bytes per cycle
+constexpr Range kCycles{0, false, 1e9, "cycles"};
+constexpr Range kFractal{1, false, 1024, ""};
+constexpr Range kUnit{0, true, 1, ""};               // an efficiency
+constexpr Range kFactor{1e-3, false, 1e3, ""};       // a cost factor
+constexpr Range kNs{0, false, 1e9, "ns"};            // up to a second
+constexpr Range kUs{0, false, 1e6, "us"};            // up to a second
 
 // Where a field lives inside a Profile being filled in.
 using Slot = std::variant<int*, std::int64_t*, double*>;
@@ -70,65 +86,63 @@ constexpr auto kChip = &Profile::chip;
 constexpr auto kPipes = &Profile::pipes;
 constexpr auto kNet = &Profile::interconnect;
 constexpr auto kHost = &Profile::host;
-constexpr Range kPos = Range::Positive;
-constexpr Range kNonNeg = Range::NonNegative;
 
 // Every numeric field of the profile. interconnect.topology (a string) is handled on its own.
 constexpr std::array kFields{
-    field<kChip, &C::aic_cores>("chip", "aic_cores", kPos),
-    field<kChip, &C::aiv_cores>("chip", "aiv_cores", kPos),
-    field<kChip, &C::core_clock_mhz>("chip", "core_clock_mhz", kPos),
-    field<kChip, &C::l1_bytes>("chip", "l1_bytes", kPos),
-    field<kChip, &C::l0a_bytes>("chip", "l0a_bytes", kPos),
-    field<kChip, &C::l0b_bytes>("chip", "l0b_bytes", kPos),
-    field<kChip, &C::l0c_bytes>("chip", "l0c_bytes", kPos),
-    field<kChip, &C::ub_bytes>("chip", "ub_bytes", kPos),
-    field<kChip, &C::l2_bytes>("chip", "l2_bytes", kPos),
-    field<kChip, &C::gm_bytes>("chip", "gm_bytes", kPos),
-    field<kChip, &C::l2_region_bytes>("chip", "l2_region_bytes", kPos),
-    field<kChip, &C::l2_gib_s>("chip", "l2_gib_s", kPos),
-    field<kChip, &C::hbm_gib_s>("chip", "hbm_gib_s", kPos),
+    field<kChip, &C::aic_cores>("chip", "aic_cores", kCores),
+    field<kChip, &C::aiv_cores>("chip", "aiv_cores", kCores),
+    field<kChip, &C::core_clock_mhz>("chip", "core_clock_mhz", kClock),
+    field<kChip, &C::l1_bytes>("chip", "l1_bytes", kBytes),
+    field<kChip, &C::l0a_bytes>("chip", "l0a_bytes", kBytes),
+    field<kChip, &C::l0b_bytes>("chip", "l0b_bytes", kBytes),
+    field<kChip, &C::l0c_bytes>("chip", "l0c_bytes", kBytes),
+    field<kChip, &C::ub_bytes>("chip", "ub_bytes", kBytes),
+    field<kChip, &C::l2_bytes>("chip", "l2_bytes", kBytes),
+    field<kChip, &C::gm_bytes>("chip", "gm_bytes", kBytes),
+    field<kChip, &C::l2_region_bytes>("chip", "l2_region_bytes", kBytes),
+    field<kChip, &C::l2_gib_s>("chip", "l2_gib_s", kRate),
+    field<kChip, &C::hbm_gib_s>("chip", "hbm_gib_s", kRate),
 
-    field<kPipes, &P::gm_to_l1_gib_s>("pipes", "gm_to_l1_gib_s", kPos),
-    field<kPipes, &P::gm_to_ub_gib_s>("pipes", "gm_to_ub_gib_s", kPos),
-    field<kPipes, &P::ub_to_gm_gib_s>("pipes", "ub_to_gm_gib_s", kPos),
-    field<kPipes, &P::l1_to_l0a_gib_s>("pipes", "l1_to_l0a_gib_s", kPos),
-    field<kPipes, &P::l1_to_l0b_gib_s>("pipes", "l1_to_l0b_gib_s", kPos),
-    field<kPipes, &P::l0c_to_gm_gib_s>("pipes", "l0c_to_gm_gib_s", kPos),
-    field<kPipes, &P::gm_access_latency_cycles>("pipes", "gm_access_latency_cycles", kNonNeg),
-    field<kPipes, &P::mte1_latency_cycles>("pipes", "mte1_latency_cycles", kNonNeg),
-    field<kPipes, &P::cube_fixed_cycles>("pipes", "cube_fixed_cycles", kNonNeg),
-    field<kPipes, &P::cube_fractal>("pipes", "cube_fractal", kPos),
-    field<kPipes, &P::cube_efficiency>("pipes", "cube_efficiency", Range::UnitInterval),
-    field<kPipes, &P::cube_bf16_cost_factor>("pipes", "cube_bf16_cost_factor", kPos),
-    field<kPipes, &P::cube_int8_cost_factor>("pipes", "cube_int8_cost_factor", kPos),
-    field<kPipes, &P::cube_fp32_cost_factor>("pipes", "cube_fp32_cost_factor", kPos),
-    field<kPipes, &P::vector_bytes_per_cycle>("pipes", "vector_bytes_per_cycle", kPos),
-    field<kPipes, &P::vector_startup_cycles>("pipes", "vector_startup_cycles", kNonNeg),
-    field<kPipes, &P::vector_transcendental_cost_factor>("pipes", "vector_transcendental_cost_factor", kPos),
-    field<kPipes, &P::scalar_issue_cycles>("pipes", "scalar_issue_cycles", kNonNeg),
-    field<kPipes, &P::set_flag_cycles>("pipes", "set_flag_cycles", kNonNeg),
-    field<kPipes, &P::wait_flag_cycles>("pipes", "wait_flag_cycles", kNonNeg),
-    field<kPipes, &P::pipe_barrier_cycles>("pipes", "pipe_barrier_cycles", kNonNeg),
-    field<kPipes, &P::twait_poll_cycles>("pipes", "twait_poll_cycles", kNonNeg),
-    field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kNonNeg),
+    field<kPipes, &P::gm_to_l1_gib_s>("pipes", "gm_to_l1_gib_s", kRate),
+    field<kPipes, &P::gm_to_ub_gib_s>("pipes", "gm_to_ub_gib_s", kRate),
+    field<kPipes, &P::ub_to_gm_gib_s>("pipes", "ub_to_gm_gib_s", kRate),
+    field<kPipes, &P::l1_to_l0a_gib_s>("pipes", "l1_to_l0a_gib_s", kRate),
+    field<kPipes, &P::l1_to_l0b_gib_s>("pipes", "l1_to_l0b_gib_s", kRate),
+    field<kPipes, &P::l0c_to_gm_gib_s>("pipes", "l0c_to_gm_gib_s", kRate),
+    field<kPipes, &P::gm_access_latency_cycles>("pipes", "gm_access_latency_cycles", kCycles),
+    field<kPipes, &P::mte1_latency_cycles>("pipes", "mte1_latency_cycles", kCycles),
+    field<kPipes, &P::cube_fixed_cycles>("pipes", "cube_fixed_cycles", kCycles),
+    field<kPipes, &P::cube_fractal>("pipes", "cube_fractal", kFractal),
+    field<kPipes, &P::cube_efficiency>("pipes", "cube_efficiency", kUnit),
+    field<kPipes, &P::cube_bf16_cost_factor>("pipes", "cube_bf16_cost_factor", kFactor),
+    field<kPipes, &P::cube_int8_cost_factor>("pipes", "cube_int8_cost_factor", kFactor),
+    field<kPipes, &P::cube_fp32_cost_factor>("pipes", "cube_fp32_cost_factor", kFactor),
+    field<kPipes, &P::vector_bytes_per_cycle>("pipes", "vector_bytes_per_cycle", kPerCycle),
+    field<kPipes, &P::vector_startup_cycles>("pipes", "vector_startup_cycles", kCycles),
+    field<kPipes, &P::vector_transcendental_cost_factor>("pipes", "vector_transcendental_cost_factor", kFactor),
+    field<kPipes, &P::scalar_issue_cycles>("pipes", "scalar_issue_cycles", kCycles),
+    field<kPipes, &P::set_flag_cycles>("pipes", "set_flag_cycles", kCycles),
+    field<kPipes, &P::wait_flag_cycles>("pipes", "wait_flag_cycles", kCycles),
+    field<kPipes, &P::pipe_barrier_cycles>("pipes", "pipe_barrier_cycles", kCycles),
+    field<kPipes, &P::twait_poll_cycles>("pipes", "twait_poll_cycles", kCycles),
+    field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kCycles),
 
-    field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kPos),
-    field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNonNeg),
-    field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kPos),
-    field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kPos),
-    field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNonNeg),
-    field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kPos),
-    field<kNet, &I::sdma_latency_ns>("interconnect", "sdma_latency_ns", kNonNeg),
-    field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNonNeg),
-    field<kNet, &I::local_atomic_latency_ns>("interconnect", "local_atomic_latency_ns", kNonNeg),
+    field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kRate),
+    field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNs),
+    field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kRate),
+    field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kRate),
+    field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNs),
+    field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kRate),
+    field<kNet, &I::sdma_latency_ns>("interconnect", "sdma_latency_ns", kNs),
+    field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNs),
+    field<kNet, &I::local_atomic_latency_ns>("interconnect", "local_atomic_latency_ns", kNs),
 
-    field<kHost, &H::launch_host_us>("host", "launch_host_us", kNonNeg),
-    field<kHost, &H::launch_to_start_us>("host", "launch_to_start_us", kNonNeg),
-    field<kHost, &H::kernel_end_us>("host", "kernel_end_us", kNonNeg),
-    field<kHost, &H::sync_us>("host", "sync_us", kNonNeg),
-    field<kHost, &H::host_barrier_us>("host", "host_barrier_us", kNonNeg),
-    field<kHost, &H::host_write_latency_us>("host", "host_write_latency_us", kNonNeg),
+    field<kHost, &H::launch_host_us>("host", "launch_host_us", kUs),
+    field<kHost, &H::launch_to_start_us>("host", "launch_to_start_us", kUs),
+    field<kHost, &H::kernel_end_us>("host", "kernel_end_us", kUs),
+    field<kHost, &H::sync_us>("host", "sync_us", kUs),
+    field<kHost, &H::host_barrier_us>("host", "host_barrier_us", kUs),
+    field<kHost, &H::host_write_latency_us>("host", "host_write_latency_us", kUs),
 };
 
 constexpr std::array<std::string_view, 4> kDataSections{"chip", "pipes", "interconnect", "host"};
@@ -315,22 +329,11 @@ double Reader::number(const toml::node& v, const Field& f, std::string_view key)
     return d;
 }
 
-bool in_range(double v, Range range) {
-    switch (range) {
-        case Range::Positive: return v > 0;
-        case Range::NonNegative: return v >= 0;
-        case Range::UnitInterval: return v > 0 && v <= 1;
-    }
-    return false;
-}
+bool in_range(double v, const Range& r) { return (r.lo_excluded ? v > r.lo : v >= r.lo) && v <= r.hi; }
 
-std::string_view range_text(Range range) {
-    switch (range) {
-        case Range::Positive: return "must be > 0";
-        case Range::NonNegative: return "must be >= 0";
-        case Range::UnitInterval: return "must be in (0, 1]";
-    }
-    return "";
+std::string range_text(const Range& r) {
+    return fmt::format("must be in {}{}, {}]{}", r.lo_excluded ? "(" : "[", r.lo, r.hi,
+                       r.unit.empty() ? "" : fmt::format(" {}", r.unit));
 }
 
 void Reader::read_field(const toml::table& root, const Field& f, Profile& out) const {

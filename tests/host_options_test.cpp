@@ -161,7 +161,7 @@ TEST(HostOptions, HelpExitsZeroAndDescribesEveryFlagWithDefaults) {
 
 TEST(HostOptions, UnknownFlagIsOneLineNonZero) {
     const auto f = cli_error({"--bogus", "3"});
-    EXPECT_NE(f.exit_code, 0);
+    EXPECT_EQ(f.exit_code, 2);
     expect_one_line(f.message);
     expect_contains(f.message, {"--bogus", "--help"});
 }
@@ -169,7 +169,7 @@ TEST(HostOptions, UnknownFlagIsOneLineNonZero) {
 TEST(HostOptions, MalformedNumbersAreRejected) {
     for (const std::string bad : {"abc", "12abc", "1e3", "2.5", "0x10", "1,000"}) {
         const auto f = cli_error({"--gm", bad});
-        EXPECT_NE(f.exit_code, 0) << bad;
+        EXPECT_EQ(f.exit_code, 2) << bad;
         expect_one_line(f.message);
         expect_contains(f.message, {"--gm", bad, "not a whole decimal number"});
     }
@@ -188,7 +188,7 @@ TEST(HostOptions, KnobWordsSetTheirKnobs) {
     EXPECT_EQ(parse({"--op", "moe_ffn", "--routing", "zipf:1.5", "--zipf-s-pct", "80"}).run.knobs.at("zipf_s_pct"), 80);
     for (const std::string bad : {"zipf:0", "zipf:-1", "zipf:", "zipf:x", "skewed"}) {
         const auto f = cli_error({"--op", "moe_ffn", "--routing", bad});
-        EXPECT_NE(f.exit_code, 0) << bad;
+        EXPECT_EQ(f.exit_code, 2) << bad;
         expect_one_line(f.message);
         expect_contains(f.message, {"--routing", bad, "round_robin, uniform, zipf or zipf:S"});
     }
@@ -198,7 +198,7 @@ TEST(HostOptions, KnobWordsSetTheirKnobs) {
 
 TEST(HostOptions, NumberOutOfIntRange) {
     const auto f = cli_error({"--gk", "99999999999"});
-    EXPECT_NE(f.exit_code, 0);
+    EXPECT_EQ(f.exit_code, 2);
     expect_contains(f.message, {"--gk", "99999999999", "out of range", "2147483647"});
 }
 
@@ -209,7 +209,7 @@ TEST(HostOptions, UnknownRunModeAndCommMode) {
 
 TEST(HostOptions, MissingValue) {
     const auto f = cli_error({"-n"});
-    EXPECT_NE(f.exit_code, 0);
+    EXPECT_EQ(f.exit_code, 2);
     expect_contains(f.message, {"--n-ranks"});
 }
 

@@ -85,7 +85,19 @@ std::string format_sweep_table(const std::vector<SweepEntry>& entries) {
 }
 
 void prepare_sweep_out(const std::string& prefix) {
-    const fs::path parent = fs::path(prefix).parent_path();
+    const fs::path path(prefix);
+    if (!path.has_filename()) {
+        throw tandem::SimError(
+            fmt::format("--sweep-out {}: a file prefix is needed (PREFIX.csv and PREFIX.json are written)", prefix));
+    }
+    for (const char* ext : {".csv", ".json"}) {
+        std::error_code ignored;
+        if (fs::is_directory(prefix + ext, ignored)) {
+            throw tandem::SimError(fmt::format("--sweep-out {}: '{}{}' is a directory; choose another prefix", prefix,
+                                               prefix, ext));
+        }
+    }
+    const fs::path parent = path.parent_path();
     if (parent.empty()) return;
     std::error_code ec;
     fs::create_directories(parent, ec);

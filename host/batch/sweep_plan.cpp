@@ -72,7 +72,8 @@ RunRequest request_of(const RowFields& row, const fs::path& file, const RunReque
 
 // One row resolved. Throws tandem::SimError with the row's problem in the command line's words
 // (the command line's flags are the rows' defaults).
-SweepJob job_of(const SweepRow& row, const fs::path& file, const RunRequest& defaults, ProfileCache& profiles) {
+SweepJob job_of(const SweepRow& row, const fs::path& file, const char* where, const RunRequest& defaults,
+                ProfileCache& profiles) {
     const RunRequest r = request_of(row.fields, file, defaults);
     std::shared_ptr<const Profile> profile;
     try {
@@ -82,7 +83,7 @@ SweepJob job_of(const SweepRow& row, const fs::path& file, const RunRequest& def
     }
     SweepJob job;
     job.line = row.line;
-    job.origin = fmt::format("sweep {} line {}", file.string(), row.line);
+    job.origin = fmt::format("sweep {} {} {}", file.string(), where, row.line);
     try {
         job.run = resolve_run(r, *profile);
     } catch (const tandem::SimError& e) {
@@ -101,9 +102,9 @@ SweepPlan plan_sweep_text(const std::string& text, const fs::path& name, const R
     plan.bad = std::move(rows.bad);
     for (const SweepRow& row : rows.rows) {
         try {
-            plan.jobs.push_back(job_of(row, name, defaults, profiles));
+            plan.jobs.push_back(job_of(row, name, rows.where, defaults, profiles));
         } catch (const tandem::SimError& e) {
-            plan.bad.push_back({row.line, fmt::format("sweep {} line {}: {}", name.string(), row.line, e.what())});
+            plan.bad.push_back({row.line, fmt::format("sweep {} {} {}: {}", name.string(), rows.where, row.line, e.what())});
         }
     }
     // Rows that could not be read and rows that could not run, together in input order.

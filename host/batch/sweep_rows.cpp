@@ -210,17 +210,22 @@ SweepRows read_json(const std::string& text, const fs::path& file) {
     if (!doc.is_array()) fail(fmt::format("sweep {}: a JSON sweep is an array of objects, one per run", file.string()));
     if (doc.empty()) fail(fmt::format("sweep {}: the array has no rows", file.string()));
     std::vector<int> lines = json_element_lines(text);
-    if (lines.size() != doc.size()) {  // cannot happen for parsed JSON; number the entries then
+    // Entries that share a line (a sweep written on one line) cannot be told apart by it: they
+    // are numbered instead (docs/SWEEPS.md, sweep_line).
+    const bool by_entry = lines.size() != doc.size() || std::adjacent_find(lines.begin(), lines.end()) != lines.end();
+    if (by_entry) {
         lines.clear();
         for (std::size_t i = 0; i < doc.size(); ++i) lines.push_back(static_cast<int>(i) + 1);
     }
     SweepRows out;
+    out.where = by_entry ? "entry" : "line";
+    const char* where = out.where;
     for (std::size_t i = 0; i < doc.size(); ++i) {
         const int line = lines[i];
         std::string problem = doc[i].is_object() ? std::string() : fmt::format("entry {} is not an object", i + 1);
         RowFields row = problem.empty() ? json_row(doc[i], problem) : RowFields{};
         if (!problem.empty()) {
-            out.bad.push_back({line, fmt::format("sweep {} line {}: {}", file.string(), line, problem)});
+            out.bad.push_back({line, fmt::format("sweep {} {} {}: {}", file.string(), where, line, problem)});
             continue;
         }
         out.rows.push_back({line, std::move(row)});

@@ -32,6 +32,9 @@ struct SweepRowError {
 struct SweepRows {
     std::vector<SweepRow> rows;       // in input order
     std::vector<SweepRowError> bad;   // rows that cannot be read, in input order
+    // What SweepRow::line counts: "line", or "entry" for a JSON sweep whose entries share lines
+    // (written on one line): they are numbered from 1 instead.
+    const char* where = "line";
 };
 
 // Reads `text` (the file `file`'s; its name is used in messages). A UTF-8 byte order mark is

@@ -63,8 +63,14 @@ int run_batch(const CommandLine& cl) {
     return outcome.exit_code;
 }
 
+// The profile; a SoC's errors name the flag that named it (a file's name the file already).
 Profile load_run_profile(const RunRequest& r) {
-    return r.profile_file.empty() ? load_profile_by_soc(r.soc, default_profile_dir()) : load_profile(r.profile_file);
+    if (!r.profile_file.empty()) return load_profile(r.profile_file);
+    try {
+        return load_profile_by_soc(r.soc, default_profile_dir());
+    } catch (const SimError& e) {
+        throw SimError(fmt::format("-v {}: {}", r.soc, e.what()));
+    }
 }
 
 // "[INFO] Tandem: ..." before a run: the seed's name of its run, or the op's configuration.

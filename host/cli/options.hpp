@@ -47,7 +47,7 @@ std::string list_ops_text();
 // The full --help text, for program `program_name`.
 std::string usage_text(const std::string& program_name = "tandem");
 
-// Exit code for a CLI11 exception: 0 for --help, non-zero for errors.
+// Exit code for a CLI11 exception: 0 for --help, 2 for every error (as any other error's).
 int run_config_exit_code(const CLI::Error& e);
 
 // Prints what a CLI11 exception means (usage to `out` for --help; one "[ERROR] ..." line to

@@ -80,6 +80,14 @@ std::vector<ParamValue> shape_of(const RunRequest& r) {
     return {{kernels::kParamRanks, r.ranks}, {kernels::kParamM, r.m}, {kernels::kParamK, r.k}, {kernels::kParamN, r.n}};
 }
 
+// A size in the largest unit that keeps it readable ("0.0 GiB" of a tiny test profile says nothing).
+std::string size_text(double bytes) {
+    if (bytes >= 0.1 * kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
+    if (bytes >= 0.1 * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
+    if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+    return fmt::format("{:.0f} bytes", bytes);
+}
+
 }  // namespace
 
 void check_ranks(const RunRequest& r, const kernels::OpDesc& op) {
@@ -173,8 +181,9 @@ void check_memory(const ResolvedRun& run, const kernels::BufferLimits& lim, std:
     if (chip_bytes > static_cast<double>(lim.gm_bytes)) {
         const auto m_ok = largest_m_within(run, chip_gm_bytes, static_cast<double>(lim.gm_bytes), step);
         const std::string detail = fmt::format("each chip's HBM would hold the op's inputs, output and workspace = "
-                                               "{:.1f} GiB, more than the {:.1f} GiB of profile {}",
-                                               chip_bytes / kGiB, lim.gm_bytes / kGiB, lim.profile_name);
+                                               "{}, more than the {} of profile {}",
+                                               size_text(chip_bytes), size_text(static_cast<double>(lim.gm_bytes)),
+                                               lim.profile_name);
         if (m_ok) throw ParamError(shape_of(r), detail, {{kernels::kParamM, *m_ok}});
         throw ParamError(shape_of(r), detail + "; nearest valid: a smaller K or N");
     }
@@ -183,9 +192,9 @@ void check_memory(const ResolvedRun& run, const kernels::BufferLimits& lim, std:
     if (host_bytes > static_cast<double>(host_limit)) {
         const auto m_ok = largest_m_within(run, functional_host_bytes, static_cast<double>(host_limit), step);
         const std::string detail = fmt::format(
-            "a functional run would hold {:.1f} GiB of host memory (every chip's inputs, output and workspace, plus "
-            "the inputs and the golden), above the {:.1f} GiB limit; add {} (timing model only, no data)",
-            host_bytes / kGiB, host_limit / kGiB, kernels::mention(kernels::kParamTimingOnly));
+            "a functional run would hold {} of host memory (every chip's inputs, output and workspace, plus "
+            "the inputs and the golden), above the {} limit; add {} (timing model only, no data)",
+            size_text(host_bytes), size_text(static_cast<double>(host_limit)), kernels::mention(kernels::kParamTimingOnly));
         if (m_ok) throw ParamError(shape_of(r), detail, {{kernels::kParamM, *m_ok}});
         throw ParamError(shape_of(r), detail);
     }

@@ -165,8 +165,8 @@ std::vector<ParamDesc> make_schema() {
                   .help = "Return once the kernels are launched; Context::barrier() completes the call",
                   .python_keyword = "async_op", .python_place = PythonPlace::Call, .api_field = "Ops::run(async_op)"},
         ParamDesc{.id = Param::HostThreads, .name = "host_threads", .type = ParamType::Int, .scope = ParamScope::Call,
-                  .unit = "threads", .word = "host threads", .default_text = "0",
-                  .help = "Host threads the context's simulation may keep busy: 0 or more (0: one per host core; "
+                  .unit = "threads", .word = "host threads", .default_text = "0", .range = IntRange{0, kMaxHostThreads},
+                  .help = "Host threads the context's simulation may keep busy: 0..1024 (0: one per host core; "
                           "results never depend on it, only how fast they come)",
                   .python_keyword = "host_threads", .python_place = PythonPlace::Context,
                   .api_field = "ContextOptions::host_threads"},

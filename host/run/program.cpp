@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <future>
 
+#include <fmt/format.h>
+
 #include "host/io/data_files.hpp"
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/fp16.hpp"
+#include "sim/sim_error.hpp"
 #include "sim/trace/chrome_trace.hpp"
 
 namespace tandem::host {
@@ -21,6 +24,13 @@ std::vector<std::uint16_t> narrowed(DType t, std::span<const float> values) {
     return bits;
 }
 
+// The output matrices' directory, made if missing (as the seed's gen_data.py does).
+void create_out_dir(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw SimError(fmt::format("--out-dir {}: cannot create it: {}", dir.string(), ec.message()));
+}
+
 }  // namespace
 
 OpInputs make_inputs(const ResolvedRun& run) { return make_op_inputs(run.sharding(), run.params); }
@@ -31,7 +41,16 @@ OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir) {
     const int rows = p.m / p.ranks;
     for (int r = 0; r < p.ranks; ++r)
         in.a.push_back(matrix_of_halves(rows, p.k, read_fp16_file(a_slice_path(input_dir, r), rows, p.k)));
-    in.b_t.push_back(matrix_of_halves(p.n, p.k, read_fp16_file(b_transposed_path(input_dir, 0), p.n, p.k)));
+    // B is the same on every rank (the seed writes one file per rank): each is read and checked.
+    const std::vector<std::uint16_t> b0 = read_fp16_file(b_transposed_path(input_dir, 0), p.n, p.k);
+    for (int r = 1; r < p.ranks; ++r) {
+        if (read_fp16_file(b_transposed_path(input_dir, r), p.n, p.k) != b0) {
+            throw SimError(fmt::format("--input-dir {}: {} differs from {}; B is the same on every rank",
+                                       input_dir, b_transposed_path(input_dir, r).filename().string(),
+                                       b_transposed_path(input_dir, 0).filename().string()));
+        }
+    }
+    in.b_t.push_back(matrix_of_halves(p.n, p.k, b0));
     return in;
 }
 
@@ -80,7 +99,11 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     } else {
         if (!timing_only) inputs = outputs.input_dir.empty() ? make_inputs(run) : read_inputs(run, outputs.input_dir);
         std::future<std::vector<float>> golden_job;
-        if (!timing_only) {
+        if (!timing_only && !outputs.input_dir.empty()) {
+            // The seed's files bring their reference C: the outputs are verified against it, as
+            // the seed does.
+            golden = read_fp32_file(golden_path(outputs.input_dir), params.m, params.n);
+        } else if (!timing_only) {
             golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs); });
         }
         out.bench = run_op_views(profile, run, timing_only ? nullptr : &inputs, log, outputs.host_threads);
@@ -111,7 +134,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
             if (tol.rule != Tolerance::Rule::AbsAndRel) out.failure_report += "  (rule: " + tol.describe() + ")\n";
         }
         if (outputs.write_inputs && own == nullptr) {
-            std::filesystem::create_directories(outputs.out_dir);
+            create_out_dir(outputs.out_dir);
             write_fp32_file(golden_path(outputs.out_dir), golden, params.m, params.n);
             for (int rank = 0; rank < params.ranks; ++rank) {
                 const HostMatrix& a = inputs.a[static_cast<std::size_t>(rank)];
@@ -189,7 +212,7 @@ void write_trace(const RunOutputs& outputs, const Profile& profile, const Progra
 
 void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, const ProgramOutput& out) {
     if (run.request.timing_only) return;
-    std::filesystem::create_directories(outputs.out_dir);
+    create_out_dir(outputs.out_dir);
     const DType t = run.params.out_dtype;
     const ShardShapes sh = shard_shapes(run.sharding(), run.params);
     for (int rank = 0; rank < run.params.ranks; ++rank) {

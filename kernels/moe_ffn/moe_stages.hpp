@@ -122,6 +122,8 @@ struct CombineBuffers {
     Tile* row32 = nullptr;
 };
 CombineBuffers alloc_combine_buffers(BlockCtx& blk, const MoeRank& a);
+// The UB bytes those buffers take (tiles 32-byte aligned), for the op's checks before a run.
+std::int64_t combine_ub_bytes(const MoeShape& s);
 // Rows [i0, i1) of those source rank `src` sent to local expert e.
 Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int src, int i0, int i1);
 
@@ -143,6 +145,8 @@ struct UnpermuteBuffers {
     Tile *probs = nullptr, *rows_idx = nullptr, *in16[2] = {}, *in32 = nullptr, *sum = nullptr, *out16 = nullptr;
 };
 UnpermuteBuffers alloc_unpermute_buffers(BlockCtx& blk, const MoeRank& a);
+// The UB bytes those buffers take (tiles 32-byte aligned), for the op's checks before a run.
+std::int64_t unpermute_ub_bytes(const MoeShape& s);
 // Tokens [t0, t1) of `set`: per 2048-column chunk, each route's row chunk from the rank's own
 // window (double-buffered), x prob, summed in fp32, stored as fp16; metadata (probs, rows) per
 // block of 256 tokens.

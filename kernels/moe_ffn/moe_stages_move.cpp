@@ -78,6 +78,11 @@ CombineBuffers alloc_combine_buffers(BlockCtx& blk, const MoeRank& a) {
     return b;
 }
 
+std::int64_t combine_ub_bytes(const MoeShape& s) {
+    const std::int64_t K = s.k;
+    return 2 * (local_tile_bytes(K * 2) + local_tile_bytes(8 * 4) + local_tile_bytes(K * 2)) + local_tile_bytes(K * 4);
+}
+
 Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int src, int i0, int i1) {
     blk.set_stage(kStageCombine);
     const RouteTables& t = *a.tables;

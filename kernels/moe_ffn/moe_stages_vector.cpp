@@ -121,6 +121,12 @@ UnpermuteBuffers alloc_unpermute_buffers(BlockCtx& blk, const MoeRank& a) {
     return b;
 }
 
+std::int64_t unpermute_ub_bytes(const MoeShape& s) {
+    const std::int64_t w = std::min(s.k, kUnpermuteChunk);
+    const std::int64_t routes = std::int64_t{std::min(s.m, kMetaTokens)} * s.topk;
+    return 2 * local_tile_bytes(routes * 4) + 2 * local_tile_bytes(w * 2) + 2 * local_tile_bytes(w * 4) + local_tile_bytes(w * 2);
+}
+
 Task unpermute_tokens(BlockCtx& blk, const MoeRank& a, UnpermuteBuffers& b, int t0, int t1, TokenSet set, int cut) {
     blk.set_stage(kStageUnpermute);
     const RouteTables& t = *a.tables;

@@ -136,14 +136,24 @@ void validate(const OpParams& p, const BufferLimits& lim) {
             }
         }
     }
-    // UB: FrontReorder's bf16, fp32 and |x| rows, the packed row and two sort chunks.
-    const std::int64_t ub = std::int64_t{p.k} * (2 + 4 + 4 + 1) + 32 + 2LL * 4 * std::min(s.routes(), kSortChunk) + 1024 + 64;
-    if (ub > lim.ub_bytes) {
+    // UB: the stages whose buffers grow with K. FrontReorder holds a token's bf16, fp32 and |x|
+    // rows, the packed row and two sort chunks; the combine block holds two rows in and out, an
+    // fp32 row and Unpermute's chunks. The nearest valid K is the largest multiple of 256 below
+    // that fits both.
+    const auto front_ub = [&](const MoeShape& x) {
+        return std::int64_t{x.k} * (2 + 4 + 4 + 1) + 32 + 2LL * 4 * std::min(x.routes(), kSortChunk) + 1024 + 64;
+    };
+    const auto combine_ub = [&](const MoeShape& x) { return combine_ub_bytes(x) + unpermute_ub_bytes(x); };
+    if (front_ub(s) > lim.ub_bytes || combine_ub(s) > lim.ub_bytes) {
+        MoeShape fits = s;
+        while (fits.k > kTileN && (front_ub(fits) > lim.ub_bytes || combine_ub(fits) > lim.ub_bytes)) fits.k -= kTileN;
+        const bool front = front_ub(s) > lim.ub_bytes;
         throw ParamError({{kParamK, p.k}},
-                         fmt::format("FrontReorder holds a token's rows and two sort chunks in UB: {} bytes, above the {} "
-                                     "bytes of {}",
-                                     ub, lim.ub_bytes, lim.profile_name),
-                         {{kParamK, 4096}});
+                         fmt::format("{} in UB: {} bytes, above the {} bytes of {}",
+                                     front ? "FrontReorder holds a token's rows and two sort chunks"
+                                           : "Combine holds two rows in and out, an fp32 row and Unpermute's chunks",
+                                     front ? front_ub(s) : combine_ub(s), lim.ub_bytes, lim.profile_name),
+                         {{kParamK, fits.k}});
     }
     if (p.comm_blocks < 3 || p.comm_blocks > lim.aiv_cores) {
         throw ParamError({{kParamCommBlocks, p.comm_blocks}},

@@ -65,10 +65,41 @@ def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+_INT_MAX = 2**31 - 1  # the C++ side's int
+
+
+def _int_in_range(what, value) -> int:
+    """An int argument the C++ module takes as a C int: beyond it, a message rather than pybind's."""
+    if not -_INT_MAX - 1 <= value <= _INT_MAX:
+        raise ValueError(f"{what}={value}: out of range (at most {_INT_MAX})")
+    return int(value)
+
+
 def _kind(v) -> str:
     if isinstance(v, np.ndarray):
         return f"a {v.ndim}-D {v.dtype} array"
     return type(v).__name__
+
+
+def _schema_names_elsewhere() -> set:
+    """The schema's parameters a call's config does not take (the Context's, the call's, the
+    tensors'), by name and Python keyword: the C++ module says where each is given instead."""
+    keys = _config_keys()
+    names = set()
+    for p in _core.parameters():
+        if p["python_place"] != "config":
+            names.update(k for k in [p["name"], p["python_keyword"]] + list(p["python_aliases"]) if k and k not in keys)
+    return names
+
+
+def _config_param_names() -> dict:
+    """Config key (a keyword or an alias) -> the schema parameter it names."""
+    names = {}
+    for p in _core.parameters():
+        if p["python_place"] == "config":
+            for k in [p["python_keyword"]] + list(p["python_aliases"]):
+                names[k] = p["name"]
+    return names
 
 
 def _config_keys() -> dict:
@@ -105,7 +136,7 @@ class Context(_core.Context):
             if not ok:
                 raise TypeError(f"Context: {key}={value!r}: must be {'an int' if kind is int else 'True or False' if kind is bool else 'a string'}, "
                                 f"not {type(value).__name__}")
-            given[key] = kind(value)
+            given[key] = _int_in_range(f"Context: {key}", value) if kind is int else kind(value)
         super().__init__(**given)
         self._pending = []  # numpy outputs of async calls, written at barrier()
 
@@ -135,6 +166,8 @@ class Context(_core.Context):
                             f"{shape!r}")
         if min(shape) < 1:
             raise ValueError(f"{what}: shape {shape}: both sizes must be at least 1")
+        if max(shape) > _INT_MAX:
+            raise ValueError(f"{what}: shape {shape}: each size at most {_INT_MAX}")
         return int(shape[0]), int(shape[1]), _dtype_arg("dtype", "fp16" if dtype is _DEFAULT_DTYPE else dtype)
 
     def zeros(self, rows, cols=None, dtype=_DEFAULT_DTYPE):
@@ -198,8 +231,19 @@ class Context(_core.Context):
         for write in pending:
             write()
 
+    def __del__(self):
+        # A context dropped with async calls pending completes them (as barrier() would), so
+        # their numpy outputs are written and their results say complete truthfully.
+        if getattr(self, "_pending", None):
+            try:
+                self.synchronize()
+            except Exception:  # an error of the call was the caller's to see at barrier(); nothing to do here
+                pass
+
 
 def _dtype_arg(name, dtype) -> str:
+    if dtype is None:  # numpy reads None as float64: say what is taken instead
+        raise TypeError(f"{name}=None: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32 / int8)")
     if isinstance(dtype, str):
         if dtype not in _DTYPE_NAMES:
             raise ValueError(f"{name}={dtype!r}: one of {', '.join(_DTYPE_NAMES)} (or numpy float16 / float32 / int8)")
@@ -409,6 +453,13 @@ def _config_arg(op, config):
         raise TypeError(f"config: a dict (or a tandem.FusedConfig), not {type(config).__name__}")
     keys = _config_keys()
     out, ignored = {}, []
+    named = {}  # parameter name -> the config key that gave it (a keyword and its alias name one parameter)
+    for key in config:
+        name = _config_param_names().get(key)
+        if name is not None and name in named:
+            raise ValueError(f"config: '{named[name]}' and '{key}' name the same parameter; give one")
+        if name is not None:
+            named[name] = key
     for key, value in config.items():
         if not isinstance(key, str):
             raise TypeError(f"config: its keys are names (strings), not {key!r}")
@@ -421,14 +472,16 @@ def _config_arg(op, config):
             ignored.append(key)
             continue
         kind = keys.get(key, "int")  # not a schema key: a variant's knob (an int); C++ names unknown ones
-        if key not in keys and isinstance(value, str):
+        if key not in keys and key in _schema_names_elsewhere():
+            pass  # a parameter given elsewhere (timing_only: the Context's): the C++ module says where
+        elif key not in keys and isinstance(value, str):
             pass  # a knob's word (routing="zipf:1.2"): the C++ module reads it or says what it takes
         elif kind == "int":
             if not _is_int(value):
                 raise TypeError(f"config['{key}'] = {value!r}: must be an integer, not {type(value).__name__}")
             if key in keys and value <= 0:
                 raise ValueError(f"config['{key}'] = {value!r}: must be a positive integer (leave it out for the default)")
-            value = int(value)
+            value = _int_in_range(f"config['{key}']", value)
         elif kind == "flag":
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"config['{key}'] = {value!r}: must be True or False, not {type(value).__name__}")

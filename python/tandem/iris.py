@@ -15,6 +15,7 @@ simulated time counts the padded work, as hardware running padded tiles would.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pathlib
 import threading
@@ -335,11 +336,22 @@ def spawn(fn: Callable, nprocs: int, args: Sequence = (), *, soc: str = "Ascend9
     With `trace` (a directory, made if missing) each op call writes its trace there, numbered in
     call order: 000_<op>.json, 001_<op>.json, ... (barriers are not op calls); `trace_ranks`
     (a list, one rank or "0,3") keeps only those ranks' events. The program itself is unchanged."""
-    if not isinstance(nprocs, (int, np.integer)) or nprocs < 1:
+    if not callable(fn):
+        raise TypeError(f"spawn: fn = {fn!r}: must be callable, fn(rank, *args)")
+    if not isinstance(nprocs, (int, np.integer)) or isinstance(nprocs, (bool, np.bool_)) or nprocs < 1:
         raise ValueError(f"spawn: nprocs = {nprocs!r}: must be a positive integer")
+    if isinstance(args, (str, bytes)) or not isinstance(args, (tuple, list)):
+        raise TypeError(f"spawn: args = {args!r}: must be a tuple or list of fn's arguments after the rank")
+    if (not isinstance(timeout_s, (int, float, np.integer, np.floating)) or isinstance(timeout_s, (bool, np.bool_))
+            or not math.isfinite(timeout_s) or timeout_s <= 0):
+        raise ValueError(f"spawn: timeout_s = {timeout_s!r}: must be a positive number of seconds")
     ranks = _trace_rank_list(trace_ranks, int(nprocs), trace is not None)  # before the directory is made
-    trace_dir = _trace_directory(trace)
-    world = _World(int(nprocs), soc, profile, functional, timeout_s, trace_dir, ranks)
+    world = _World(int(nprocs), soc, profile, functional, float(timeout_s), None, ranks)
+    try:  # the cluster up front: a bad nprocs, soc or profile is spawn's error, not every rank's
+        world.context()
+    except (ValueError, RuntimeError) as e:
+        raise type(e)(str(e).replace("Context: num_ranks", "spawn: nprocs").replace("Context: ", "spawn: ")) from None
+    world.trace_dir = _trace_directory(trace)
     results = [None] * world.nprocs
     errors = [None] * world.nprocs
 

@@ -1,6 +1,7 @@
 """Bad calls, as Python users make them, across both APIs (tandem.Context's all-ranks ctx.ops and
 tandem.iris's per-rank ctx.ops): each is refused with ONE line naming the argument at fault, as a
 tandem.Error, ValueError or TypeError; never a pybind cast message or a list of signatures."""
+import gc
 import warnings
 
 import numpy as np
@@ -58,6 +59,19 @@ def all_ranks_calls():
         ("workspace an int", "workspace", lambda: ctx.ops.allgather_gemm(C, A, B, workspace=3)),
         ("an op name that is not a string", "op", lambda: ctx.ops.run(3, C, A, B)),
         ("a keyword the op does not take", "blk", lambda: ctx.ops.allgather_gemm(C, A, B, blk=1)),
+        ("num_ranks beyond a C int", "num_ranks", lambda: tandem.Context(num_ranks=2**40)),
+        ("host_threads beyond a C int", "host_threads", lambda: tandem.Context(num_ranks=2, host_threads=2**40)),
+        ("host_threads beyond the limit", "host_threads", lambda: tandem.Context(num_ranks=2, host_threads=2000)),
+        ("zeros beyond a C int", "zeros", lambda: ctx.zeros(2**31, 1, "fp32")),
+        ("zeros with dtype None", "dtype", lambda: ctx.zeros(4, 4, None)),
+        ("a tile beyond a C int", "base_m", lambda: ctx.ops.allgather_gemm(C, A, B, config={"base_m": 2**40})),
+        ("a knob beyond a C int", "chunk_tiles", lambda: ctx.ops.allgather_gemm(C, A, B, config={"chunk_tiles": 2**63})),
+        ("timing_only in a call's config", "functional=False",
+         lambda: ctx.ops.allgather_gemm(C, A, B, config={"timing_only": True})),
+        ("a parameter and its alias both", "gemm_sms",
+         lambda: ctx.ops.allgather_gemm(C, A, B, config={"gemm_sms": 4, "compute_blocks": 8})),
+        ("an output that gives the wrong M", "output_tensor",
+         lambda: ctx.ops.allgather_gemm(ctx.zeros(128, 256, "fp32"), A, B)),
     ]
 
 
@@ -165,3 +179,32 @@ def test_a_tile_of_zero_or_less_is_refused_not_replaced(value):
     A, B, C = ctx.zeros(128, 256, "fp16"), ctx.zeros(256, 256, "fp16"), ctx.zeros(256, 256, "fp32")
     with pytest.raises(ValueError, match=rf"config\['block_size_n'\] = {value}: must be a positive integer"):
         ctx.ops.allgather_gemm(C, A, B, config={"block_size_n": value})
+
+
+def test_bad_spawn_arguments_name_the_argument():
+    def fn(rank):
+        return rank
+
+    calls = [("fn not callable", "fn", lambda: iris.spawn(3, 2)),
+             ("nprocs a bool", "nprocs", lambda: iris.spawn(fn, True)),
+             ("nprocs past the ranks a context has", "nprocs", lambda: iris.spawn(fn, 100000)),
+             ("args an int", "args", lambda: iris.spawn(fn, 2, 5)),
+             ("timeout_s negative", "timeout_s", lambda: iris.spawn(fn, 2, timeout_s=-1)),
+             ("timeout_s NaN", "timeout_s", lambda: iris.spawn(fn, 2, timeout_s=float("nan"))),
+             ("timeout_s a string", "timeout_s", lambda: iris.spawn(fn, 2, timeout_s="1")),
+             ("an unknown SoC", "Ascend999", lambda: iris.spawn(fn, 2, soc="Ascend999"))]
+    for (what, argument, _), error in zip(calls, run_all(calls)):
+        assert error is not None, f"{what}: accepted"
+        assert_one_line_naming(what, argument, error)
+    assert iris.spawn(fn, 2, (), timeout_s=5) == [0, 1]
+
+
+def test_a_context_dropped_with_an_async_call_pending_writes_its_output():
+    ctx = tandem.Context(num_ranks=2)
+    A, B = np.ones((2, 128, 256), F16), np.ones((256, 256), F16)
+    out = np.zeros((2, 256, 256), F32)
+    ws = ctx.ops.allgather_gemm(out, A, B, async_op=True)
+    del ctx
+    gc.collect()  # the pending write-back refers to the context: a cycle, collected here
+    assert ws.results["complete"]
+    assert np.all(out == 256.0)

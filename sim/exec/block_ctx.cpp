@@ -11,7 +11,6 @@
 namespace tandem {
 
 namespace {
-constexpr std::int64_t kTileAlignBytes = 32;  // local buffers are 32-byte aligned on Ascend cores
 
 std::int64_t capacity_of(const Profile& p, MemKind kind) {
     switch (kind) {
@@ -44,7 +43,7 @@ Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const 
     const std::int64_t capacity = capacity_of(lp_.machine().profile(), kind);
     const std::int64_t bytes = std::int64_t{rows} * cols * dtype_bytes(dtype);
     const int k = static_cast<int>(kind);
-    const std::int64_t offset = (mem_used_[k] + kTileAlignBytes - 1) / kTileAlignBytes * kTileAlignBytes;
+    const std::int64_t offset = local_tile_bytes(mem_used_[k]);
     if (offset + bytes > capacity) {
         throw SimError(fmt::format("{} buffer overflow: tile '{}' ({}x{} {}, {} bytes) does not fit: {} of {} bytes "
                                    "already allocated",

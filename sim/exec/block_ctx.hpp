@@ -20,6 +20,14 @@
 
 namespace tandem {
 
+// Local buffers (L1, L0A/B/C, UB) are 32-byte aligned on Ascend cores: each tile a block
+// allocates starts at the next multiple, so a tile of n bytes takes local_tile_bytes(n) of them.
+inline constexpr std::int64_t kLocalTileAlignBytes = 32;
+constexpr std::int64_t local_tile_bytes(std::int64_t bytes) {
+    return (bytes + kLocalTileAlignBytes - 1) / kLocalTileAlignBytes * kLocalTileAlignBytes;
+}
+
+
 class LogicalProcess;
 struct CostModel;
 struct SignalWord;

@@ -1,10 +1,9 @@
 #include "sim/trace/chrome_trace.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -13,6 +12,7 @@
 
 #include "sim/core/cost_model.hpp"
 #include "sim/net/topology.hpp"
+#include "sim/output_file.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem {
@@ -91,14 +91,21 @@ class TraceWriter {
 public:
     TraceWriter(const std::string& path, const TraceInput& in, const TraceFilter& filter)
         : path_(path), in_(in), filter_(filter) {
-        tmp_ = fmt::format("{}.tmp.{}", path, ::getpid());
+        try {
+            out_file_ = plan_output_file(path);
+        } catch (const SimError& e) {
+            throw SimError(fmt::format("cannot write trace '{}': {}", path, e.what()));
+        }
+        tmp_ = out_file_.write_path.string();
         file_ = std::fopen(tmp_.c_str(), "wb");
-        if (!file_) throw SimError(fmt::format("cannot write trace '{}': cannot create '{}'", path, tmp_));
+        if (!file_) {
+            throw SimError(fmt::format("cannot write trace '{}': cannot create '{}': {}", path, tmp_, std::strerror(errno)));
+        }
     }
     ~TraceWriter() {
         if (file_) {
             std::fclose(file_);
-            std::remove(tmp_.c_str());
+            discard_output_file(out_file_);
         }
     }
 
@@ -120,15 +127,16 @@ public:
         out_ += "{\"name\":\"end\",\"ph\":\"M\",\"pid\":0,\"args\":{}}\n]}\n";
         flush();
         if (std::fclose(file_) != 0) {
+            const int err = errno;
             file_ = nullptr;
-            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed", path_, tmp_));
+            discard_output_file(out_file_);
+            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed: {}", path_, tmp_, std::strerror(err)));
         }
         file_ = nullptr;
-        std::error_code ec;
-        std::filesystem::rename(tmp_, path_, ec);
-        if (ec) {
-            std::remove(tmp_.c_str());
-            throw SimError(fmt::format("cannot write trace '{}': {}", path_, ec.message()));
+        try {
+            commit_output_file(out_file_);
+        } catch (const SimError& e) {
+            throw SimError(fmt::format("cannot write trace '{}': {}", path_, e.what()));
         }
     }
 
@@ -348,12 +356,13 @@ private:
 
     void flush() {
         if (!out_.empty() && std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size())
-            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed", path_, tmp_));
+            throw SimError(fmt::format("cannot write trace '{}': write to '{}' failed: {}", path_, tmp_, std::strerror(errno)));
         out_.clear();
     }
 
     std::string path_;
-    std::string tmp_;
+    OutputFile out_file_;
+    std::string tmp_;  // where the bytes go (out_file_.write_path)
     const TraceInput& in_;
     const TraceFilter& filter_;
     std::FILE* file_ = nullptr;
