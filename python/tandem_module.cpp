@@ -32,8 +32,25 @@ DataType dtype_of(const py::object& d) {
     return parse_data_type(name);
 }
 
+// The C++ API's messages name its calls (from_host, to_host); a Python user called copy_ or
+// numpy: the same message in those words.
+template <typename F>
+auto in_python_words(const std::string& cxx_call, const std::string& python_call, F&& f) {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        const std::string m = e.what();
+        if (m.rfind(cxx_call + ":", 0) != 0) throw;
+        throw Error(python_call + m.substr(cxx_call.size()));
+    }
+}
+
 // (ranks, rows, cols) of a tensor's data.
+py::array to_numpy_data(const Tensor& t);
 py::array to_numpy(const Tensor& t) {
+    return in_python_words("to_host", "numpy()", [&] { return to_numpy_data(t); });
+}
+py::array to_numpy_data(const Tensor& t) {
     const std::vector<py::ssize_t> shape = {t.ranks(), t.rows(), t.cols()};
     const std::size_t per = static_cast<std::size_t>(t.rows()) * static_cast<std::size_t>(t.cols());
     if (t.dtype() == DataType::F16) {
@@ -54,7 +71,14 @@ py::array to_numpy(const Tensor& t) {
     return out;
 }
 
+void copy_from_numpy_data(Tensor& t, const py::array& array);
 void copy_from_numpy(Tensor& t, const py::array& array) {
+    in_python_words("from_host", "copy_()", [&] {
+        copy_from_numpy_data(t, array);
+        return 0;
+    });
+}
+void copy_from_numpy_data(Tensor& t, const py::array& array) {
     if (array.ndim() != 3 || array.shape(0) != t.ranks() || array.shape(1) != t.rows() || array.shape(2) != t.cols()) {
         std::string got = "(";
         for (py::ssize_t i = 0; i < array.ndim(); ++i) got += (i ? ", " : "") + std::to_string(array.shape(i));

@@ -346,5 +346,32 @@ TEST(HostOptions, SuggestedValuesAreValid) {
     }
 }
 
+TEST(HostOptions, SuggestedValuesOfOpsAreValid) {
+    // The same for refusals that depend on the op, the variant or the int range.
+    struct Case {
+        std::vector<std::string> base;
+        std::string flag, value;
+    };
+    const std::vector<std::string> moe = {"--op", "moe_ffn", "-n", "2", "--gm", "16", "--gn", "256", "--timing-only"};
+    const std::vector<std::string> moe_no_m = {"--op", "moe_ffn", "-n", "2", "--gk", "256", "--gn", "256", "--timing-only"};
+    const std::vector<std::string> staged = {"--op", "all_gather_matmul", "--variant", "staged", "-n", "2", "--gm", "256",
+                                             "--gk", "512", "--gn", "256", "--timing-only"};
+    const std::vector<Case> cases = {{moe_no_m, "--comm-blocks", "2"},   {moe, "--compute-blocks", "1"}, {moe_no_m, "--gm", "0"},
+                                     {moe, "--gk", "13312"},       {moe, "--gk", "20480"},         {staged, "--stages", "1000"}};
+    for (const Case& c : cases) {
+        std::vector<std::string> args = c.base;
+        args.insert(args.end(), {c.flag, c.value});
+        const std::string e = validation_error(args);
+        ASSERT_NE(e.find("nearest valid: "), std::string::npos) << c.flag << " " << c.value << ": " << e;
+        const std::string suggested = e.substr(e.find("nearest valid: ") + 15);
+        std::vector<std::string> fixed = c.base;
+        fixed.insert(fixed.end(), {c.flag, suggested.substr(0, suggested.find(' '))});
+        EXPECT_EQ(validation_error(fixed), "") << e;
+    }
+    // Past the largest int, the multiple below: one rule at a time (that size then meets the HBM's).
+    expect_contains(validation_error({"--timing-only", "--gm", "2147483647"}), {"nearest valid: 2147483392"});
+    expect_contains(validation_error({"--timing-only", "--gm", "2147483392"}), {"HBM"});
+}
+
 }  // namespace host_options_test
 }  // namespace tandem::host

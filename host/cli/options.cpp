@@ -159,6 +159,10 @@ void check_batch_flags(const CLI::App& app, const BatchOptions& b) {
 
 // A program parameter given on the command line, into the CommandLine.
 void set_program_param(CommandLine& cl, Param p, const std::string& text, bool on) {
+    // A path flag given an empty name ("--json ''") would silently write nothing.
+    if (param_desc(p).type == ParamType::Path && text.empty()) {
+        fail(fmt::format("{}: an empty name; give a path", param_desc(p).cli_flag));
+    }
     switch (p) {
         case Param::ListOps: cl.list_ops = on; return;
         case Param::Json: cl.json_file = text; return;

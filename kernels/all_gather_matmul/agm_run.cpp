@@ -75,6 +75,15 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     const bool fp32 = elem == 4;
     const bool int8 = elem == 1;
     check_int8_rules(c);
+    // The stages' own bound first: the UB check of the tile below counts them, and would blame
+    // the tile for --stages 1000 (a tile that is not positive is refused there).
+    if (v == AgmVariant::Staged && c.base_m > 0 && c.base_n > 0) {
+        const std::int64_t tile_bytes = std::int64_t{c.base_m} * k_tile_of(c) * dtype_bytes(c.dtype);
+        const int max_stages = static_cast<int>(std::clamp<std::int64_t>(lim.ub_bytes / std::max<std::int64_t>(1, tile_bytes), 1, 8));
+        check_knob_range(c, "stages", 1, max_stages,
+                         fmt::format("the fetcher rotates UB tiles of {} bytes ({} of UB, 8 event ids): stages is",
+                                     tile_bytes, lim.ub_bytes));
+    }
     check_gemm_tile(c, lim, [&](double bm, double bn) {
         std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim, elem);
         needs.push_back({"UB",
@@ -100,11 +109,6 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     if (v == AgmVariant::Staged) {
         check_knob_range(c, "k_per_flag", 1, std::max(1, k_tiles_of(c)),
                          fmt::format("a flag covers 1..K/n/base-n K tiles (each source's shard has {})", k_tiles_of(c)));
-        const std::int64_t tile_bytes = std::int64_t{c.base_m} * k_tile_of(c) * dtype_bytes(c.dtype);
-        const int max_stages = static_cast<int>(std::clamp<std::int64_t>(lim.ub_bytes / tile_bytes, 1, 8));
-        check_knob_range(c, "stages", 1, max_stages,
-                         fmt::format("the fetcher rotates UB tiles of {} bytes ({} of UB, 8 event ids): stages is",
-                                     tile_bytes, lim.ub_bytes));
     }
 }
 

@@ -1,5 +1,7 @@
 #include "kernels/common/comm_tile_knobs.hpp"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "kernels/common/collectives/comm_grid.hpp"
@@ -28,6 +30,16 @@ std::map<std::string, int> comm_tile_effective_knobs(const OpParams& p) {
     return {{"comm_tile_m", comm_tile_m(p)}, {"comm_tile_n", comm_tile_n(p)}};
 }
 
+namespace {
+// The divisor of n nearest to v (the smaller on a tie): the nearest comm tile that divides a GEMM tile.
+int nearest_divisor(int n, int v) {
+    int best = 1;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0 && std::abs(d - v) < std::abs(best - v)) best = d;
+    return best;
+}
+}  // namespace
+
 void check_comm_tile(const OpParams& p, const BufferLimits& lim, const std::string& ub_note) {
     check_knob_range(p, "comm_tile_m", 1, p.base_m, "a comm tile has");
     check_knob_range(p, "comm_tile_n", 1, p.base_n, "a comm tile has");
@@ -36,12 +48,12 @@ void check_comm_tile(const OpParams& p, const BufferLimits& lim, const std::stri
     if (p.base_m % cm != 0) {
         throw ParamError({ParamValue::knob("comm_tile_m", cm)},
                          fmt::format("must divide base-m = {} (a GEMM tile is sent in whole comm tiles)", p.base_m),
-                         {ParamValue::knob("comm_tile_m", collectives::comm_tile_rows(p.base_m, cn, p.out_dtype))});
+                         {ParamValue::knob("comm_tile_m", nearest_divisor(p.base_m, cm))});
     }
     if (p.base_n % cn != 0) {
         throw ParamError({ParamValue::knob("comm_tile_n", cn)},
                          fmt::format("must divide base-n = {} (a GEMM tile is sent in whole comm tiles)", p.base_n),
-                         {ParamValue::knob("comm_tile_n", p.base_n)});
+                         {ParamValue::knob("comm_tile_n", nearest_divisor(p.base_n, cn))});
     }
     const double ub = collectives::scatter_ub_bytes(cm, cn, dtype_bytes(p.out_dtype));
     if (ub > static_cast<double>(lim.ub_bytes)) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -47,13 +48,17 @@ std::int64_t nearest_multiple(std::int64_t value, std::int64_t step) {
     if (value <= step) return step;
     const std::int64_t lo = value / step * step;
     const std::int64_t hi = lo + step;
+    // Sizes are ints: a suggestion past the largest would be refused in its turn.
+    if (hi > std::numeric_limits<int>::max()) return lo;
     return value - lo < hi - value ? lo : hi;
 }
 
 void check_positive(const ParamRef& p, std::int64_t value, std::int64_t suggestion, const char* suggestion_expr) {
     if (value > 0) return;
-    throw ParamError({{p, value}}, fmt::format("{} must be positive (at least {} = {})", p.word, suggestion_expr, suggestion),
-                     {{p, suggestion}});
+    const std::string least = std::to_string(suggestion) == suggestion_expr
+                                  ? std::to_string(suggestion)
+                                  : fmt::format("{} = {}", suggestion_expr, suggestion);
+    throw ParamError({{p, value}}, fmt::format("{} must be positive (at least {})", p.word, least), {{p, suggestion}});
 }
 
 void check_multiple(const ParamRef& p, std::int64_t value, std::int64_t step, const char* step_expr,

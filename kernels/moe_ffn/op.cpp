@@ -111,7 +111,7 @@ std::optional<std::map<std::string, int>> routing_words(const std::string& text)
 
 void validate(const OpParams& p, const BufferLimits& lim) {
     const MoeShape s = moe_shape_of(p);
-    check_positive(kParamM, p.m, 16, "16");
+    check_positive(kParamM, p.m, 1, "1");
     check_positive(kParamK, p.k, kTileN, "256");
     check_positive(kParamN, p.n, kTileN, "256");
     check_multiple(kParamK, p.k, kTileN, "256", "GMM2's output tiles are 256 columns of K");
@@ -160,13 +160,13 @@ void validate(const OpParams& p, const BufferLimits& lim) {
                          fmt::format("the stages' all-rank barriers need every block resident, and per_expert splits the AIVs "
                                      "in three groups: 3 to the {} AIV cores of {}",
                                      lim.aiv_cores, lim.profile_name),
-                         {{kParamCommBlocks, lim.aiv_cores}});
+                         {{kParamCommBlocks, std::clamp(p.comm_blocks, 3, std::max(3, lim.aiv_cores))}});
     }
     if (p.compute_blocks < 2 || p.compute_blocks > lim.aic_cores) {
         throw ParamError({{kParamComputeBlocks, p.compute_blocks}},
                          fmt::format("per_expert splits the AICs into GMM1 and GMM2 groups: 2 to the {} AIC cores of {}",
                                      lim.aic_cores, lim.profile_name),
-                         {{kParamComputeBlocks, lim.aic_cores}});
+                         {{kParamComputeBlocks, std::clamp(p.compute_blocks, 2, std::max(2, lim.aic_cores))}});
     }
 }
 

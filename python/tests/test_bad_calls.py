@@ -70,6 +70,10 @@ def all_ranks_calls():
          lambda: ctx.ops.allgather_gemm(C, A, B, config={"timing_only": True})),
         ("a parameter and its alias both", "gemm_sms",
          lambda: ctx.ops.allgather_gemm(C, A, B, config={"gemm_sms": 4, "compute_blocks": 8})),
+        ("numpy() of a timing-only tensor", "numpy()",
+         lambda: tandem.Context(num_ranks=2, functional=False).zeros(2, 2).numpy()),
+        ("copy_() into a timing-only tensor", "copy_()",
+         lambda: tandem.Context(num_ranks=2, functional=False).zeros(2, 2).copy_(np.zeros((2, 2), F16))),
         ("an output that gives the wrong M", "output_tensor",
          lambda: ctx.ops.allgather_gemm(ctx.zeros(128, 256, "fp32"), A, B)),
     ]
