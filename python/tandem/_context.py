@@ -92,25 +92,25 @@ def _schema_names_elsewhere() -> set:
     return names
 
 
-def _config_param_names() -> dict:
-    """Config key (a keyword or an alias) -> the schema parameter it names."""
-    names = {}
+def _config_key_params() -> dict:
+    """Config key (a keyword or an alias) -> the schema parameter (its dict) it names."""
+    out = {}
     for p in _core.parameters():
         if p["python_place"] == "config":
             for k in [p["python_keyword"]] + list(p["python_aliases"]):
-                names[k] = p["name"]
-    return names
+                out[k] = p
+    return out
+
+
+def _config_param_names() -> dict:
+    """Config key -> the name of the schema parameter it names."""
+    return {k: p["name"] for k, p in _config_key_params().items()}
 
 
 def _config_keys() -> dict:
     """Config key -> the schema's type ("int", "flag", "text", ...), for the schema's config
     parameters and their aliases."""
-    keys = {}
-    for p in _core.parameters():
-        if p["python_place"] == "config":
-            for k in [p["python_keyword"]] + list(p["python_aliases"]):
-                keys[k] = p["type"]
-    return keys
+    return {k: p["type"] for k, p in _config_key_params().items()}
 
 
 class Context(_core.Context):

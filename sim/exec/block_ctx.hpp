@@ -27,7 +27,6 @@ constexpr std::int64_t local_tile_bytes(std::int64_t bytes) {
     return (bytes + kLocalTileAlignBytes - 1) / kLocalTileAlignBytes * kLocalTileAlignBytes;
 }
 
-
 class LogicalProcess;
 struct CostModel;
 struct SignalWord;
