@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -129,6 +130,9 @@ OpConfig config_of(const py::object& config) {
     for (const auto& [key_obj, value] : config.cast<py::dict>()) {
         const std::string key = py::str(key_obj);
         const std::string type = config_key_type(key);
+        // One dict sets a knob once: routing="zipf:1" sets zipf_s_pct too, and a zipf_s_pct key
+        // beside it would otherwise win or lose by the keys' order.
+        const std::map<std::string, int> before = c.knobs;
         try {
             if (type == "int" && py::isinstance<py::bool_>(value)) throw py::cast_error();  // True is no count
             // A knob's word (routing="zipf:1.2"): set_config reads it or says what the knob takes.
@@ -139,6 +143,13 @@ OpConfig config_of(const py::object& config) {
         } catch (const py::cast_error&) {
             throw Error("config['" + key + "'] = " + py::repr(value).cast<std::string>() + ": wrong type for this key (" +
                         type + (type == "int" ? ", as a variant's knob" : "") + ")");
+        }
+        for (const auto& [knob, v] : c.knobs) {
+            const auto it = before.find(knob);
+            if (it != before.end() && it->second != v) {
+                throw Error("config['" + key + "'] sets " + knob + " to " + std::to_string(v) +
+                            ", which another key of this config set to " + std::to_string(it->second) + "; give it once");
+            }
         }
     }
     return c;

@@ -70,6 +70,10 @@ def all_ranks_calls():
          lambda: ctx.ops.allgather_gemm(C, A, B, config={"timing_only": True})),
         ("a parameter and its alias both", "gemm_sms",
          lambda: ctx.ops.allgather_gemm(C, A, B, config={"gemm_sms": 4, "compute_blocks": 8})),
+        ("a router word and its exponent both", "zipf_s_pct",
+         lambda: tandem.Context(num_ranks=2, functional=False).ops.moe_ffn(
+             np.zeros((16, 256), F16), np.ones((2, 16, 256), F16), np.zeros((256, 256), F16),
+             config={"routing": "zipf:1", "zipf_s_pct": 500, "topk": 2, "experts_per_rank": 2})),
         ("numpy() of a timing-only tensor", "numpy()",
          lambda: tandem.Context(num_ranks=2, functional=False).zeros(2, 2).numpy()),
         ("copy_() into a timing-only tensor", "copy_()",
