@@ -20,6 +20,7 @@ made with ctx.tensor(array, dtype="bf16"). With int8 inputs a numpy output may b
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -81,7 +82,8 @@ def _kind(v) -> str:
     return type(v).__name__
 
 
-def _schema_names_elsewhere() -> set:
+@functools.cache  # the schema is fixed: read once, not per call and key
+def _schema_names_elsewhere() -> frozenset:
     """The schema's parameters a call's config does not take (the Context's, the call's, the
     tensors'), by name and Python keyword: the C++ module says where each is given instead."""
     keys = _config_keys()
@@ -89,9 +91,10 @@ def _schema_names_elsewhere() -> set:
     for p in _core.parameters():
         if p["python_place"] != "config":
             names.update(k for k in [p["name"], p["python_keyword"]] + list(p["python_aliases"]) if k and k not in keys)
-    return names
+    return frozenset(names)
 
 
+@functools.cache  # the schema is fixed: read once, not per call and key
 def _config_key_params() -> dict:
     """Config key (a keyword or an alias) -> the schema parameter (its dict) it names."""
     out = {}
@@ -102,11 +105,13 @@ def _config_key_params() -> dict:
     return out
 
 
+@functools.cache  # the schema is fixed: read once, not per call and key
 def _config_param_names() -> dict:
     """Config key -> the name of the schema parameter it names."""
     return {k: p["name"] for k, p in _config_key_params().items()}
 
 
+@functools.cache  # the schema is fixed: read once, not per call and key
 def _config_keys() -> dict:
     """Config key -> the schema's type ("int", "flag", "text", ...), for the schema's config
     parameters and their aliases."""
