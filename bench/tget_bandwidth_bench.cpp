@@ -9,7 +9,7 @@
 // `--tput` adds the remote-store counterpart, which was not measured: one block's TPUT (local GM
 // -> UB -> the peer's window) of each size, one store at a time, through the same staging tile.
 // Its small sizes weigh a store's hop latency (interconnect.link_latency_ns, assumed) against its
-// bytes: the run on the chip that would fix that latency (sim/MODEL.md, "How sure the
+// bytes: the run on the chip that would fix that latency (sim/CALIBRATION.md, "How sure the
 // predictions are").
 //
 //   build/tests/tget_bandwidth_bench [-v SOC | --profile FILE] [--sizes 4096,16384,...]

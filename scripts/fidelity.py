@@ -146,7 +146,7 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
             if abs(err) > LIMIT_PCT:
                 problems.append(f"{r.id}: {err:+.1f}% is past the {LIMIT_PCT:.0f}% limit of a fitted row")
         elif r.id in outliers:
-            role = "outlier (left out of every fit: sim/MODEL.md)"
+            role = "outlier (left out of every fit: sim/CALIBRATION.md)"
         else:
             role = "not fitted (out of sample)"
         loo_txt = f"{loo[r.id]:+8.2f}%" if r.id in loo else f"{'=':>9}"
@@ -206,7 +206,7 @@ def print_predictions(predictions, outs):
         return []
     print()
     print("Predictions for configurations measured on hardware but not in this repository "
-          "(rank 0; sim/calibration/predictions_*.csv, sim/MODEL.md):")
+          "(rank 0; sim/calibration/predictions_*.csv, sim/CALIBRATION.md):")
     out = []
     for p in predictions:
         values = outs[p.run]

@@ -1,7 +1,7 @@
 // The calibrated profile against the measured rows, and the physics of its fitted parameters:
 // each one, moved by 10%, must move the predictions the way the hardware would. The figure
 // compared is rank 0's pipelined time: the seed's host program prints rank 0's own average
-// (PrintRank0Results), so that is what the measured rows are (sim/MODEL.md).
+// (PrintRank0Results), so that is what the measured rows are (sim/CALIBRATION.md).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -74,7 +74,7 @@ std::vector<Row> Calibration::rows_;
 std::vector<double> Calibration::base_;
 
 // The 2-rank rows are the link's fit (sim/calibration/fits_Ascend910B1.toml); the 4-rank row is
-// the documented outlier (sim/MODEL.md): the model puts rank 0 well before it, since nothing
+// the documented outlier (sim/CALIBRATION.md): the model puts rank 0 well before it, since nothing
 // slows a chip's links when it drives several, and the withheld 4- and 8-rank rows agree.
 TEST_F(Calibration, EveryFittedRowWithinFivePercentOfRankZero) {
     ASSERT_EQ(rows_.size(), 5U);

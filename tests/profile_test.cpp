@@ -137,7 +137,7 @@ TEST(ProfileTest, EveryShippedProfileLoads) {
         // The L2 carries more than HBM, what the measured dense GEMM needs (308 TFLOPS at 6144^3
         // reads about 3.4 TiB/s from it) and what every cube core's MTE2 asks at its fitted rate:
         // the chip's dense GEMMs are bound by each core's GM -> L1 rate, not by the L2
-        // (sim/MODEL.md 'Calibration').
+        // (sim/CALIBRATION.md).
         EXPECT_GT(p.chip.l2_gib_s, p.chip.hbm_gib_s);
         EXPECT_GE(p.chip.l2_gib_s, 3500);
         EXPECT_GE(p.chip.l2_gib_s, p.chip.aic_cores * p.pipes.gm_to_l1_gib_s);

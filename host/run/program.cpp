@@ -156,7 +156,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     if (own != nullptr && own->extras)
         for (const auto& [name, values] : own->extras(params)) r.extras[name] = values;
     // The seed's published times are averages; its per-rank reading is not stated, so the rank
-    // mean is reported beside the slowest rank (the fidelity check compares the mean: MODEL.md).
+    // mean is reported beside the slowest rank (the fidelity check compares the mean: sim/CALIBRATION.md).
     double sum = 0;
     double lowest = out.bench.per_rank.empty() ? 0 : out.bench.per_rank.front().pipelined_us;
     for (const RankViewTimes& t : out.bench.per_rank) {

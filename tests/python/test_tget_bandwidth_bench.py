@@ -1,5 +1,5 @@
 """build/tests/tget_bandwidth_bench's remote-store column (--tput): one block's TPUT of each size,
-one store at a time, the experiment that would fix the hop latency of a remote store (sim/MODEL.md,
+one store at a time, the experiment that would fix the hop latency of a remote store (sim/CALIBRATION.md,
 "How sure the predictions are"). A store's bytes land a hop's latency after they leave, and the
 block waits for each store before the next, so the latency shows once per staging tile: moving
 interconnect.link_latency_ns by 1 us moves a 4 KB TPUT by 1 us and a 256 KB one (four 64 KiB
