@@ -8,6 +8,8 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -196,6 +198,49 @@ TEST(ParamSchema, EveryRunParameterReadsBackWhatItWrites) {
         RunRequest back;
         set_param(back, p.id, *text);
         EXPECT_EQ(param_text(back, p.id), text) << p.name;
+    }
+}
+
+// A parameter is declared once: its schema row names its RunRequest member (and its OpParams
+// member, when the op sees it), and set_param, param_text and op_params_of reach the member from
+// the row (docs/PARAMETERS.md "Adding a parameter"). Each Run parameter's text set through its
+// row lands in its member alone, and the op receives the resolved value.
+TEST(ParamSchema, EachRunParameterIsReachedFromItsRow) {
+    for (const ParamDesc& p : param_schema()) {
+        const bool has_member = !std::holds_alternative<std::monostate>(p.run_member);
+        EXPECT_EQ(has_member, p.scope == ParamScope::Run) << p.name;
+        if (std::holds_alternative<std::monostate>(p.op_member)) continue;
+        EXPECT_TRUE(has_member) << p.name << ": an OpParams member without a RunRequest one";
+    }
+    const ResolvedRun run = resolve_run(unusual_request(), b1());
+    for (const ParamDesc& p : param_schema()) {
+        if (p.scope != ParamScope::Run) continue;
+        const std::optional<std::string> text = param_text(run.request, p.id);
+        // Written into a default request, it changes that parameter and no other.
+        if (text) {
+            RunRequest r;
+            set_param(r, p.id, *text);
+            for (const ParamDesc& other : param_schema()) {
+                if (other.scope != ParamScope::Run || other.id == p.id) continue;
+                EXPECT_EQ(param_text(r, other.id), param_text(RunRequest{}, other.id)) << p.name << " set " << other.name;
+            }
+        }
+        // What the op receives is the resolved request's value.
+        const std::optional<std::string> received = std::visit(
+            [&](auto m) -> std::optional<std::string> {
+                if constexpr (std::is_same_v<decltype(m), std::monostate>) {
+                    return text;
+                } else {
+                    const auto& v = run.params.*m;
+                    using V = std::decay_t<decltype(v)>;
+                    if constexpr (std::is_same_v<V, std::string>) return v;
+                    else if constexpr (std::is_same_v<V, int>) return std::to_string(v);
+                    else if constexpr (std::is_same_v<V, DType>) return std::string(dtype_name(v));
+                    else return std::string(kernels::bias_name(v));
+                }
+            },
+            p.op_member);
+        EXPECT_EQ(received.value_or(""), text.value_or("")) << p.name;  // an empty name: unset
     }
 }
 

@@ -86,13 +86,7 @@ RunRequest without(const RunRequest& c, Param p) {
         set_param(r, p, *fallback);
         return r;
     }
-    switch (p) {
-        case Param::Variant: r.variant.clear(); break;
-        case Param::Schedule: r.schedule.clear(); break;
-        case Param::OutDtype: r.out_dtype.reset(); break;
-        case Param::CommMode: r.comm_mode.clear(); break;
-        default: break;
-    }
+    unset_param(r, p);
     return r;
 }
 

@@ -2,35 +2,47 @@
 #include "host/ops/op_facade.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "host/ops/run_checks.hpp"
+#include "host/params/param_schema.hpp"
 #include "kernels/param_error.hpp"
 #include "kernels/registry.hpp"
 
 namespace tandem::host {
 namespace {
 
-// A run's request, as the op's kernels receive it (every value set by with_defaults).
+template <class M>
+struct MemberOf;
+template <class C, class T>
+struct MemberOf<T C::*> {
+    using type = T;
+};
+
+// A run's request, as the op's kernels receive it (every value set by with_defaults): every Run
+// parameter the op sees, from its RunRequest member into its OpParams member (the schema row
+// names both); an unset value becomes OpParams' own default.
 kernels::OpParams op_params_of(const RunRequest& r, TopologyKind topology) {
     kernels::OpParams p;
-    p.ranks = r.ranks;
-    p.m = r.m;
-    p.k = r.k;
-    p.n = r.n;
-    p.base_m = r.base_m;
-    p.base_n = r.base_n;
-    p.compute_blocks = r.compute_blocks.value_or(0);
-    p.comm_blocks = r.comm_blocks.value_or(0);
-    p.variant = r.variant;
-    p.schedule = r.schedule;
-    p.dtype = r.dtype;
-    p.out_dtype = r.out_dtype.value_or(DType::F32);
-    p.bias = r.bias;
-    p.comm_mode = r.comm_mode;
+    const kernels::OpParams defaults;
+    for (const ParamDesc& d : param_schema()) {
+        std::visit(
+            [&](auto from, auto to) {
+                if constexpr (!std::is_same_v<decltype(from), std::monostate> && !std::is_same_v<decltype(to), std::monostate>) {
+                    using From = typename MemberOf<decltype(from)>::type;
+                    using To = typename MemberOf<decltype(to)>::type;
+                    if constexpr (std::is_same_v<From, To>) p.*to = r.*from;
+                    else if constexpr (std::is_same_v<From, std::optional<To>>) p.*to = (r.*from).value_or(defaults.*to);
+                    else throw std::logic_error("parameter '" + d.name + "': its RunRequest and OpParams members differ in type");
+                }
+            },
+            d.run_member, d.op_member);
+    }
     p.knobs = r.knobs;
-    p.fault = r.fault;
     p.topology = topology;
     return p;
 }

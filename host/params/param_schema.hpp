@@ -17,7 +17,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
+
+#include "host/params/run_request.hpp"
 
 namespace tandem::host {
 
@@ -63,6 +66,16 @@ struct IntRange {
     int hi = 0;
 };
 
+// The RunRequest member a Run parameter is: set_param, param_text and the results JSON reach it
+// from the parameter's row (docs/PARAMETERS.md "Adding a parameter").
+using RunMember = std::variant<std::monostate, std::string RunRequest::*, int RunRequest::*, std::optional<int> RunRequest::*,
+                               bool RunRequest::*, DType RunRequest::*, std::optional<DType> RunRequest::*,
+                               kernels::BiasKind RunRequest::*>;
+// The kernels::OpParams member a Run parameter resolves into, if the op sees it (op_params_of
+// copies it; an unset value becomes OpParams' own default).
+using OpMember = std::variant<std::monostate, std::string kernels::OpParams::*, int kernels::OpParams::*,
+                              DType kernels::OpParams::*, kernels::BiasKind kernels::OpParams::*>;
+
 struct ParamDesc {
     Param id = Param::Op;
     std::string name = {};  // canonical; the ops' checks name it so (kernels/param_error.hpp)
@@ -92,6 +105,8 @@ struct ParamDesc {
     // not timing_only): a message that says to set the parameter says to clear them.
     bool python_and_api_opposite = false;
     std::string api_field = {};      // the C++ API's "OpConfig::base_m"; empty: none
+    RunMember run_member = {};       // a Run parameter's member of RunRequest (named as the parameter)
+    OpMember op_member = {};         // and of kernels::OpParams, when the op sees it
 };
 
 // Every parameter, in --help's order (immutable).

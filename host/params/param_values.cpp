@@ -6,6 +6,7 @@
 #include <climits>
 #include <stdexcept>
 #include <string_view>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -93,68 +94,58 @@ kernels::BiasKind parse_bias_text(const std::string& text) {
 
 const char* data_mode_name(bool timing_only) { return timing_only ? "timing-only" : "functional"; }
 
+namespace {
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+}  // namespace
+
+// Each by the type of the parameter's RunRequest member (its schema row's run_member): one
+// reading per type, whatever the parameter.
 void set_param(RunRequest& r, Param p, const std::string& text) {
-    switch (p) {
-        case Param::Op: r.op = text; return;
-        case Param::Variant: r.variant = text; return;
-        case Param::Schedule: r.schedule = text; return;
-        case Param::Dtype: r.dtype = parse_dtype_text(text); return;
-        case Param::OutDtype: r.out_dtype = parse_dtype_text(text); return;
-        case Param::Bias: r.bias = parse_bias_text(text); return;
-        case Param::CommMode: r.comm_mode = parse_choice_text(param_desc(p), text); return;
-        case Param::Fault: r.fault = text; return;
-        case Param::Soc: r.soc = text; return;
-        case Param::ProfileFile: r.profile_file = text; return;
-        case Param::Ranks: r.ranks = parse_int_text(text); return;
-        case Param::TimingOnly: r.timing_only = parse_flag_text(text); return;
-        case Param::M: r.m = parse_int_text(text); return;
-        case Param::K: r.k = parse_int_text(text); return;
-        case Param::N: r.n = parse_int_text(text); return;
-        case Param::BaseM: r.base_m = parse_int_text(text); return;
-        case Param::BaseN: r.base_n = parse_int_text(text); return;
-        case Param::ComputeBlocks: r.compute_blocks = parse_int_text(text); return;
-        case Param::CommBlocks: r.comm_blocks = parse_int_text(text); return;
-        case Param::Sanitize: r.sanitize = parse_flag_text(text); return;
-        case Param::RunMode: case Param::AllViews: case Param::AsyncOp: case Param::HostThreads: case Param::Help:
-        case Param::ListOps: case Param::Json: case Param::Trace: case Param::TraceRanks: case Param::TraceWindowUs:
-        case Param::OutDir: case Param::WriteInputs: case Param::InputDir: case Param::Quiet: case Param::Sweep:
-        case Param::Tune: case Param::SweepOut: case Param::Jobs: break;
-    }
-    not_a_run_param(p);
+    const ParamDesc& d = param_desc(p);
+    std::visit(Overloaded{
+                   [&](std::monostate) { not_a_run_param(p); },
+                   [&](std::string RunRequest::*m) { r.*m = d.type == ParamType::Choice ? parse_choice_text(d, text) : text; },
+                   [&](int RunRequest::*m) { r.*m = parse_int_text(text); },
+                   [&](std::optional<int> RunRequest::*m) { r.*m = parse_int_text(text); },
+                   [&](bool RunRequest::*m) { r.*m = parse_flag_text(text); },
+                   [&](DType RunRequest::*m) { r.*m = parse_dtype_text(text); },
+                   [&](std::optional<DType> RunRequest::*m) { r.*m = parse_dtype_text(text); },
+                   [&](kernels::BiasKind RunRequest::*m) { r.*m = parse_bias_text(text); },
+               },
+               d.run_member);
 }
 
 std::optional<std::string> param_text(const RunRequest& r, Param p) {
-    auto text_or_unset = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
-    auto int_or_unset = [](const std::optional<int>& v) {
-        return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
-    };
-    switch (p) {
-        case Param::Op: return r.op;
-        case Param::Variant: return text_or_unset(r.variant);
-        case Param::Schedule: return text_or_unset(r.schedule);
-        case Param::Dtype: return std::string(dtype_name(r.dtype));
-        case Param::OutDtype: return r.out_dtype ? std::optional<std::string>(dtype_name(*r.out_dtype)) : std::nullopt;
-        case Param::Bias: return std::string(kernels::bias_name(r.bias));
-        case Param::CommMode: return text_or_unset(r.comm_mode);
-        case Param::Fault: return text_or_unset(r.fault);
-        case Param::Soc: return r.soc;
-        case Param::ProfileFile: return text_or_unset(r.profile_file);
-        case Param::Ranks: return std::to_string(r.ranks);
-        case Param::TimingOnly: return std::string(r.timing_only ? "true" : "false");
-        case Param::M: return std::to_string(r.m);
-        case Param::K: return std::to_string(r.k);
-        case Param::N: return std::to_string(r.n);
-        case Param::BaseM: return std::to_string(r.base_m);
-        case Param::BaseN: return std::to_string(r.base_n);
-        case Param::ComputeBlocks: return int_or_unset(r.compute_blocks);
-        case Param::CommBlocks: return int_or_unset(r.comm_blocks);
-        case Param::Sanitize: return std::string(r.sanitize ? "true" : "false");
-        case Param::RunMode: case Param::AllViews: case Param::AsyncOp: case Param::HostThreads: case Param::Help:
-        case Param::ListOps: case Param::Json: case Param::Trace: case Param::TraceRanks: case Param::TraceWindowUs:
-        case Param::OutDir: case Param::WriteInputs: case Param::InputDir: case Param::Quiet: case Param::Sweep:
-        case Param::Tune: case Param::SweepOut: case Param::Jobs: break;
-    }
-    not_a_run_param(p);
+    using Text = std::optional<std::string>;
+    return std::visit(Overloaded{
+                          [&](std::monostate) -> Text { not_a_run_param(p); },
+                          // Empty: unset (the op's, the variant's or the profile's, resolved per run).
+                          [&](std::string RunRequest::*m) -> Text { return (r.*m).empty() ? Text() : Text(r.*m); },
+                          [&](int RunRequest::*m) -> Text { return std::to_string(r.*m); },
+                          [&](std::optional<int> RunRequest::*m) -> Text {
+                              return r.*m ? Text(std::to_string(*(r.*m))) : Text();
+                          },
+                          [&](bool RunRequest::*m) -> Text { return std::string(r.*m ? "true" : "false"); },
+                          [&](DType RunRequest::*m) -> Text { return std::string(dtype_name(r.*m)); },
+                          [&](std::optional<DType> RunRequest::*m) -> Text {
+                              return r.*m ? Text(dtype_name(*(r.*m))) : Text();
+                          },
+                          [&](kernels::BiasKind RunRequest::*m) -> Text { return std::string(kernels::bias_name(r.*m)); },
+                      },
+                      param_desc(p).run_member);
+}
+
+void unset_param(RunRequest& r, Param p) {
+    std::visit(Overloaded{
+                   [&](std::string RunRequest::*m) { (r.*m).clear(); },
+                   [&](std::optional<int> RunRequest::*m) { (r.*m).reset(); },
+                   [&](std::optional<DType> RunRequest::*m) { (r.*m).reset(); },
+                   [&](auto) {},
+               },
+               param_desc(p).run_member);
 }
 
 nlohmann::json param_json(const RunRequest& r, Param p) {

@@ -40,6 +40,10 @@ void set_param(RunRequest& r, Param p, const std::string& text);
 // A Run parameter's value as text (what set_param reads back); nullopt when it is unset.
 std::optional<std::string> param_text(const RunRequest& r, Param p);
 
+// Leaves Run parameter `p` of `r` unset (resolved per run), where it can be: a name or an
+// optional value; the others keep their value.
+void unset_param(RunRequest& r, Param p);
+
 // The value the results JSON gives a Run parameter that has a json_key: Int parameters as
 // numbers, timing_only as the data mode ("functional" | "timing-only"), the rest as text.
 nlohmann::json param_json(const RunRequest& r, Param p);
