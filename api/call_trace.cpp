@@ -69,15 +69,6 @@ CallLog::~CallLog() {
     cluster_.clear_log();
 }
 
-void add_busy_since(std::array<SimTime, kPipeCount>& busy, const std::vector<Stream*>& streams,
-                    const std::vector<std::size_t>& first) {
-    for (std::size_t s = 0; s < streams.size(); ++s) {
-        const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
-        for (std::size_t k = s < first.size() ? first[s] : 0; k < stats.size(); ++k)
-            for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[k].busy_ps[static_cast<std::size_t>(p)];
-    }
-}
-
 void check_trace_request(const std::string& op, const OpConfig& config, bool calls_pending,
                          const std::string& open_trace_op, int ranks, ParamWords words) {
     if (config.trace.empty()) {

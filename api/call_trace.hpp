@@ -47,11 +47,6 @@ struct CallTraceInput {
     std::vector<std::pair<OpResults, int>> calls;
 };
 
-// Adds to `busy` what `streams` ran from kernel first[s] on (0 where `first` has no entry): a
-// trace's busy totals, from the streams' statistics since the traced launch.
-void add_busy_since(std::array<SimTime, kPipeCount>& busy, const std::vector<Stream*>& streams,
-                    const std::vector<std::size_t>& first);
-
 // OpConfig::trace checked before the call runs: no async call pending (a trace starts with its
 // call), no async call's trace open (`open_trace_op`: the op whose is, empty if none), the ranks
 // in the context. Throws SimError naming the op and the field in the caller's words.

@@ -215,9 +215,10 @@ double ContextState::now_us() const {
 }
 
 WorkspaceState::~WorkspaceState() {
-    for (const auto& per_rank : gm) {
+    if (!session) return;
+    for (int r = 0; r < session->params().ranks; ++r) {
         try {
-            ctx->release(per_rank);
+            ctx->release(session->allocations(r));
         } catch (...) {
         }
     }

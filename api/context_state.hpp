@@ -12,6 +12,7 @@
 #include "api/call_trace.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/run/op_inputs.hpp"
+#include "host/run/op_session.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/profile.hpp"
 #include "sim/runtime/runtime.hpp"
@@ -42,11 +43,9 @@ struct WorkspaceState {
     std::string op;
     std::string variant;
     std::string signature;  // shape and configuration it was made for (for messages and checks)
-    kernels::OpParams params;
-    host::ShardShapes shapes;
-    std::shared_ptr<kernels::OpInstance> instance;
-    std::vector<kernels::RankTensors> staging;         // the padded tensors the kernels read and write
-    std::vector<std::vector<const GmAllocation*>> gm;  // per rank: everything it allocated
+    // The op on the context's cluster: its instance, workspace and the padded tensors the kernels
+    // read and write (the caller's tensors are copied in and out), run as every surface runs it.
+    std::unique_ptr<host::OpSession> session;
     int calls = 0;
     OpResults results;
     // While an async call is pending:
@@ -59,6 +58,8 @@ struct WorkspaceState {
     const kernels::OwnMath* own_math = nullptr;  // the op's own math, if it has one
     // Checks a completed functional call's output against the op's own golden (own_math only).
     void verify_own_math(int ranks);
+    // A completed call's figures derived from its views (api/op_results.cpp).
+    void add_figures();
     ~WorkspaceState();
 };
 

@@ -22,7 +22,7 @@
 
 #include "api/call_trace.hpp"
 #include "api/context_state.hpp"
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/run/verify.hpp"
 #include "api/config_fields.hpp"
 #include "host/ops/op_facade.hpp"
@@ -188,6 +188,164 @@ void copy_block(const GmTensor& dst, const GmTensor& src, int rows, int cols) {
     else transpose_block<std::uint32_t>(dst, src, rows, cols);
 }
 
+// The workspace a call runs in: the given one if it fits (same context, op, signature, nothing
+// pending), else a new one with the op's session on the context's cluster.
+std::shared_ptr<WorkspaceState> workspace_for(ContextState& ctx, const std::shared_ptr<ContextState>& self,
+                                              const std::string& op_name, const host::ResolvedRun& run,
+                                              std::shared_ptr<WorkspaceState> ws) {
+    const std::string signature = signature_of(run);
+    if (ws) {
+        if (ws->ctx.get() != &ctx) throw SimError(fmt::format("{}: the workspace belongs to another context", op_name));
+        if (ws->op != op_name) {
+            throw SimError(fmt::format("{}: the workspace was made for {}, not {} (workspace: {})", op_name, ws->op, op_name,
+                                       ws->signature));
+        }
+        if (ws->signature != signature) {
+            throw SimError(fmt::format("{}: the workspace was made for another shape or configuration: it holds {}; this "
+                                       "call needs {}",
+                                       op_name, ws->signature, signature));
+        }
+        if (ws->pending) throw SimError(fmt::format("{}: the workspace has a pending async call; call barrier() first", op_name));
+        return ws;
+    }
+    ctx.park_if_pending();
+    ws = std::make_shared<WorkspaceState>();
+    ws->ctx = self;
+    ws->op = op_name;
+    ws->variant = run.request.variant;
+    ws->signature = signature;
+    ws->own_math = run.op->own_math ? &*run.op->own_math : nullptr;
+    ws->session = std::make_unique<host::OpSession>(ctx.runtime->cluster(), run);
+    return ws;
+}
+
+// A call whose kernels go into the open trace: its lane (its stream set's) and its name there.
+void join_open_trace(OpenTrace& t, const std::string& op_name, const std::shared_ptr<WorkspaceState>& ws, int set_id) {
+    auto lane = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const OpenTrace::Lane& l) { return l.set == set_id; });
+    if (lane == t.lanes.end()) lane = t.lanes.insert(t.lanes.end(), OpenTrace::Lane{set_id, {}});
+    lane->calls.push_back(fmt::format("{}[{}]", op_name, t.calls.size() + 1));
+    t.calls.push_back(OpenTrace::Call{ws, static_cast<int>(lane - t.lanes.begin()) + 1, std::nullopt});
+}
+
+// A completed synchronous call's trace (OpConfig::trace): its kernels as the cluster logged them,
+// and each rank's streams' busy time since the pipelined launch (`first_stat`).
+void write_sync_trace(Cluster& cluster, const std::string& op_name, const host::ResolvedRun& run, const OpConfig& config,
+                      const WorkspaceState& w, const StreamSet& set, const std::vector<std::vector<std::size_t>>& first_stat,
+                      SimTime start, SimTime end) {
+    const host::OpSession& session = *w.session;
+    CallTraceInput in;
+    in.run = &run;
+    in.results = &w.results;
+    in.all_views = config.all_views;
+    in.stage_names = session.instance()->stage_names();
+    in.start = start;
+    in.end = end;
+    const std::vector<std::string> names = session.instance()->streams();
+    for (std::size_t r = 0; r < set.per_rank.size(); ++r) {
+        const std::vector<Stream*>& streams = set.per_rank[r];
+        for (std::size_t s = 0; s < streams.size(); ++s) {
+            const std::size_t id = static_cast<std::size_t>(streams[s]->id());
+            if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
+            in.stream_names[id] = names[s];  // the op's name for it (the stream's own ends in "#<set>")
+        }
+        host::add_busy_since(in.busy_ps[static_cast<int>(r)], streams, first_stat[r]);
+    }
+    const std::shared_ptr<kernels::OpInstance> instance = session.instance();
+    in.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
+    try {
+        write_call_trace(cluster, config, in);
+    } catch (const SimError& e) {
+        throw SimError(fmt::format("{}: {}", op_name, e.what()));
+    }
+}
+
+// One call's host program on every rank (ContextState::run): the timed views with all_views,
+// the caller's tensors copied in, the pipelined view (left running for an async call), the output
+// copied out; what each rank hands back.
+struct CallRanks {
+    ContextState& ctx;
+    WorkspaceState& w;
+    const StreamSet& set;
+    const OpConfig& config;
+    bool async_op;
+    bool tracing;
+    const TensorState& out;
+    const TensorState& a;
+    const TensorState& b;
+    const TensorState* bias;
+    // Per rank.
+    std::vector<host::ViewRun> compute_only = std::vector<host::ViewRun>(set.per_rank.size());
+    std::vector<host::ViewRun> sequential = std::vector<host::ViewRun>(set.per_rank.size());
+    std::vector<SimTime> start = std::vector<SimTime>(set.per_rank.size());
+    std::vector<SimTime> end = std::vector<SimTime>(set.per_rank.size());
+    std::vector<std::vector<std::size_t>> first_stat = std::vector<std::vector<std::size_t>>(set.per_rank.size());
+    std::vector<int> used{};  // the pipelined view's last phase's streams (same on every rank)
+    std::mutex used_mu{};
+
+    void run_rank(HostContext& host);
+    // With all_views: each timed view's time on the slowest rank.
+    void add_slowest_views(OpResults& res) const {
+        double co = 0, sc = 0, sp = 0;
+        for (std::size_t r = 0; r < set.per_rank.size(); ++r) {
+            co = std::max(co, compute_only[r].total_us);
+            sc = std::max(sc, sequential[r].comm_us);
+            sp = std::max(sp, sequential[r].compute_us);
+        }
+        res.compute_only_us = co;
+        res.seq_comm_us = sc;
+        res.seq_compute_us = sp;
+    }
+};
+
+void CallRanks::run_rank(HostContext& host) {
+    const int r = host.rank();
+    const std::size_t ri = static_cast<std::size_t>(r);
+    const host::OpSession& session = *w.session;
+    const host::ShardShapes& sh = session.shapes();
+    const std::vector<Stream*>& streams = set.per_rank[ri];
+    const kernels::RankTensors& st = session.tensors(r);
+    if (config.all_views) {  // timed only, as the command line's first two views
+        host::ViewOptions timed;
+        timed.timed_only = true;
+        compute_only[ri] = session.run_view(host, streams, kernels::ViewKind::ComputeOnly, timed);
+        sequential[ri] = session.run_view(host, streams, kernels::ViewKind::Sequential, timed);
+    }
+    if (ctx.options.functional) {
+        copy_block(st.a, a.on(r), sh.a_rows, sh.a_cols);
+        // B is K x N row-major; the staging B is N x K stored "DN": element (k, n) either way.
+        const GmTensor b_in = b.on(r);
+        copy_block(st.b, b_in, sh.b_cols, sh.b_rows);
+        if (bias != nullptr) copy_block(st.bias, bias->on(r), 1, sh.bias_len);
+        host.zero_device(st.out);
+    }
+    host::ViewOptions piped;
+    // A traced call with all_views logs its pipelined launch only: the log is cleared once
+    // every rank's timed views handed theirs in, before any rank launches (as the command line does).
+    if (tracing && config.all_views) piped.at_barrier = [this] { ctx.runtime->cluster().clear_log(); };
+    piped.before_start = [&] {
+        first_stat[ri] = host::kernel_counts(streams);
+        if (tracing && async_op) {  // each rank its own entries; no other call is running
+            OpenTrace& t = *ctx.open_trace;
+            for (std::size_t s = 0; s < t.first_stat.size(); ++s) t.first_stat[s][ri] = host::kernel_counts(ctx.stream_sets[s].per_rank[ri]);
+        }
+    };
+    std::vector<int> left_running;
+    if (async_op) {  // returns at once: the streams record where the op ends; barrier() waits for it
+        piped.end_events = std::span<Event>(w.end_events).subspan(ri * streams.size(), streams.size());
+        piped.end_streams = &left_running;
+    }
+    const host::ViewRun pipelined = session.run_view(host, streams, kernels::ViewKind::Pipelined, piped);
+    start[ri] = pipelined.start;
+    if (async_op) {
+        std::lock_guard lock(used_mu);
+        used = left_running;
+        return;
+    }
+    end[ri] = pipelined.end;
+    if (ctx.options.functional) copy_block(out.on(r), st.out, sh.out_rows, sh.out_cols);
+    host.barrier();  // async_op=false ends with a barrier
+}
+
 }  // namespace
 
 Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std::string& op_name, Tensor& out_t,
@@ -209,55 +367,13 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
                                        op_name, w->op));
     }
     const host::ResolvedRun run = resolve_call(*this, op_name, out, a, b, bias, config);
-    const std::string signature = signature_of(run);
     check_trace_request(op_name, config, !pending.empty(), open_trace ? open_trace->call->op : std::string(),
                         options.ranks, options.words);
     set_sanitizing(op_name, config.sanitize);
 
-    // The workspace: the given one if it fits, else a new one.
-    std::shared_ptr<WorkspaceState> ws = workspace.state_;
-    if (ws) {
-        if (ws->ctx.get() != this) throw SimError(fmt::format("{}: the workspace belongs to another context", op_name));
-        if (ws->op != op_name) {
-            throw SimError(fmt::format("{}: the workspace was made for {}, not {} (workspace: {})", op_name, ws->op, op_name,
-                                       ws->signature));
-        }
-        if (ws->signature != signature) {
-            throw SimError(fmt::format("{}: the workspace was made for another shape or configuration: it holds {}; this "
-                                       "call needs {}",
-                                       op_name, ws->signature, signature));
-        }
-        if (ws->pending) throw SimError(fmt::format("{}: the workspace has a pending async call; call barrier() first", op_name));
-    } else {
-        park_if_pending();
-        ws = std::make_shared<WorkspaceState>();
-        ws->ctx = self;
-        ws->op = op_name;
-        ws->variant = run.request.variant;
-        ws->signature = signature;
-        ws->params = run.params;
-        ws->own_math = run.op->own_math ? &*run.op->own_math : nullptr;
-        const kernels::VariantDesc& variant = *run.variant;
-        ws->shapes = host::shard_shapes(run.sharding(), ws->params);
-        ws->instance = variant.make(ws->params);
-        ws->gm.resize(static_cast<std::size_t>(options.ranks));
-        std::vector<std::size_t> first(static_cast<std::size_t>(options.ranks));
-        for (int r = 0; r < options.ranks; ++r) {
-            GlobalMemory& gm = runtime->cluster().chip(r).gm;
-            first[static_cast<std::size_t>(r)] = gm.allocation_count();
-            ws->instance->allocate_workspace(r, gm);
-        }
-        const kernels::Padding pad = variant.padding ? variant.padding(ws->params) : kernels::Padding{};
-        for (int r = 0; r < options.ranks; ++r) {
-            GlobalMemory& gm = runtime->cluster().chip(r).gm;
-            ws->staging.push_back(host::allocate_tensors(gm, ws->shapes, pad, ws->params, variant.output_in_window));
-            ws->instance->bind(r, ws->staging.back());
-            for (std::size_t i = first[static_cast<std::size_t>(r)]; i < gm.allocation_count(); ++i)
-                ws->gm[static_cast<std::size_t>(r)].push_back(&gm.allocation_at(i));
-        }
-    }
+    std::shared_ptr<WorkspaceState> ws = workspace_for(*this, self, op_name, run, workspace.state_);
 
-    const int set_id = acquire_streams(ws->instance->streams());
+    const int set_id = acquire_streams(ws->session->instance()->streams());
     StreamSet& set = stream_sets[static_cast<std::size_t>(set_id)];
     set.busy = true;
     ws->calls += 1;
@@ -268,16 +384,8 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     ws->results.base_m = run.params.base_m;
     ws->results.base_n = run.params.base_n;
     const int ranks = options.ranks;
-    const bool functional = options.functional;
-    std::vector<host::ViewRun> compute_only(static_cast<std::size_t>(ranks));
-    std::vector<host::ViewRun> sequential(static_cast<std::size_t>(ranks));
-    std::vector<SimTime> start(static_cast<std::size_t>(ranks));
-    std::vector<SimTime> end(static_cast<std::size_t>(ranks));
-    std::vector<int> used;  // the pipelined view's last phase's streams (same on every rank)
-    std::mutex used_mu;
     ws->end_events.assign(static_cast<std::size_t>(ranks) * set.per_rank.front().size(), Event{});
     WorkspaceState& w = *ws;
-    const host::ShardShapes& sh = w.shapes;
     // A traced call: the cluster logs its kernels (with all_views, those of the two timed views
     // too, cleared before the pipelined launch as the command line does); each rank's streams'
     // statistics from the pipelined launch on are its busy times. An async call's trace stays
@@ -293,78 +401,11 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         t.log = std::make_unique<CallLog>(runtime->cluster(), config.trace_ranks);
         t.first_stat.assign(stream_sets.size(), std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(ranks)));
     }
-    if (open_trace) {  // this call's kernels are in the open trace: its lane and name
-        OpenTrace& t = *open_trace;
-        auto lane = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const OpenTrace::Lane& l) { return l.set == set_id; });
-        if (lane == t.lanes.end()) lane = t.lanes.insert(t.lanes.end(), OpenTrace::Lane{set_id, {}});
-        lane->calls.push_back(fmt::format("{}[{}]", op_name, t.calls.size() + 1));
-        t.calls.push_back(OpenTrace::Call{ws, static_cast<int>(lane - t.lanes.begin()) + 1, std::nullopt});
-    }
-    std::vector<std::vector<std::size_t>> first_stat(static_cast<std::size_t>(ranks));
+    if (open_trace) join_open_trace(*open_trace, op_name, ws, set_id);
 
-    // Every launch signed: under --sanitize, ranks launching different shapes are reported.
-    auto view = [&w](kernels::ViewKind kind, int r) {
-        kernels::ViewPlan plan = w.instance->view(kind, r);
-        kernels::sign_launches(plan, w.params);
-        return plan;
-    };
-    auto program = [&](HostContext& host) {
-        const int r = host.rank();
-        const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
-        const kernels::RankTensors& st = w.staging[static_cast<std::size_t>(r)];
-        if (config.all_views) {  // timed only, as the command line's first two views
-            compute_only[static_cast<std::size_t>(r)] = host::run_view(host, streams, view(kernels::ViewKind::ComputeOnly, r), true, {});
-            sequential[static_cast<std::size_t>(r)] = host::run_view(host, streams, view(kernels::ViewKind::Sequential, r), true, {});
-        }
-        if (functional) {
-            copy_block(st.a, a.on(r), sh.a_rows, sh.a_cols);
-            // B is K x N row-major; the staging B is N x K stored "DN": element (k, n) either way.
-            const GmTensor b_in = b.on(r);
-            copy_block(st.b, b_in, sh.b_cols, sh.b_rows);
-            if (bias != nullptr) copy_block(st.bias, bias->on(r), 1, sh.bias_len);
-            host.zero_device(st.out);
-        }
-        kernels::ViewPlan plan = view(kernels::ViewKind::Pipelined, r);
-        if (plan.reset) plan.reset(host);
-        // A traced call with all_views logs its pipelined launch only: the log is cleared once
-        // every rank's timed views handed theirs in, before any rank launches (op_bench.cpp too).
-        if (tracing && config.all_views) host.barrier([&] { runtime->cluster().clear_log(); });
-        else host.barrier();
-        for (const Stream* s : streams) first_stat[static_cast<std::size_t>(r)].push_back(s->kernel_stats().size());
-        if (tracing && async_op) {  // each rank its own entries; no other call is running
-            for (std::size_t s = 0; s < open_trace->first_stat.size(); ++s) {
-                for (const Stream* st : stream_sets[s].per_rank[static_cast<std::size_t>(r)])
-                    open_trace->first_stat[s][static_cast<std::size_t>(r)].push_back(st->kernel_stats().size());
-            }
-        }
-        start[static_cast<std::size_t>(r)] = host.now();
-        for (std::size_t p = 0; p < plan.phases.size(); ++p) {
-            kernels::ViewPhase& phase = plan.phases[p];
-            if (phase.timed_setup) phase.timed_setup(host);
-            std::vector<int> phase_streams;
-            for (kernels::StreamLaunch& l : phase.launches) {
-                streams.at(static_cast<std::size_t>(l.stream))->launch(std::move(l.kernel));
-                if (l.sync_after_launch && !async_op) streams[static_cast<std::size_t>(l.stream)]->synchronize();
-                if (std::find(phase_streams.begin(), phase_streams.end(), l.stream) == phase_streams.end()) phase_streams.push_back(l.stream);
-            }
-            const bool last = p + 1 == plan.phases.size();
-            if (last && async_op) {
-                // Returns at once: the streams record where the op ends; barrier() waits for it.
-                for (int s : phase_streams)
-                    streams[static_cast<std::size_t>(s)]->record(w.end_events[static_cast<std::size_t>(r) * streams.size() + static_cast<std::size_t>(s)]);
-                std::lock_guard lock(used_mu);
-                used = phase_streams;
-            } else {
-                for (int s : phase_streams) streams[static_cast<std::size_t>(s)]->synchronize();
-            }
-        }
-        if (async_op) return;
-        end[static_cast<std::size_t>(r)] = host.now();
-        if (functional) copy_block(out.on(r), st.out, sh.out_rows, sh.out_cols);
-        host.barrier();  // async_op=false ends with a barrier
-    };
+    CallRanks call{*this, w, set, config, async_op, tracing, out, a, b, bias};
     try {
-        runtime->run_hosts(program, Runtime::AfterProgram::KeepClocks);
+        runtime->run_hosts([&](HostContext& host) { call.run_rank(host); }, Runtime::AfterProgram::KeepClocks);
     } catch (const std::exception& e) {
         broken = e.what();
         open_trace.reset();  // its log off: nothing more runs on this cluster
@@ -373,25 +414,17 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
     }
 
     OpResults& res = w.results;
+    const std::vector<SimTime>& start = call.start;
+    const std::vector<SimTime>& end = call.end;
     res.per_rank_us.assign(static_cast<std::size_t>(ranks), 0.0);
     res.start_us = to_us(*std::min_element(start.begin(), start.end()));
-    if (config.all_views) {
-        double co = 0, sc = 0, sp = 0;
-        for (int r = 0; r < ranks; ++r) {
-            co = std::max(co, compute_only[static_cast<std::size_t>(r)].total_us);
-            sc = std::max(sc, sequential[static_cast<std::size_t>(r)].comm_us);
-            sp = std::max(sp, sequential[static_cast<std::size_t>(r)].compute_us);
-        }
-        res.compute_only_us = co;
-        res.seq_comm_us = sc;
-        res.seq_compute_us = sp;
-    }
+    if (config.all_views) call.add_slowest_views(res);
     if (async_op) {
         w.pending = true;
         w.stream_set = set_id;
         w.pending_out = out_t.state_;
         w.start_ps = start;
-        w.used_streams = used;
+        w.used_streams = call.used;
         pending.push_back(ws);
     } else {
         SimTime last = 0;
@@ -403,38 +436,16 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
         }
         res.end_us = to_us(last);
         res.complete = true;
+        w.add_figures();
         set.busy = false;
-        if (functional) w.verify_own_math(ranks);
+        if (options.functional) w.verify_own_math(ranks);
         if (open_trace) {  // a synchronous call inside an async call's open trace (its last call)
             open_trace->calls.back().done = res;
             open_trace->end = std::max(open_trace->end, last);
         }
-        if (tracing) {
-            CallTraceInput in;
-            in.run = &run;
-            in.results = &res;
-            in.all_views = config.all_views;
-            in.stage_names = w.instance->stage_names();
-            in.start = *std::min_element(start.begin(), start.end());
-            in.end = last;
-            const std::vector<std::string> names = w.instance->streams();
-            for (int r = 0; r < ranks; ++r) {
-                const std::vector<Stream*>& streams = set.per_rank[static_cast<std::size_t>(r)];
-                for (std::size_t s = 0; s < streams.size(); ++s) {
-                    const std::size_t id = static_cast<std::size_t>(streams[s]->id());
-                    if (in.stream_names.size() <= id) in.stream_names.resize(id + 1, "stream");
-                    in.stream_names[id] = names[s];  // the op's name for it (the stream's own ends in "#<set>")
-                }
-                add_busy_since(in.busy_ps[r], streams, first_stat[static_cast<std::size_t>(r)]);
-            }
-            const std::shared_ptr<kernels::OpInstance> instance = w.instance;
-            in.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
-            try {
-                write_call_trace(runtime->cluster(), config, in);
-            } catch (const SimError& e) {
-                throw SimError(fmt::format("{}: {}", op_name, e.what()));
-            }
-        }
+        if (tracing)
+            write_sync_trace(runtime->cluster(), op_name, run, config, w, set, call.first_stat,
+                             *std::min_element(start.begin(), start.end()), last);
     }
     check_sanitized(op_name);
     Workspace handle;
@@ -444,12 +455,14 @@ Workspace ContextState::run(const std::shared_ptr<ContextState>& self, const std
 
 void WorkspaceState::verify_own_math(int ranks) {
     if (own_math == nullptr) return;
+    const kernels::OpParams& params = session->params();
+    const host::ShardShapes& shapes = session->shapes();
     const host::Tolerance tol = host::own_math_tolerance(*own_math, params.out_dtype);
     std::vector<host::RankVerification> found;
     bool passed = true;
     for (int r = 0; r < ranks; ++r) {
-        const host::DeviceMatrix actual = host::read_output(staging[static_cast<std::size_t>(r)].out, shapes.out_rows, shapes.out_cols);
-        const GmTensor& a = staging[static_cast<std::size_t>(r)].a;
+        const host::DeviceMatrix actual = host::read_output(session->tensors(r).out, shapes.out_rows, shapes.out_cols);
+        const GmTensor& a = session->tensors(r).a;
         const kernels::OwnMathInput x{reinterpret_cast<const std::uint16_t*>(a.element_ptr(0, 0)), a.ld(), a.rows(), a.cols(),
                                       a.dtype()};
         found.push_back(host::verify_rank(r, actual.data(), own_math->golden(params, r, x), tol));
@@ -469,8 +482,8 @@ void ContextState::barrier() {
             const StreamSet& set = stream_sets[static_cast<std::size_t>(w->stream_set)];
             for (int s : w->used_streams) set.per_rank[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)]->synchronize();
             if (options.functional) {
-                const kernels::RankTensors& st = w->staging[static_cast<std::size_t>(r)];
-                copy_block(w->pending_out->on(r), st.out, w->shapes.out_rows, w->shapes.out_cols);
+                const host::ShardShapes& sh = w->session->shapes();
+                copy_block(w->pending_out->on(r), w->session->tensors(r).out, sh.out_rows, sh.out_cols);
             }
         }
         host.barrier();
@@ -497,6 +510,7 @@ void ContextState::barrier() {
         }
         res.end_us = to_us(last);
         res.complete = true;
+        w->add_figures();
         if (options.functional) w->verify_own_math(options.ranks);
         w->pending = false;
         w->pending_out.reset();

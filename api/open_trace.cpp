@@ -21,7 +21,7 @@ void ContextState::close_open_trace() {
     in.run = &t.run;
     in.results = &traced.results;
     in.all_views = t.config.all_views;
-    in.stage_names = traced.instance->stage_names();
+    in.stage_names = traced.session->instance()->stage_names();
     in.start = *std::min_element(traced.start_ps.begin(), traced.start_ps.end());
     in.end = t.end;
     // Each lane's streams: its own tracks, named after its calls ("allgather_gemm[2] compute"),
@@ -47,12 +47,12 @@ void ContextState::close_open_trace() {
     const std::vector<std::size_t> none;  // a set made after the trace opened: all it ran
     for (std::size_t s = 0; s < stream_sets.size(); ++s) {
         for (int r = 0; r < options.ranks; ++r) {
-            add_busy_since(in.busy_ps[r], stream_sets[s].per_rank[static_cast<std::size_t>(r)],
+            host::add_busy_since(in.busy_ps[r], stream_sets[s].per_rank[static_cast<std::size_t>(r)],
                            s < t.first_stat.size() ? t.first_stat[s][static_cast<std::size_t>(r)] : none);
         }
     }
     std::vector<std::shared_ptr<kernels::OpInstance>> instances;  // every call's: the first that names a signal
-    for (const OpenTrace::Call& c : t.calls) instances.push_back(c.ws->instance);
+    for (const OpenTrace::Call& c : t.calls) instances.push_back(c.ws->session->instance());
     in.signal_name = [instances = std::move(instances)](int rank, std::int64_t address) {
         for (const auto& i : instances) {
             std::string name = i->signal_name(rank, address);

@@ -19,7 +19,7 @@
 #include <cstring>
 #include <string>
 
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
 #include "tandem/tandem.hpp"

@@ -1,7 +1,7 @@
 // Functional-mode overhead: the simulator's wall time for a functional AllGather+GEMM run divided
 // by the time OpenBLAS alone needs for the same arithmetic (issue 6, item 4; target <= 1.3x).
 //
-// The arithmetic of one functional run (host/run/program.cpp, host/run/op_bench.cpp), as the issue
+// The arithmetic of one functional run (host/run/program.cpp, host/run/op_session.cpp), as the issue
 // defines it ("every rank's GEMM plus the golden"):
 //   * the pipelined view, in which every rank computes the full C = A*B (M x K x N) from fp16
 //     data widened to fp32 (TMATMUL chains, computed as batched sgemms when the kernel ends; see
@@ -60,7 +60,7 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/run/program.hpp"
 #include "host/cli/options.hpp"
 #include "host/ops/op_facade.hpp"
@@ -160,7 +160,7 @@ void BM_Views(benchmark::State& state, Shape s) {
     ShapeResult& res = results()[s];
     for (auto _ : state) {
         const double t0 = now_s(), c0 = cpu_now();
-        const BenchOutcome out = run_op_views(profile(), cfg, &inputs);
+        const ViewsOutcome out = run_op_views(profile(), cfg, &inputs);
         const double wall = now_s() - t0;
         keep_min(res.views_cpu_s, cpu_now() - c0);
         state.SetIterationTime(wall);

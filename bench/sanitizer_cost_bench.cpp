@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/cli/options.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/run/program.hpp"
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
             }
             c0 = cpu_now();
             w0 = wall_now();
-            const BenchOutcome v = run_op_views(profile, cfg, &inputs);
+            const ViewsOutcome v = run_op_views(profile, cfg, &inputs);
             views[san].keep(cpu_now() - c0, wall_now() - w0);
             if (v.sanitizer_total > 0) ok = false;
         }

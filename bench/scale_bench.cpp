@@ -57,7 +57,7 @@
 #include <vector>
 
 #include "bench/host_measure.hpp"
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/cli/options.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/cli/command_line.hpp"
@@ -121,7 +121,7 @@ Measured run_case(const Case& c) {
     const ResolvedRun cfg = resolve_run(request, profile);  // the ops facade
     Measured m;
     const double w0 = wall_now(), c0 = cpu_now();
-    const BenchOutcome out = run_op_views(profile, cfg, nullptr);
+    const ViewsOutcome out = run_op_views(profile, cfg, nullptr);
     m.wall_s = wall_now() - w0;
     m.cpu_s = cpu_now() - c0;
     m.instructions = out.instructions;

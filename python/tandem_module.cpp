@@ -155,23 +155,10 @@ OpConfig config_of(const py::object& config) {
     return c;
 }
 
+// The C++ OpResults' fields under their keys (result_fields: the command line's JSON keys).
 py::dict results_dict(const OpResults& r) {
     py::dict d;
-    d["op"] = r.op;
-    d["variant"] = r.variant;
-    d["complete"] = r.complete;
-    d["pipelined_us"] = r.pipelined_us;
-    d["per_rank_us"] = r.per_rank_us;
-    d["start_us"] = r.start_us;
-    d["end_us"] = r.end_us;
-    if (r.compute_only_us) d["compute_only_us"] = *r.compute_only_us;
-    if (r.seq_comm_us) d["seq_comm_us"] = *r.seq_comm_us;
-    if (r.seq_compute_us) d["seq_compute_us"] = *r.seq_compute_us;
-    d["knobs"] = r.knobs;
-    d["base_m"] = r.base_m;
-    d["base_n"] = r.base_n;
-    d["verification"] = r.verification;
-    if (!r.verification_report.empty()) d["verification_report"] = r.verification_report;
+    for (const auto& [key, value] : result_fields(r)) d[py::str(key)] = py::cast(value);
     return d;
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/ops/op_facade.hpp"
 #include "tests/test_support.hpp"
 
@@ -55,7 +55,7 @@ std::vector<double> predict(const Profile& p, const std::vector<Row>& rows) {
         cfg.k = r.k;
         cfg.n = r.n;
         cfg.timing_only = true;
-        const BenchOutcome o = run_op_views(p, resolve_run(cfg, p), nullptr);
+        const ViewsOutcome o = run_op_views(p, resolve_run(cfg, p), nullptr);
         out.push_back(o.per_rank.at(0).pipelined_us);
     }
     return out;

@@ -1,4 +1,4 @@
-// Functional runs generate their inputs straight into each rank's GM (host/run/op_bench.hpp
+// Functional runs generate their inputs straight into each rank's GM (host/run/op_session.hpp
 // run_op_views_in_place): the views handed to the golden hold exactly make_op_inputs' values
 // (padded tensors, split and replicated B, biases, fp16 and bf16), the golden from them equals
 // the golden from the host matrices, and the outputs equal those of a run with host inputs.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/run/op_inputs.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/params/param_values.hpp"
@@ -61,7 +61,7 @@ TEST_P(InputsInGm, HoldMakeOpInputsValuesAndGiveTheSameGoldenAndOutputs) {
     const OpInputs host = make_inputs(cfg);
 
     bool checked = false;
-    const BenchOutcome in_place = run_op_views_in_place(p, cfg, [&](const OpInputs& in_gm) {
+    const ViewsOutcome in_place = run_op_views_in_place(p, cfg, [&](const OpInputs& in_gm) {
         ASSERT_EQ(in_gm.dtype, host.dtype);
         ASSERT_EQ(in_gm.a.size(), host.a.size());
         ASSERT_EQ(in_gm.b_t.size(), host.b_t.size());
@@ -72,7 +72,7 @@ TEST_P(InputsInGm, HoldMakeOpInputsValuesAndGiveTheSameGoldenAndOutputs) {
         checked = true;
     });
     EXPECT_TRUE(checked);
-    const BenchOutcome copied = run_op_views(p, cfg, &host);
+    const ViewsOutcome copied = run_op_views(p, cfg, &host);
     ASSERT_EQ(in_place.out.size(), copied.out.size());
     for (std::size_t r = 0; r < copied.out.size(); ++r) {
         const std::span<const float> x = in_place.out[r].floats(), y = copied.out[r].floats();

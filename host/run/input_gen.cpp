@@ -79,7 +79,7 @@ std::vector<std::uint16_t> fill(std::uint64_t state, std::uint64_t first_index, 
     std::vector<std::uint16_t> out(static_cast<std::size_t>(count));
     const ValueBits values;
     constexpr std::int64_t kMinBand = 1 << 20;  // below this a thread costs more than it saves
-    for_each_band(count, kMinBand, [&](std::int64_t begin, std::int64_t end) {
+    for_each_band(count, kMinBand, 0, [&](std::int64_t begin, std::int64_t end) {
         std::array<std::uint64_t, kSplitmixChunk> z{};
         for (std::int64_t i = begin; i < end; i += kSplitmixChunk) {
             const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(kSplitmixChunk, end - i));

@@ -66,10 +66,10 @@ struct ValueTable {
 // A rows x cols cut of the stream's global matrix (row stride `global_cols`) at (row0, col0),
 // written into `dst` (rows `dst.ld` elements apart).
 void cut_into(std::uint64_t stream, int global_cols, int row0, int col0, int rows, int cols, const ValueTable& values,
-              MatrixDest dst) {
+              MatrixDest dst, int threads) {
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, cols));
     const std::int64_t es = values.esize;
-    for_each_band(rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+    for_each_band(rows, min_rows, threads, [&](std::int64_t r0, std::int64_t r1) {
         std::array<std::uint64_t, kSplitmixChunk> z{};
         for (std::int64_t r = r0; r < r1; ++r) {
             const std::uint64_t first = static_cast<std::uint64_t>(row0 + r) * static_cast<std::uint64_t>(global_cols) +
@@ -90,7 +90,7 @@ HostMatrix cut(std::uint64_t stream, int global_cols, int row0, int col0, int ro
     m.cols = cols;
     m.esize = values.esize;
     m.bytes.resize(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * static_cast<std::size_t>(m.esize));
-    cut_into(stream, global_cols, row0, col0, rows, cols, values, MatrixDest{m.bytes.data(), cols});
+    cut_into(stream, global_cols, row0, col0, rows, cols, values, MatrixDest{m.bytes.data(), cols}, 1);  // the bias: small
     return m;
 }
 
@@ -176,18 +176,18 @@ struct Cuts {
 };
 }  // namespace
 
-void generate_a(const Sharding& s, const OpParams& p, int rank, MatrixDest dst) {
+void generate_a(const Sharding& s, const OpParams& p, int rank, MatrixDest dst, int host_threads) {
     const Cuts c(s, p);
     const int row0 = s.a == Split::Rows ? rank * c.sh.a_rows : 0;
     const int col0 = s.a == Split::Cols ? rank * c.sh.a_cols : 0;
-    cut_into(kDefaultInputSeed ^ kStreamA, c.sh.k_total, row0, col0, c.sh.a_rows, c.sh.a_cols, c.values, dst);
+    cut_into(kDefaultInputSeed ^ kStreamA, c.sh.k_total, row0, col0, c.sh.a_rows, c.sh.a_cols, c.values, dst, host_threads);
 }
 
-void generate_b_t(const Sharding& s, const OpParams& p, int rank, MatrixDest dst) {
+void generate_b_t(const Sharding& s, const OpParams& p, int rank, MatrixDest dst, int host_threads) {
     const Cuts c(s, p);
     const int row0 = !c.shared_b && s.b == Split::Cols ? rank * c.sh.b_rows : 0;
     const int col0 = !c.shared_b && s.b == Split::Rows ? rank * c.sh.b_cols : 0;
-    cut_into(kDefaultInputSeed ^ kStreamB, c.bt_cols, row0, col0, c.sh.b_rows, c.sh.b_cols, c.values, dst);
+    cut_into(kDefaultInputSeed ^ kStreamB, c.bt_cols, row0, col0, c.sh.b_rows, c.sh.b_cols, c.values, dst, host_threads);
 }
 
 std::vector<std::byte> generate_bias(const Sharding& s, const OpParams& p) {
@@ -196,7 +196,7 @@ std::vector<std::byte> generate_bias(const Sharding& s, const OpParams& p) {
     return cut(kDefaultInputSeed ^ kStreamBias, c.sh.bias_len, 0, 0, 1, c.sh.bias_len, c.values).bytes;
 }
 
-OpInputs make_op_inputs(const Sharding& s, const OpParams& p) {
+OpInputs make_op_inputs(const Sharding& s, const OpParams& p, int host_threads) {
     const ShardShapes sh = shard_shapes(s, p);
     OpInputs in;
     in.dtype = p.dtype;
@@ -211,19 +211,19 @@ OpInputs make_op_inputs(const Sharding& s, const OpParams& p) {
     };
     for (int r = 0; r < p.ranks; ++r) {
         in.a.push_back(owned(sh.a_rows, sh.a_cols));
-        generate_a(s, p, r, MatrixDest{in.a.back().bytes.data(), sh.a_cols});
+        generate_a(s, p, r, MatrixDest{in.a.back().bytes.data(), sh.a_cols}, host_threads);
     }
     // B stored transposed; one matrix when every rank holds the same B.
     const int distinct_b = s.b == Split::Replicated ? 1 : p.ranks;
     for (int r = 0; r < distinct_b; ++r) {
         in.b_t.push_back(owned(sh.b_rows, sh.b_cols));
-        generate_b_t(s, p, r, MatrixDest{in.b_t.back().bytes.data(), sh.b_cols});
+        generate_b_t(s, p, r, MatrixDest{in.b_t.back().bytes.data(), sh.b_cols}, host_threads);
     }
     in.bias = generate_bias(s, p);
     return in;
 }
 
-std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpInputs& in) {
+std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpInputs& in, int host_threads) {
     const ShardShapes sh = shard_shapes(s, p);
     const int m = p.m;
     const int n = p.n;
@@ -242,7 +242,7 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
         bt_wide.emplace_back(static_cast<std::size_t>(bt.rows) * static_cast<std::size_t>(bt.cols) * sizeof(float));
         float* wide = reinterpret_cast<float*>(bt_wide[i].data());
         const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, bt.cols));
-        for_each_band(bt.rows, min_rows, [&](std::int64_t b, std::int64_t e) {
+        for_each_band(bt.rows, min_rows, host_threads, [&](std::int64_t b, std::int64_t e) {
             widen_rows(in.dtype, bt, b, e - b, wide + b * bt.cols);
         });
     }
@@ -258,7 +258,7 @@ std::vector<float> golden_output(const Sharding& s, const OpParams& p, const OpI
                                          return x.rows < y.rows;
                                      })->rows;
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max<std::int64_t>(1, widest_cols));
-    for_each_band(a_rows, min_rows, [&](std::int64_t r0, std::int64_t r1) {
+    for_each_band(a_rows, min_rows, host_threads, [&](std::int64_t r0, std::int64_t r1) {
         ZeroedBuffer aw_bytes;
         for (int r = 0; r < contributors; ++r) {
             const HostMatrix& a = in.a[static_cast<std::size_t>(r)];

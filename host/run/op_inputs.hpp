@@ -20,7 +20,7 @@ namespace tandem::host {
 
 // A matrix of input elements (fp16 or bf16 bits, fp32 or int8: `esize` bytes each), row-major: held
 // in `bytes`, or a view of one held elsewhere (a rank's GM, where a functional run generates its
-// inputs in place: host/run/op_bench.hpp).
+// inputs in place: host/run/op_session.hpp).
 struct HostMatrix {
     int rows = 0;
     int cols = 0;
@@ -64,18 +64,21 @@ struct OpInputs {
 // Whether an op's data uses signed values (fp16/bf16 output) or the seed's 1..4 (fp32 output).
 bool signed_inputs(const kernels::OpParams& p);
 
-OpInputs make_op_inputs(const kernels::Sharding& s, const kernels::OpParams& p);
+// `host_threads`: the host threads the work may use (0: every host core), here and below; the
+// values never depend on it.
+OpInputs make_op_inputs(const kernels::Sharding& s, const kernels::OpParams& p, int host_threads = 0);
 // make_op_inputs' matrices one at a time, written into `dst` (a_rows x a_cols, b_rows x b_cols
 // of shard_shapes): rank `rank`'s A_r; its B_r^T (any rank's, the same, when B is replicated);
 // the bias (empty without).
-void generate_a(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
-void generate_b_t(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst);
+void generate_a(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst, int host_threads = 0);
+void generate_b_t(const kernels::Sharding& s, const kernels::OpParams& p, int rank, MatrixDest dst, int host_threads = 0);
 std::vector<std::byte> generate_bias(const kernels::Sharding& s, const kernels::OpParams& p);
 
-// The whole C = A x B (+ bias) of the global problem, M x N fp32, on every host core. Each
-// element is one sum in a fixed order (rank by rank, each rank's K in one sgemm), whatever the
-// core count.
-std::vector<float> golden_output(const kernels::Sharding& s, const kernels::OpParams& p, const OpInputs& in);
+// The whole C = A x B (+ bias) of the global problem, M x N fp32, on `host_threads` host threads
+// (0: every core). Each element is one sum in a fixed order (rank by rank, each rank's K in one
+// sgemm), whatever the thread count.
+std::vector<float> golden_output(const kernels::Sharding& s, const kernels::OpParams& p, const OpInputs& in,
+                                 int host_threads = 0);
 
 // Rank `rank`'s expected output out of the whole C (all of it, or its column block).
 std::vector<float> expected_for_rank(const kernels::Sharding& s, const kernels::OpParams& p,

@@ -1,6 +1,8 @@
 #pragma once
-// Splits [0, count) into contiguous bands, one per host core (fewer when the range is small),
-// and runs `fn(begin, end)` on each band concurrently; the calling thread takes the first band.
+// Splits [0, count) into contiguous bands, one per host thread the caller may use (`threads`;
+// 0: every host core; fewer when the range is small), and runs `fn(begin, end)` on each band
+// concurrently; the calling thread takes the first band. A run passes its share of the host
+// (RunOutputs::host_threads: a sweep's rows share the host's cores).
 // For host-side work on independent elements (input generation, the golden, verification):
 // callers must make their result independent of where the bands are cut, so that it stays the
 // same whatever the machine's core count.
@@ -14,8 +16,8 @@
 namespace tandem::host {
 
 template <class Fn>
-void for_each_band(std::int64_t count, std::int64_t min_band, Fn&& fn) {
-    const std::int64_t cores = host_core_count();
+void for_each_band(std::int64_t count, std::int64_t min_band, int threads, Fn&& fn) {
+    const std::int64_t cores = threads > 0 ? std::min<std::int64_t>(threads, host_core_count()) : host_core_count();
     const std::int64_t bands = std::clamp<std::int64_t>(count / std::max<std::int64_t>(1, min_band), 1, cores);
     const std::int64_t band = (count + bands - 1) / bands;
     std::vector<std::thread> workers;

@@ -33,7 +33,9 @@ void create_out_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-OpInputs make_inputs(const ResolvedRun& run) { return make_op_inputs(run.sharding(), run.params); }
+OpInputs make_inputs(const ResolvedRun& run, int host_threads) {
+    return make_op_inputs(run.sharding(), run.params, host_threads);
+}
 
 OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir) {
     const kernels::OpParams& p = run.params;
@@ -60,6 +62,7 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     const kernels::OpParams& params = run.params;
     const kernels::Sharding& sharding = run.sharding();
     const bool timing_only = run.request.timing_only;
+    const int threads = outputs.host_threads;  // the host's share this run may use (0: all of it)
     // A trace of some ranks keeps only their instructions; an event log asked for keeps all.
     ViewLog log;
     log.keep = outputs.record_log || !outputs.trace_file.empty();
@@ -94,17 +97,17 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
         out.bench = run_op_views(profile, run, nullptr, log, outputs.host_threads);
     } else if (in_place) {
         out.bench = run_op_views_in_place(
-            profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm); }, log,
+            profile, run, [&](const OpInputs& in_gm) { golden = golden_output(sharding, params, in_gm, threads); }, log,
             outputs.host_threads);
     } else {
-        if (!timing_only) inputs = outputs.input_dir.empty() ? make_inputs(run) : read_inputs(run, outputs.input_dir);
+        if (!timing_only) inputs = outputs.input_dir.empty() ? make_inputs(run, threads) : read_inputs(run, outputs.input_dir);
         std::future<std::vector<float>> golden_job;
         if (!timing_only && !outputs.input_dir.empty()) {
             // The seed's files bring their reference C: the outputs are verified against it, as
             // the seed does.
             golden = read_fp32_file(golden_path(outputs.input_dir), params.m, params.n);
         } else if (!timing_only) {
-            golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs); });
+            golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, inputs, threads); });
         }
         out.bench = run_op_views(profile, run, timing_only ? nullptr : &inputs, log, outputs.host_threads);
         if (golden_job.valid()) golden = golden_job.get();
@@ -122,10 +125,11 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
             // Only a column-split output needs its own slice of the golden; the others compare
             // with the golden itself (no 4-byte-per-element copy of it per rank).
             const float* actual = out.bench.out[static_cast<std::size_t>(rank)].data();
-            out.verification.push_back(own != nullptr ? verify_rank(rank, actual, own_golden[static_cast<std::size_t>(rank)], tol)
-                                       : sharding.out == kernels::Split::Cols
-                                           ? verify_rank(rank, actual, expected_for_rank(sharding, params, golden, rank), tol)
-                                           : verify_rank(rank, actual, golden, tol));
+            out.verification.push_back(
+                own != nullptr ? verify_rank(rank, actual, own_golden[static_cast<std::size_t>(rank)], tol, threads)
+                : sharding.out == kernels::Split::Cols
+                    ? verify_rank(rank, actual, expected_for_rank(sharding, params, golden, rank), tol, threads)
+                    : verify_rank(rank, actual, golden, tol, threads));
             passed = passed && out.verification.back().passed;
         }
         r.verification = passed ? Verification::Passed : Verification::Failed;

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 #include "host/run/results.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/run/verify.hpp"
@@ -32,7 +32,7 @@ struct RunOutputs {
 
 struct ProgramOutput {
     RunResults results;
-    BenchOutcome bench;
+    ViewsOutcome bench;
     std::vector<RankVerification> verification;  // empty in timing-only mode
     std::string failure_report;                  // worst elements when verification failed
     double wall_seconds = 0;
@@ -48,7 +48,7 @@ void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, cons
 void write_trace(const RunOutputs& outputs, const Profile& profile, const ProgramOutput& out);
 
 // The run's functional inputs: generated (every op), or the seed's files (an op that keeps them).
-OpInputs make_inputs(const ResolvedRun& run);
+OpInputs make_inputs(const ResolvedRun& run, int host_threads = 0);
 OpInputs read_inputs(const ResolvedRun& run, const std::string& input_dir);
 
 }  // namespace tandem::host

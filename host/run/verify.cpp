@@ -72,7 +72,7 @@ std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_
     }
     if (a_rows != m) throw std::invalid_argument("golden_gemm: the A slices do not make M x K");
     std::vector<float> bt(b_transposed.size());
-    for_each_band(static_cast<std::int64_t>(bt.size()), kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+    for_each_band(static_cast<std::int64_t>(bt.size()), kMinBandElements, 0, [&](std::int64_t b, std::int64_t e) {
         widen_halves(b_transposed.data() + b, bt.data() + b, static_cast<std::size_t>(e - b));
     });
     // Row i of A, wherever its slice keeps it.
@@ -87,7 +87,7 @@ std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_
     // the banding, so the golden does not depend on the core count.
     constexpr std::int64_t kRowsPerCall = 256;
     const std::int64_t min_rows = std::max<std::int64_t>(1, kMinBandElements / std::max(1, n));
-    for_each_band(m, min_rows, [&](std::int64_t row0, std::int64_t row_end) {
+    for_each_band(m, min_rows, 0, [&](std::int64_t row0, std::int64_t row_end) {
         std::vector<float> a(static_cast<std::size_t>(std::min(kRowsPerCall, row_end - row0)) * static_cast<std::size_t>(k));
         for (std::int64_t r0 = row0; r0 < row_end; r0 += kRowsPerCall) {
             const std::int64_t rows = std::min(kRowsPerCall, row_end - r0);
@@ -127,11 +127,12 @@ std::string Tolerance::describe() const {
     return fmt::format("|d| > {:g} + {:g} |expected|, at most {:g}% may fail", abs, rel, max_failure_share * 100);
 }
 
-RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden, const Tolerance& tol) {
+RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden, const Tolerance& tol,
+                             int host_threads) {
     const std::int64_t count = static_cast<std::int64_t>(golden.size());
     std::vector<std::pair<std::int64_t, RankVerification>> bands;
     std::mutex mu;
-    for_each_band(count, kMinBandElements, [&](std::int64_t b, std::int64_t e) {
+    for_each_band(count, kMinBandElements, host_threads, [&](std::int64_t b, std::int64_t e) {
         RankVerification part = verify_band(rank, actual, golden.data(), b, e, tol);
         std::lock_guard lock(mu);
         bands.emplace_back(b, std::move(part));

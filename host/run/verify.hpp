@@ -56,9 +56,9 @@ struct RankVerification {
 std::vector<float> golden_gemm(const std::vector<std::vector<std::uint16_t>>& a_slices,
                                const std::vector<std::uint16_t>& b_transposed, int m, int k, int n);
 
-// Uses every host core; the result does not depend on their number.
+// On `host_threads` host threads (0: every core); the result does not depend on their number.
 RankVerification verify_rank(int rank, const float* actual, const std::vector<float>& golden,
-                             const Tolerance& tol = Tolerance{});
+                             const Tolerance& tol = Tolerance{}, int host_threads = 0);
 
 std::string describe_failures(const std::vector<RankVerification>& results, int n_cols);
 

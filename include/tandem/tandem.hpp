@@ -137,6 +137,24 @@ struct OpResults {
     std::optional<double> compute_only_us;  // with all_views
     std::optional<double> seq_comm_us;
     std::optional<double> seq_compute_us;
+    // The figures derived from the views, computed by the command line's code under its results
+    // JSON's keys (docs/RESULTS.md "Metrics"); those that need the compute-only and sequential
+    // views only with all_views.
+    std::optional<double> sequential_us;    // seq_comm + seq_compute
+    std::optional<double> speedup;          // sequential / pipelined
+    std::optional<double> time_saved_us;    // sequential - pipelined
+    std::optional<double> time_saved_pct;   // of sequential
+    std::optional<double> overlap_eff_pct;  // (sequential - pipelined) / min(seq_comm, seq_compute) * 100, floored at 0
+    std::optional<double> exposed_comm_us;  // pipelined - compute_only
+    std::optional<double> ideal_bound_us;   // max(seq_comm, compute_only)
+    double flops = 0;                       // 2 M K N
+    double tflops_per_rank = 0;             // flops / pipelined
+    std::optional<double> tflops_compute_only;
+    std::optional<double> tflops_sequential;
+    double comm_payload_bytes = 0;          // the op's collective's payload per rank
+    double comm_payload_gib_s = 0;          // comm_payload_bytes / pipelined (GiB/s, 2^30 bytes)
+    double comm_payload_gb_s = 0;           // the same in GB/s (10^9 bytes)
+    std::optional<double> seq_comm_gib_s;   // comm_payload_bytes / seq_comm
     std::map<std::string, int> knobs;       // the knobs as used (defaults resolved)
     int base_m = 0;                         // the output tile the call ran with (rows x cols)
     int base_n = 0;
@@ -146,6 +164,15 @@ struct OpResults {
     std::string verification = "skipped";
     std::string verification_report;        // which ranks and elements erred, when it failed
 };
+
+// One result and its key, as every surface shows it: OpResults' fields under the results JSON's
+// keys where the command line has the same figure (docs/RESULTS.md), the others under their
+// member's name.
+using ResultValue = std::variant<bool, int, double, std::string, std::vector<double>, std::map<std::string, int>>;
+
+// Every field of `r` that is set, in OpResults' order: the Python module's results dict is this,
+// and tests hold it to the command line's results JSON.
+std::vector<std::pair<std::string, ResultValue>> result_fields(const OpResults& r);
 
 // An op's own device memory (windows, flags, staging) for one shape and configuration; reusable
 // across calls of that shape and configuration (not concurrently: a reused workspace must not

@@ -41,21 +41,4 @@ Task compute_tile(GemmTilePipeline& pipe, GemmGrid g, int t, int k_begin, int k_
     for (int kp = k_begin; kp < k_end; ++kp) co_await pipe.accumulate(g.a_panel(t, kp), g.b_panel(t, kp));
 }
 
-namespace {
-Task gemm_kernel(BlockCtx& blk, GemmGrid g, GmTensor c) {
-    GemmTilePipeline pipe(blk, g.base_m, g.base_n, g.a.dtype());
-    for (int t : data_parallel_tiles(g, blk.block_idx(), blk.block_num())) {
-        co_await compute_tile(pipe, g, t);
-        co_await pipe.store(g.c_tile(c, t));
-    }
-    pipe.drain();
-}
-}  // namespace
-
-KernelLaunch make_gemm_kernel(const std::string& name, const GmTensor& a, const GmTensor& b, const GmTensor& c,
-                              int base_m, int base_n, int blocks) {
-    const GemmGrid g(a, b, base_m, base_n);
-    return KernelLaunch{name, CoreType::AIC, blocks, [g, c](BlockCtx& blk) { return gemm_kernel(blk, g, c); }};
-}
-
 }  // namespace tandem::kernels

@@ -53,10 +53,4 @@ std::vector<int> data_parallel_tiles(const GemmGrid& g, int block, int blocks);
 // accumulator (a new tile: the first panel is a TMATMUL).
 Task compute_tile(GemmTilePipeline& pipe, GemmGrid g, int t, int k_begin = 0, int k_end = -1);
 
-// A plain GEMM kernel on the cube: C = A x B, tiles data-parallel over `blocks` blocks, each
-// stored to C as it is done. The compute-only view and the sequential baseline of the ops whose
-// GEMM stands alone.
-KernelLaunch make_gemm_kernel(const std::string& name, const GmTensor& a, const GmTensor& b, const GmTensor& c,
-                              int base_m, int base_n, int blocks);
-
 }  // namespace tandem::kernels

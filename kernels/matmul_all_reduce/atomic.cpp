@@ -63,7 +63,7 @@ protected:
                        [g = gemm(rank), outs = outputs(), rank, fault](BlockCtx& blk) {
                            return atomic_kernel(blk, g, outs, rank, fault);
                        }};
-        // The outputs are zeroed by the host before the view (op_bench), before the barrier that
+        // The outputs are zeroed by the host before the view (host/run/op_session.cpp), before the barrier that
         // starts it, so no peer adds into a stale output.
         return launched_together({}, {{kComputeStream, std::move(k)}});
     }

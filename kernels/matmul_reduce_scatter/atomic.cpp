@@ -40,7 +40,7 @@ protected:
         const bool fault = params().fault == "skip_peer_add";
         KernelLaunch k{"MatmulReduceScatterAtomicKernel", CoreType::AIC, params().compute_blocks,
                        [g = gemm(rank), a = args(rank), fault](BlockCtx& blk) { return atomic_kernel(blk, g, a, fault); }};
-        // The outputs are zeroed by the host before the view (op_bench), before the barrier that
+        // The outputs are zeroed by the host before the view (host/run/op_session.cpp), before the barrier that
         // starts it, so no peer adds into a stale output.
         return launched_together({}, {{kComputeStream, std::move(k)}});
     }

@@ -1,4 +1,4 @@
-#include "host/run/op_bench.hpp"
+#include "host/run/op_session.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -118,65 +118,140 @@ std::vector<KernelFigures> planned_launches(ViewKind kind, const ViewPlan& plan)
 }
 }  // namespace
 
-ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, ViewPlan plan, bool timed_only,
-                 const std::function<void()>& before_start) {
+std::vector<std::size_t> kernel_counts(const std::vector<Stream*>& streams) {
+    std::vector<std::size_t> counts;
+    for (const Stream* s : streams) counts.push_back(s->kernel_stats().size());
+    return counts;
+}
+
+void add_busy_since(std::array<SimTime, kPipeCount>& busy, const std::vector<Stream*>& streams,
+                    const std::vector<std::size_t>& first) {
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+        const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
+        for (std::size_t k = s < first.size() ? first[s] : 0; k < stats.size(); ++k)
+            for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[k].busy_ps[static_cast<std::size_t>(p)];
+    }
+}
+
+OpSession::OpSession(Cluster& cluster, const ResolvedRun& run) : run_(run) {
+    const kernels::VariantDesc& variant = *run_.variant;
+    const OpParams& params = run_.params;
+    shapes_ = shard_shapes(run_.sharding(), params);
+    instance_ = variant.make(params);
+    // Comm world init: the op's workspace on every chip, then the host's tensors.
+    std::vector<std::size_t> first;
+    for (int r = 0; r < params.ranks; ++r) {
+        GlobalMemory& gm = cluster.chip(r).gm;
+        first.push_back(gm.allocation_count());
+        instance_->allocate_workspace(r, gm);
+    }
+    const kernels::Padding pad = variant.padding ? variant.padding(params) : kernels::Padding{};
+    for (int r = 0; r < params.ranks; ++r)
+        tensors_.push_back(allocate_tensors(cluster.chip(r).gm, shapes_, pad, params, variant.output_in_window));
+    allocations_.resize(static_cast<std::size_t>(params.ranks));
+    for (int r = 0; r < params.ranks; ++r) {
+        instance_->bind(r, tensors_[static_cast<std::size_t>(r)]);
+        const GlobalMemory& gm = cluster.chip(r).gm;
+        for (std::size_t i = first[static_cast<std::size_t>(r)]; i < gm.allocation_count(); ++i)
+            allocations_[static_cast<std::size_t>(r)].push_back(&gm.allocation_at(i));
+    }
+}
+
+ViewPlan OpSession::plan(ViewKind kind, int rank) const {
+    ViewPlan plan = instance_->view(kind, rank);
+    kernels::sign_launches(plan, run_.params);
+    return plan;
+}
+
+ViewRun OpSession::run_view(HostContext& host, const std::vector<Stream*>& streams, ViewKind kind,
+                            const ViewOptions& options) const {
+    // A view's kernels' statistics start at these indices on each stream.
+    const std::vector<std::size_t> first = kernel_counts(streams);
+    ViewPlan plan = this->plan(kind, host.rank());
+    const std::vector<KernelFigures> planned = options.figures != nullptr ? planned_launches(kind, plan) : std::vector<KernelFigures>{};
     if (plan.reset) plan.reset(host);
-    host.barrier();
-    if (before_start) before_start();
+    if (options.at_barrier) host.barrier(options.at_barrier);
+    else host.barrier();
+    if (options.before_start) options.before_start();
+    const bool leave_running = !options.end_events.empty();
     ViewRun run;
     run.start = host.now();
-    for (kernels::ViewPhase& phase : plan.phases) {
+    for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+        kernels::ViewPhase& phase = plan.phases[p];
         const SimTime t0 = host.now();
         if (phase.timed_setup) phase.timed_setup(host);
-        std::vector<Stream*> used;
+        std::vector<int> used;  // in the order of their first launch
         for (kernels::StreamLaunch& l : phase.launches) {
             Stream* s = streams.at(static_cast<std::size_t>(l.stream));
-            l.kernel.timing_only = l.kernel.timing_only || timed_only;
+            l.kernel.timing_only = l.kernel.timing_only || options.timed_only;
             s->launch(std::move(l.kernel));
-            if (l.sync_after_launch) s->synchronize();  // a launcher that synchronizes inside
-            if (std::find(used.begin(), used.end(), s) == used.end()) used.push_back(s);
+            if (l.sync_after_launch && !leave_running) s->synchronize();  // a launcher that synchronizes inside
+            if (std::find(used.begin(), used.end(), l.stream) == used.end()) used.push_back(l.stream);
         }
-        for (Stream* s : used) s->synchronize();
+        if (leave_running && p + 1 == plan.phases.size()) {
+            // Returns at once: the streams record where the view ends.
+            for (int s : used) streams[static_cast<std::size_t>(s)]->record(options.end_events[static_cast<std::size_t>(s)]);
+            if (options.end_streams != nullptr) *options.end_streams = used;
+            break;
+        }
+        for (int s : used) streams[static_cast<std::size_t>(s)]->synchronize();
         const double us = elapsed_us(t0, host.now());
         if (phase.role == PhaseRole::Comm) run.comm_us += us;
         if (phase.role == PhaseRole::Compute) run.compute_us += us;
     }
     run.end = host.now();
     run.total_us = elapsed_us(run.start, run.end);
+    if (options.figures != nullptr) {
+        if (leave_running) throw SimError("internal: a view left running has no device figures yet");
+        std::vector<std::size_t> next = first;
+        for (const KernelFigures& k : planned) {
+            const Stream& s = *streams[static_cast<std::size_t>(k.stream)];
+            KernelFigures measured = measure_kernel(s.kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++));
+            measured.view = k.view;
+            measured.launch = k.launch;
+            measured.phase = k.phase;
+            measured.stream = k.stream;
+            measured.kernel = k.kernel;
+            measured.cores = k.cores;
+            measured.blocks = k.blocks;
+            options.figures->push_back(std::move(measured));
+        }
+    }
     return run;
 }
 
 namespace {
-
-
 // make_op_inputs' values written straight into each rank's tensors (A rows of an ND tensor, B^T
 // rows = columns of B's DN tensor; a replicated B generated once and copied to the other ranks),
-// and views of them for the host (the golden). The bias stays a host vector (it is small).
-OpInputs generate_inputs_in_gm(const kernels::Sharding& s, const OpParams& p, const ShardShapes& sh,
-                               const std::vector<RankTensors>& tensors) {
+// and views of them for the host (the golden). The bias stays a host vector (it is small),
+// written into every rank's bias tensor.
+OpInputs generate_inputs_in_gm(const kernels::Sharding& s, const OpParams& p, const OpSession& session, int host_threads) {
+    const ShardShapes& sh = session.shapes();
     OpInputs in;
     in.dtype = p.dtype;
     for (int r = 0; r < p.ranks; ++r) {
-        const GmTensor& a = tensors[static_cast<std::size_t>(r)].a;
+        const GmTensor& a = session.tensors(r).a;
         std::byte* at = a.element_ptr(0, 0);
-        generate_a(s, p, r, MatrixDest{at, a.ld()});
+        generate_a(s, p, r, MatrixDest{at, a.ld()}, host_threads);
         in.a.push_back(HostMatrix{sh.a_rows, sh.a_cols, dtype_bytes(p.dtype), {}, at, a.ld()});
     }
     const bool shared_b = s.b == kernels::Split::Replicated;
     for (int r = 0; r < p.ranks; ++r) {
-        const GmTensor& b = tensors[static_cast<std::size_t>(r)].b;  // DN: B^T's row j is column j
+        const GmTensor& b = session.tensors(r).b;  // DN: B^T's row j is column j
         std::byte* bt = b.element_ptr(0, 0);
         if (shared_b && r > 0) {
-            const GmTensor& first = tensors.front().b;
+            const GmTensor& first = session.tensors(0).b;
             for (int j = 0; j < sh.b_rows; ++j)
                 std::memcpy(b.element_ptr(0, j), first.element_ptr(0, j),
                             static_cast<std::size_t>(sh.b_cols) * static_cast<std::size_t>(dtype_bytes(p.dtype)));
             continue;
         }
-        generate_b_t(s, p, r, MatrixDest{bt, b.ld()});
+        generate_b_t(s, p, r, MatrixDest{bt, b.ld()}, host_threads);
         in.b_t.push_back(HostMatrix{sh.b_rows, sh.b_cols, dtype_bytes(p.dtype), {}, bt, b.ld()});
     }
     in.bias = generate_bias(s, p);
+    if (!in.bias.empty())
+        for (int r = 0; r < p.ranks; ++r) write_inputs_bias(session.tensors(r), in.bias);
     return in;
 }
 
@@ -189,27 +264,43 @@ struct JoinAtExit {
 };
 
 // Host inputs copied in (`inputs`), generated in place (`beside`), or neither (timing-only).
-BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
+ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
                                const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads);
 
 }  // namespace
 
-BenchOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, const ViewLog& log,
+ViewsOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, const ViewLog& log,
                           int host_threads) {
     return run_op_views_impl(profile, run, inputs, nullptr, log, host_threads);
 }
 
-BenchOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
+ViewsOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
                                    const std::function<void(const OpInputs&)>& beside, const ViewLog& log,
                                    int host_threads) {
     return run_op_views_impl(profile, run, nullptr, &beside, log, host_threads);
 }
 
 namespace {
-BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
+// Rank `r`'s figures of the pipelined view, collected once its views ran on `streams`:
+// what its kernels moved across the interconnect, the pipes' busy time and the cube kernels' stalls.
+void collect_pipelined(ViewsOutcome& out, int r, const std::vector<Stream*>& streams, const std::vector<std::size_t>& first) {
+    RankViewTimes& times = out.per_rank[static_cast<std::size_t>(r)];
+    add_busy_since(out.pipelined_busy_ps[r], streams, first);
+    std::vector<std::size_t> next = first;
+    for (const KernelFigures& k : times.kernels) {
+        if (k.view != ViewKind::Pipelined) continue;
+        const KernelStats& stats = streams[static_cast<std::size_t>(k.stream)]->kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++);
+        times.remote_load_bytes += stats.remote_load_bytes;
+        times.remote_store_bytes += stats.remote_store_bytes;
+        // Summed in integer picoseconds: the order the rank threads finish in cannot matter.
+        if (k.cores == CoreType::AIC) out.compute_twait_stall_ps += stats.twait_stall_ps;
+    }
+    for (const Stream* s : streams)
+        for (const KernelStats& k : s->kernel_stats()) out.instructions += k.instructions;
+}
+
+ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
                                const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads) {
-    const kernels::OpDesc& op = *run.op;
-    const kernels::VariantDesc& variant = *run.variant;
     const OpParams& params = run.params;
     const bool sanitize = run.request.sanitize;
     const bool functional = inputs != nullptr || beside != nullptr;
@@ -223,17 +314,10 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
 
-    // Comm world init: the op's workspace on every chip, then the host's tensors.
-    std::shared_ptr<kernels::OpInstance> instance = variant.make(params);
-    for (int r = 0; r < params.ranks; ++r) instance->allocate_workspace(r, cluster.chip(r).gm);
-    const ShardShapes shapes = shard_shapes(op.sharding_of(variant), params);
-    const kernels::Padding pad = variant.padding ? variant.padding(params) : kernels::Padding{};
-    std::vector<RankTensors> tensors;
-    for (int r = 0; r < params.ranks; ++r) tensors.push_back(allocate_tensors(cluster.chip(r).gm, shapes, pad, params, variant.output_in_window));
-    for (int r = 0; r < params.ranks; ++r) {
-        instance->bind(r, tensors[static_cast<std::size_t>(r)]);
-        if (inputs != nullptr) write_inputs(tensors[static_cast<std::size_t>(r)], *inputs, r);
-    }
+    const OpSession session(cluster, run);
+    const std::shared_ptr<kernels::OpInstance>& instance = session.instance();
+    if (inputs != nullptr)
+        for (int r = 0; r < params.ranks; ++r) write_inputs(session.tensors(r), *inputs, r);
     // Inputs generated in place: `beside` runs on them on its own thread while the views run,
     // and is joined before the cluster (and its memory) goes, also when the run fails.
     OpInputs in_gm;
@@ -241,9 +325,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
     std::exception_ptr beside_error;
     const JoinAtExit join_beside{beside_thread};
     if (beside != nullptr) {
-        in_gm = generate_inputs_in_gm(op.sharding_of(variant), params, shapes, tensors);
-        if (!in_gm.bias.empty())
-            for (int r = 0; r < params.ranks; ++r) write_inputs_bias(tensors[static_cast<std::size_t>(r)], in_gm.bias);
+        in_gm = generate_inputs_in_gm(run.sharding(), params, session, host_threads);
         beside_thread = std::thread([&] {
             try {
                 (*beside)(in_gm);
@@ -253,7 +335,7 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         });
     }
 
-    BenchOutcome out;
+    ViewsOutcome out;
     out.stream_names = instance->streams();
     out.stage_names = instance->stage_names();
     out.per_rank.resize(static_cast<std::size_t>(params.ranks));
@@ -266,43 +348,12 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         std::vector<Stream*> streams;
         for (const std::string& name : out.stream_names) streams.push_back(&host.create_stream(name));
 
-        // Every launch signed: under --sanitize, ranks launching different shapes are reported.
-        auto view = [&](ViewKind kind) {
-            ViewPlan plan = instance->view(kind, r);
-            kernels::sign_launches(plan, params);
-            return plan;
-        };
-        // One view, and the device figures of each of its launches (times.kernels). A view's
-        // kernels' statistics start at these indices on each stream.
-        std::vector<std::size_t> first_stat;
-        std::vector<std::vector<LaunchCores>> launched;  // per stream, in launch order
-        auto timed_view = [&](ViewKind kind, bool timed_only, const std::function<void()>& before_start) {
-            first_stat.clear();
-            for (const Stream* s : streams) first_stat.push_back(s->kernel_stats().size());
-            ViewPlan plan = view(kind);
-            const std::vector<KernelFigures> planned = planned_launches(kind, plan);
-            launched.assign(streams.size(), {});
-            for (const KernelFigures& k : planned) launched[static_cast<std::size_t>(k.stream)].push_back(k.cores);
-            const ViewRun run = run_view(host, streams, std::move(plan), timed_only, before_start);
-            std::vector<std::size_t> next = first_stat;
-            for (KernelFigures k : planned) {
-                const Stream& s = *streams[static_cast<std::size_t>(k.stream)];
-                KernelFigures measured = measure_kernel(s.kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++));
-                measured.view = k.view;
-                measured.launch = k.launch;
-                measured.phase = k.phase;
-                measured.stream = k.stream;
-                measured.kernel = k.kernel;
-                measured.cores = k.cores;
-                measured.blocks = k.blocks;
-                times.kernels.push_back(std::move(measured));
-            }
-            return run;
-        };
-        // The first two views are only timed (see op_bench.hpp).
-        const ViewRun compute_only = timed_view(ViewKind::ComputeOnly, true, {});
-        times.compute_only_us = compute_only.total_us;
-        const ViewRun sequential = timed_view(ViewKind::Sequential, true, {});
+        // The first two views are only timed (see op_session.hpp).
+        ViewOptions timed;
+        timed.timed_only = true;
+        timed.figures = &times.kernels;
+        times.compute_only_us = session.run_view(host, streams, ViewKind::ComputeOnly, timed).total_us;
+        const ViewRun sequential = session.run_view(host, streams, ViewKind::Sequential, timed);
         times.seq_comm_us = sequential.comm_us;
         times.seq_compute_us = sequential.compute_us;
 
@@ -310,31 +361,22 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         // peer's pipelined kernel that writes this output (after the barrier it would race them:
         // the sanitizer reports it). A peer's sequential-view kernel may still run here, but that
         // view is timing-only and moves no data.
-        if (functional) host.zero_device(tensors[static_cast<std::size_t>(r)].out);
-        const ViewRun pipelined = timed_view(ViewKind::Pipelined, false, [&] {
-            // Keep only the pipelined view's log: cleared once every rank's earlier views have
-            // handed theirs in (a peer may still be finishing its sequential view when this rank
-            // gets here), and before any rank launches the view.
-            if (log.keep) host.barrier([&] { cluster.clear_log(); });
-        });
+        if (functional) host.zero_device(session.tensors(r).out);
+        const std::vector<std::size_t> first = kernel_counts(streams);
+        ViewOptions piped;
+        piped.figures = &times.kernels;
+        // Keep only the pipelined view's log: cleared once every rank's earlier views have
+        // handed theirs in (a peer may still be finishing its sequential view when this rank
+        // gets here), and before any rank launches the view.
+        if (log.keep) piped.before_start = [&] { host.barrier([&] { cluster.clear_log(); }); };
+        const ViewRun pipelined = session.run_view(host, streams, ViewKind::Pipelined, piped);
         times.pipelined_us = pipelined.total_us;
         host.barrier();
 
         std::lock_guard lock(stats_mu);
         out.pipelined_start = std::min(out.pipelined_start, pipelined.start);
         out.pipelined_end = std::max(out.pipelined_end, pipelined.end);
-        auto& busy = out.pipelined_busy_ps[r];
-        for (std::size_t s = 0; s < streams.size(); ++s) {
-            const std::vector<KernelStats>& stats = streams[s]->kernel_stats();
-            for (const KernelStats& k : stats) out.instructions += k.instructions;
-            for (std::size_t i = first_stat[s]; i < stats.size(); ++i) {
-                for (int p = 0; p < kPipeCount; ++p) busy[static_cast<std::size_t>(p)] += stats[i].busy_ps[static_cast<std::size_t>(p)];
-                times.remote_load_bytes += stats[i].remote_load_bytes;
-                times.remote_store_bytes += stats[i].remote_store_bytes;
-                // Summed in integer picoseconds: the order the rank threads finish in cannot matter.
-                if (launched[s][i - first_stat[s]] == CoreType::AIC) out.compute_twait_stall_ps += stats[i].twait_stall_ps;
-            }
-        }
+        collect_pipelined(out, r, streams, first);
     });
     } catch (const SimError& e) {
         if (!sanitize) throw;
@@ -360,11 +402,11 @@ BenchOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         out.slowest.seq_compute_us = std::max(out.slowest.seq_compute_us, t.seq_compute_us);
         out.slowest.pipelined_us = std::max(out.slowest.pipelined_us, t.pipelined_us);
     }
-    if (functional) {
-        for (int r = 0; r < params.ranks; ++r)
-            out.out.push_back(read_output(tensors[static_cast<std::size_t>(r)].out, shapes.out_rows, shapes.out_cols));
+    const ShardShapes& shapes = session.shapes();
+    for (int r = 0; r < params.ranks; ++r) {
+        if (functional) out.out.push_back(read_output(session.tensors(r).out, shapes.out_rows, shapes.out_cols));
+        out.out_base.push_back(session.tensors(r).out.address());
     }
-    for (const RankTensors& t : tensors) out.out_base.push_back(t.out.address());
     if (beside_thread.joinable()) beside_thread.join();
     if (beside_error) std::rethrow_exception(beside_error);
     out.signal_name = [instance](int rank, std::int64_t address) { return instance->signal_name(rank, address); };
