@@ -28,8 +28,8 @@ import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from calibration.datasets import load_predictions, load_rows, unit_of  # noqa: E402
-from calibration.fit import parse_specs, rel_error, run_fit  # noqa: E402
+from calibration.datasets import error_of, error_unit, load_predictions, load_rows, unit_of  # noqa: E402
+from calibration.fit import parse_specs, run_fit  # noqa: E402
 from calibration.simulate import SimulationError, Simulator, profile_value  # noqa: E402
 from calibration.uncertainty import (Target, assumption_variants, calibration_variants,  # noqa: E402
                                      parse_assumptions, spread, summarize)
@@ -100,7 +100,7 @@ def make_errors_of(sim):
             out = outs[r.run]
             if r.quantity not in out:
                 raise SimulationError(f"row {r.id}: the simulation reports no '{r.quantity}'")
-            errs[r.id] = rel_error(out[r.quantity], r.measured_us)
+            errs[r.id] = error_of(r.quantity, out[r.quantity], r.measured_us)
         return errs
     return errors_of
 
@@ -135,26 +135,30 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
         loo.update(res.loo_error)
 
     print(f"Fidelity of {sim.soc}: every measured row against the simulator (rank 0), sim/calibration/")
-    header = f"{'row':<44} {'measured us':>11} {'simulated':>10} {'error':>8} {'LOO error':>9}  role"
+    header = f"{'row':<44} {'measured':>11} {'simulated':>10} {'error':>10} {'LOO error':>10}  role"
     print(header)
     print("-" * len(header))
     out_rows = []
     for r in rows:
-        err = rel_error(simulated[r.id], r.measured_us)
+        err = error_of(r.quantity, simulated[r.id], r.measured_us)
+        unit, eu = unit_of(r.quantity), error_unit(r.quantity)
         if r.id in fitted_by:
             role = f"fitted: {fitted_by[r.id]}"
             if abs(err) > LIMIT_PCT:
-                problems.append(f"{r.id}: {err:+.1f}% is past the {LIMIT_PCT:.0f}% limit of a fitted row")
+                problems.append(f"{r.id}: {err:+.1f}{eu} is past the {LIMIT_PCT:.0f}{eu} limit of a fitted row")
         elif r.id in outliers:
             role = "outlier (left out of every fit: sim/CALIBRATION.md)"
         else:
             role = "not fitted (out of sample)"
-        loo_txt = f"{loo[r.id]:+8.2f}%" if r.id in loo else f"{'=':>9}"
-        flag = "  <-- over 10%" if abs(err) > LIMIT_PCT else ("  (over the 2-4% noise)" if abs(err) > NOISE_PCT else "")
-        print(f"{r.id:<44} {r.measured_us:11.1f} {simulated[r.id]:10.1f} {err:+7.2f}% {loo_txt}  {role}{flag}")
-        out_rows.append({"id": r.id, "measured_us": r.measured_us, "simulated_us": simulated[r.id], "error_pct": err,
-                         "loo_error_pct": loo.get(r.id), "role": role})
-    print("('=' in the LOO column: the row is not fitted on, so its error is already out of sample.)")
+        loo_txt = f"{loo[r.id]:+6.2f}{eu:<4}" if r.id in loo else f"{'=':>10}"
+        flag = "  <-- over 10" + eu.strip() if abs(err) > LIMIT_PCT else (
+            f"  (over the 2-4{eu.strip()} noise)" if abs(err) > NOISE_PCT else "")
+        print(f"{r.id:<44} {r.measured_us:8.1f} {unit:<2} {simulated[r.id]:10.1f} {err:+6.2f}{eu:<4} {loo_txt}  "
+              f"{role}{flag}")
+        out_rows.append({"id": r.id, "measured": r.measured_us, "simulated": simulated[r.id], "unit": unit,
+                         "error": err, "error_unit": eu.strip(), "loo_error": loo.get(r.id), "role": role})
+    print("(errors: % of the measurement for a time, points for a pipe ratio; '=' in the LOO column: the row is not "
+          "fitted on, so its error is already out of sample.)")
 
     print()
     print("Fitted parameters (grid search, least mean absolute error over the rows; others at the profile's values):")
@@ -167,9 +171,10 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
         if s.why:
             print(f"    why these rows: {s.why}")
         for row_id, p in res.loo_point.items():
-            print(f"    without {row_id}: {fmt_point(p)} -> its error {res.loo_error[row_id]:+.2f}%")
+            print(f"    without {row_id}: {fmt_point(p)} -> its error {res.loo_error[row_id]:+.2f}"
+                  f"{error_unit(rows_by_id[row_id].quantity)}")
         for k, factor, value, errs in res.sensitivity:
-            txt = ", ".join(f"{e:+.1f}%" for e in errs.values())
+            txt = ", ".join(f"{e:+.1f}{error_unit(rows_by_id[i].quantity).strip()}" for i, e in errs.items())
             step = f"x{factor}" if res.shipped[s.parameters.index(k)] != 0 else "next grid value"
             print(f"    sensitivity: {k} {step} = {value:.4g}: rows {txt}")
         out_fits.append({"parameters": s.parameters, "optimum": list(res.optimum), "profile": list(res.shipped),

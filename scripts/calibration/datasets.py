@@ -21,7 +21,7 @@ class Run:
 class Row:
     id: str
     dataset: str
-    measured_us: float
+    measured_us: float         # the measured value, in the unit of its quantity (unit_of: us, or % for a ratio)
     run: Run
     quantity: str              # what of the run's output this row reads (runner-specific)
     note: str = ""
@@ -44,24 +44,44 @@ def allgather_gemm_rows(path):
     return rows
 
 
-def gemm_allreduce_rows(path):
+def _gemm_allreduce_rows(path, dataset, variant):
     rows = []
     for r in _read_csv(path):
-        run = Run("tandem", ("--op", "matmul_all_reduce", "--variant", "ascend", "-n", r["ranks"], "--gm", r["m"],
+        run = Run("tandem", ("--op", "matmul_all_reduce", "--variant", variant, "-n", r["ranks"], "--gm", r["m"],
                              "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16"))
-        rows.append(Row(f"gemm_allreduce/{r['run']}/{r['view']}", "gemm_allreduce", float(r["measured_us"]), run,
-                        r["view"], note=f"ascend replica, {r['run']} run"))
+        rows.append(Row(f"{dataset}/{r['run']}/{r['view']}", dataset, float(r["measured_us"]), run,
+                        r["view"], note=f"{variant} replica, {r['run']} run"))
     return rows
 
 
+def gemm_allreduce_rows(path):
+    """The older GEMM+AllReduce example (`--variant ascend`)."""
+    return _gemm_allreduce_rows(path, "gemm_allreduce", "ascend")
+
+
+def gemm_allreduce_v2_rows(path):
+    """The newer GEMM+AllReduce example (`--variant ascend_subtile`)."""
+    return _gemm_allreduce_rows(path, "gemm_allreduce_v2", "ascend_subtile")
+
+
+# The pipe ratio columns of the GEMM data set and the quantity each is compared with.
+GEMM_RATIO_COLUMNS = (("cube_pct", "ratio_cube"), ("mte1_pct", "ratio_mte1"), ("mte2_pct", "ratio_mte2"),
+                      ("fixp_pct", "ratio_fixp"))
+
+
 def gemm_rows(path):
+    """Per size: the kernel's time (us) and, where measured, each pipe's ratio (%)."""
     rows = []
     for r in _read_csv(path):
         case = f"{r['m']}x{r['k']}x{r['n']}"
         run = Run("tandem", ("--op", "gemm", "--variant", "pto_performance", "-n", "1", "--gm", r["m"], "--gk", r["k"],
                              "--gn", r["n"]))
         rows.append(Row(f"gemm/{case}/kernel", "gemm", float(r["measured_us"]), run, "kernel",
-                        note="pto_performance replica, device time"))
+                        note="pto_performance replica, the profiler's task duration"))
+        for column, quantity in GEMM_RATIO_COLUMNS:
+            if (r.get(column) or "").strip():
+                rows.append(Row(f"gemm/{case}/{quantity}", "gemm", float(r[column]), run, quantity,
+                                note="pto_performance replica, pipe busy / task duration, mean over the AIC cores"))
     return rows
 
 
@@ -84,6 +104,7 @@ def tget_rows(path):
 DATASETS = [
     ("allgather_gemm", allgather_gemm_rows),
     ("gemm_allreduce", gemm_allreduce_rows),
+    ("gemm_allreduce_v2", gemm_allreduce_v2_rows),
     ("gemm", gemm_rows),
     ("tget_bandwidth", tget_rows),
 ]
@@ -111,6 +132,18 @@ class Prediction:
 
 def unit_of(quantity):
     return "%" if quantity.startswith("ratio_") else "us"
+
+
+def error_of(quantity, simulated, measured):
+    """A row's error: relative, in % of the measurement, for a time; the difference in points for a
+    ratio (a pipe ratio of 5.8% off by 5 points is not "86% off")."""
+    if unit_of(quantity) == "%":
+        return simulated - measured
+    return (simulated - measured) / measured * 100.0
+
+
+def error_unit(quantity):
+    return " pts" if unit_of(quantity) == "%" else "%"
 
 
 def load_predictions(calibration_dir, soc):

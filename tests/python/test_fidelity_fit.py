@@ -7,7 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 
-from calibration.datasets import Row, Run, load_predictions, unit_of  # noqa: E402
+from calibration.datasets import Row, Run, error_of, error_unit, load_predictions, load_rows, unit_of  # noqa: E402
 from calibration.fit import FitSpec, parse_specs, run_fit  # noqa: E402
 from calibration.simulate import profile_value, with_values  # noqa: E402
 
@@ -105,7 +105,31 @@ class PredictionsTest(unittest.TestCase):
         calibration = os.path.join(os.path.dirname(__file__), "..", "..", "sim", "calibration")
         predictions = load_predictions(calibration, "Ascend910B1")
         families = {p.family for p in predictions}
-        self.assertTrue({"allgather_gemm", "gemm", "gemm_allreduce_v2"} <= families, families)
+        self.assertTrue({"allgather_gemm", "gemm"} <= families, families)
+
+
+class MeasuredRowsTest(unittest.TestCase):
+    def test_the_shipped_rows_have_times_and_pipe_ratios(self):
+        calibration = os.path.join(os.path.dirname(__file__), "..", "..", "sim", "calibration")
+        rows = {r.id: r for r in load_rows(calibration, "Ascend910B1")}
+        for size in ("3072x3072x3072", "6144x6144x6144"):
+            self.assertEqual(rows[f"gemm/{size}/kernel"].quantity, "kernel")
+            for pipe in ("cube", "mte1", "mte2", "fixp"):
+                self.assertEqual(unit_of(rows[f"gemm/{size}/ratio_{pipe}"].quantity), "%")
+        self.assertAlmostEqual(rows["gemm/3072x3072x3072/ratio_fixp"].measured_us, 5.8)
+        # Both GEMM+AllReduce versions, both runs, every view.
+        for dataset, variant, runs in (("gemm_allreduce", "ascend", ("readme", "second")),
+                                       ("gemm_allreduce_v2", "ascend_subtile", ("readme", "change"))):
+            for run in runs:
+                for view in ("compute_only", "seq_compute", "seq_comm", "sequential", "pipelined"):
+                    row = rows[f"{dataset}/{run}/{view}"]
+                    self.assertIn(variant, row.run.args)
+
+    def test_a_ratio_errs_in_points_a_time_in_percent(self):
+        self.assertAlmostEqual(error_of("ratio_fixp", 10.8, 5.8), 5.0)
+        self.assertAlmostEqual(error_of("kernel", 196.3, 206.7), (196.3 - 206.7) / 206.7 * 100)
+        self.assertEqual(error_unit("ratio_cube"), " pts")
+        self.assertEqual(error_unit("pipelined"), "%")
 
 
 if __name__ == "__main__":
