@@ -94,6 +94,15 @@ ContextState::ContextState(const ContextOptions& o) : profile(load_context_profi
         const host::Dialect words = o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
         throw SimError("Context: " + host::message_in(refused, words));
     }
+    if (const int most = cluster_max_ranks(profile.interconnect); o.ranks > most) {
+        const kernels::ParamError refused({{kernels::kParamRanks, o.ranks}},
+                                          fmt::format("{} describes a cluster of at most {} ranks ({} nodes of {})",
+                                                      profile.name, most, profile.interconnect.max_nodes,
+                                                      profile.interconnect.ranks_per_node),
+                                          {{kernels::kParamRanks, most}});
+        const host::Dialect words = o.words == ParamWords::Python ? host::Dialect::Python : host::Dialect::Cpp;
+        throw SimError("Context: " + host::message_in(refused, words));
+    }
     if (o.host_threads < 0 || o.host_threads > host::kMaxHostThreads) {
         const kernels::ParamError refused({{kernels::kParamHostThreads, o.host_threads}},
                                           fmt::format("0 (one per host core) to {}", host::kMaxHostThreads),

@@ -6,7 +6,7 @@
 //                           process. Target: all six in < 2 s wall on the 2-core machine, and
 //                           >= 10 M simulated instructions per second per host core.
 //   scale/ranks/...         32 and 64 ranks x 16384x4096x4096 (full mesh, mesh comm mode), and,
-//                           when a double_ring profile is shipped (sim/profiles, e.g. the A3
+//                           when an A3 profile (a switched node) is shipped (sim/profiles, e.g.
 //                           Ascend910_9372), 32 ranks on it with --comm-mode ring. Each of these
 //                           runs in a child process of its own (this program re-executed with
 //                           --child), so its peak RSS (getrusage ru_maxrss of the child) is that
@@ -19,7 +19,7 @@
 //
 //   scale/scaling/...       (--scaling, issue 18) 256 rows per rank, K = N = 4096, for 8, 64, 128,
 //                           256 and 384 ranks, full mesh (Ascend910B1, --comm-mode mesh) and A3
-//                           double ring (the double_ring profile, --comm-mode ring), each in a child
+//                           (the switched profile, --comm-mode ring), each in a child
 //                           process. Targets: 384 ranks < 5 min and < 4 GiB each; the instruction
 //                           rate at 256 ranks >= 70% of the rate at 8 ranks (same topology).
 //
@@ -327,15 +327,15 @@ void print_ops_summary() {
     }
 }
 
-// The first shipped profile whose interconnect topology is double_ring (A3 parts), if any.
-std::string double_ring_soc() {
+// The first shipped profile whose node is switched (A3 parts), if any.
+std::string a3_soc() {
     std::vector<std::string> found;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(default_profile_dir(), ec)) {
         if (e.path().extension() != ".toml") continue;
         try {
             const Profile p = load_profile(e.path());
-            if (p.interconnect.topology == TopologyKind::DoubleRing) found.push_back(p.name);
+            if (p.interconnect.topology == TopologyKind::Switched) found.push_back(p.name);
         } catch (const std::exception&) {
         }
     }
@@ -388,9 +388,9 @@ int main(int argc, char** argv) {
         rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096}, {}, 0});
         if (with_64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096}, {}, 0});
         if (ring64) rows().push_back(Row{"ranks", Case{64, 16384, 4096, 4096, "Ascend910B1", "ring"}, {}, 0});
-        const std::string a3 = double_ring_soc();
+        const std::string a3 = a3_soc();
         if (!a3.empty()) rows().push_back(Row{"ranks", Case{32, 16384, 4096, 4096, a3, "ring"}, {}, 0});
-        else std::printf("scale: no double_ring profile in %s: the A3 case is skipped\n", default_profile_dir().c_str());
+        else std::printf("scale: no switched (A3) profile in %s: the A3 case is skipped\n", default_profile_dir().c_str());
     }
     if (ops) {
         for (const kernels::OpDesc* op : kernels::registered_ops()) {
@@ -415,10 +415,10 @@ int main(int argc, char** argv) {
         }
     }
     if (scaling) {
-        const std::string a3 = double_ring_soc();
+        const std::string a3 = a3_soc();
         for (const std::string& mode : scaling_modes) {
             if (mode == "ring" && a3.empty()) {
-                std::printf("scaling: no double_ring profile in %s: the ring series is skipped\n", default_profile_dir().c_str());
+                std::printf("scaling: no switched (A3) profile in %s: the ring series is skipped\n", default_profile_dir().c_str());
                 continue;
             }
             for (int ranks : scaling_ranks) {

@@ -35,7 +35,7 @@ configs=(
     "mesh32-notrace|-v Ascend910B1 -n 32 --gm 8192 --gk 4096 --gn 4096 --timing-only"
     "ring32-a3-notrace|-v Ascend910_9372 -n 32 --gm 8192 --gk 4096 --gn 4096 --comm-mode ring --timing-only"
     # Every op and variant (the default op above is allgather_gemm): functional with a trace,
-    # timing-only on 8 ranks, timing-only on the A3 ring profile; the stream-K schedules; dtypes.
+    # timing-only on 8 ranks, timing-only on the A3 profile; the stream-K schedules; dtypes.
     "mas-bulk_sync-func|--op matmul_all_scatter --variant bulk_sync -v Ascend910B1 -n 4 --gm 600 --gk 300 --gn 1024 --bias n"
     "mas-bulk_sync-8|--op matmul_all_scatter --variant bulk_sync -v Ascend910B1 -n 8 --gm 2048 --gk 2048 --gn 4096 --timing-only"
     "mas-bulk_sync-a3|--op matmul_all_scatter --variant bulk_sync -v Ascend910_9372 -n 4 --gm 2048 --gk 2048 --gn 4096 --timing-only"

@@ -57,11 +57,12 @@ def main():
     profile_path = args.profile or os.path.join(ROOT, "sim", "profiles", f"{soc}.toml")
     if not os.path.exists(profile_path):
         sys.exit(f"fidelity: no profile {profile_path}")
-    rows = load_rows(args.calibration_dir, soc)
+    derived_texts = derived_profiles(os.path.dirname(profile_path), soc, args.calibration_dir)
+    rows = load_rows(args.calibration_dir, soc, tuple(derived_texts))
     if not rows:
         sys.exit(f"fidelity: no measured rows for {soc} in {args.calibration_dir}")
     rows_by_id = {r.id: r for r in rows}
-    predictions = load_predictions(args.calibration_dir, soc)
+    predictions = load_predictions(args.calibration_dir, soc, tuple(derived_texts))
     kinds = {r.run.kind for r in rows} | {p.run.kind for p in predictions}
     for b in [args.binary] + ([args.tget_binary] if "tget_bench" in kinds else []):
         if not os.access(b, os.X_OK):
@@ -81,7 +82,7 @@ def main():
             sys.exit(f"fidelity: {os.path.relpath(spec_path, ROOT)}: {e}")
     elif args.uncertainty:
         sys.exit(f"fidelity: --uncertainty needs {spec_path}")
-    sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs)
+    sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs, derived_texts)
     try:
         return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json,
                       assumptions if args.uncertainty else None)
@@ -89,6 +90,41 @@ def main():
         sys.exit(f"fidelity: {e}")
     finally:
         sim.close()
+
+
+def derives_from(text):
+    for line in text.split("\n"):
+        line = line.strip()
+        if line.startswith("derives_from"):
+            return line.split("=", 1)[1].strip().strip('"')
+        if line.startswith("[") and line != "[meta]":
+            return None
+    return None
+
+
+def derived_profiles(profile_dir, soc, calibration_dir):
+    """{soc: text} of the shipped profiles that derive from `soc` (directly or through others) and
+    have measured rows or predictions in `calibration_dir`, with the profiles between them and
+    `soc`: their rows join this report's fits, each run on its own profile."""
+    texts = {}
+    shipped_dir = os.path.join(ROOT, "sim", "profiles")
+    for folder in (profile_dir, shipped_dir):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".toml") and name[:-5] not in texts and name[:-5] != soc:
+                with open(os.path.join(folder, name)) as f:
+                    texts[name[:-5]] = f.read()
+    out = {}
+    for name in texts:
+        if not any(os.path.exists(os.path.join(calibration_dir, f"{d}_{name}.csv"))
+                   for d in ("megamoe", "megamoe_stages", "predictions", "allgather_gemm", "gemm_allreduce")):
+            continue
+        chain, at = [], name
+        while at in texts and at not in chain:
+            chain.append(at)
+            at = derives_from(texts[at])
+        if at == soc:
+            out.update({c: texts[c] for c in chain})
+    return out
 
 
 def make_errors_of(sim):
@@ -122,7 +158,7 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
         if len(spec.rows) < 2:
             problems.append(f"the fit of {', '.join(spec.parameters)} uses {len(spec.rows)} row: no parameter is "
                             "fitted on a single row")
-        shipped = {k: profile_value(profile_text, k) for k in spec.parameters}
+        shipped = {k: sim.value_of(k) for k in spec.parameters}
         res = run_fit(spec, rows_by_id, sim, shipped, errors_of)
         fits.append(res)
         for i in spec.rows:

@@ -8,7 +8,13 @@
 
 namespace tandem {
 
-enum class TopologyKind { FullMesh, Ring, DoubleRing };
+// The fabric inside a node: every pair of ranks on its own link (the A2 server's HCCS mesh), one
+// or two rings of links, or every rank on the node's switch planes (the A3 node's HCCS switches).
+enum class TopologyKind { FullMesh, Ring, DoubleRing, Switched };
+
+// What joins the nodes: each rank's own NIC (RoCE between A2 servers), or a second switch tier
+// reached through the same ports as the node's own switches (CloudMatrix384).
+enum class BetweenNodes { Nic, SwitchTier };
 
 struct ChipProfile {
     int aic_cores = 0;                   // cube cores per chip
@@ -60,11 +66,22 @@ struct PipeProfile {
     double cross_core_flag_latency_cycles = 0;
 };
 
+// The cluster's shape and its fabrics (sim/net/topology.hpp builds the routes from it).
 struct InterconnectProfile {
-    TopologyKind topology = TopologyKind::FullMesh;
-    double link_gb_s = 0;                // per link, per direction, decimal GB/s
-    double link_latency_ns = 0;          // one hop
-    double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM (per-block TPUT rate)
+    TopologyKind topology = TopologyKind::FullMesh;  // the fabric inside a node
+    int ranks_per_node = 0;              // chips (A2 server) or dies (A3 node) in one node
+    int max_nodes = 0;                   // the most nodes the cluster has: a run of more ranks is refused
+    int switch_planes = 0;               // Switched: planes a rank has one port on (0 otherwise)
+    double link_gb_s = 0;                // per link, or per switch plane port, per direction, decimal GB/s
+    double link_latency_ns = 0;          // one hop: a link, or a switch plane from port to port
+    int dies_per_package = 0;            // 2: each die has a direct link to its package partner
+    double package_link_gb_s = 0;        // that link (SIO), per direction (dies_per_package 2 only)
+    double package_link_latency_ns = 0;  // its latency (dies_per_package 2 only)
+    BetweenNodes between_nodes = BetweenNodes::Nic;
+    double scale_out_gb_s = 0;           // Nic: one rank's NIC, per direction (0 with SwitchTier)
+    double scale_out_latency_ns = 0;     // what crossing nodes adds to a route's latency
+    double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM, within a burst
+    double remote_store_burst_ns = 0;    // what each contiguous run (burst) of a remote store adds
     double remote_load_gib_s = 0;        // one core's MTE2 rate reading a peer's GM (per-block TGET rate)
     double remote_load_latency_ns = 0;   // a remote read's request-to-first-data time, per hop
     double sdma_gib_s = 0;               // the SDMA engine's rate for one TGET_ASYNC (peer GM -> local GM)
@@ -85,6 +102,7 @@ struct HostProfile {
 struct Profile {
     std::string name;                    // SoC name, e.g. "Ascend910B1"
     std::string description;
+    std::string derives_from;            // the profile this one states its differences from ("" if none)
     std::filesystem::path file;          // where it was loaded from
     ChipProfile chip;
     PipeProfile pipes;
@@ -104,5 +122,9 @@ Profile load_profile_by_soc(const std::string& soc, const std::filesystem::path&
 std::filesystem::path default_profile_dir();
 
 const char* topology_name(TopologyKind kind);
+const char* between_nodes_name(BetweenNodes kind);
+
+// The most ranks the profile's cluster holds: ranks_per_node x max_nodes.
+int cluster_max_ranks(const InterconnectProfile& net);
 
 }  // namespace tandem

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "sim/net/topology.hpp"
 #include "sim/sim_error.hpp"
 
 #ifndef TANDEM_PROFILE_DIR
@@ -57,6 +58,10 @@ constexpr Range kUnit{0, true, 1, ""};               // an efficiency
 constexpr Range kFactor{1e-3, false, 1e3, ""};       // a cost factor
 constexpr Range kNs{0, false, 1e9, "ns"};            // up to a second
 constexpr Range kUs{0, false, 1e6, "us"};            // up to a second
+constexpr Range kCount{1, false, Topology::kMaxRanks, ""};  // ranks per node, nodes
+constexpr Range kPlanes{0, false, 64, ""};           // switch planes (0: not switched)
+constexpr Range kDies{1, false, 2, ""};              // dies per package
+constexpr Range kRateOrNone{0, false, 1e6, ""};      // an optional rate: 0 is none
 
 // Where a field lives inside a Profile being filled in.
 using Slot = std::variant<int*, std::int64_t*, double*>;
@@ -67,16 +72,20 @@ struct Field {
     Kind kind;
     Range range;
     Slot (*slot)(Profile&);
+    // An optional field may be left out (it reads 0) or given as 0, meaning "none": the cluster
+    // shape's parts that only some fabrics have (check_cluster_shape says which need them).
+    bool optional = false;
 };
 
 // Builds a table row for member `Member` of sub-struct `Sub`; the kind follows the member's type.
 template <auto Sub, auto Member>
-constexpr Field field(std::string_view section, std::string_view name, Range range) {
+constexpr Field field(std::string_view section, std::string_view name, Range range, bool optional = false) {
     using T = std::remove_cvref_t<decltype(std::declval<Profile&>().*Sub.*Member)>;
     static_assert(std::is_same_v<T, int> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>);
     return Field{section, name, std::is_integral_v<T> ? Kind::Integer : Kind::Real, range,
-                 [](Profile& p) -> Slot { return &((p.*Sub).*Member); }};
+                 [](Profile& p) -> Slot { return &((p.*Sub).*Member); }, optional};
 }
+constexpr bool kOptional = true;
 
 using C = ChipProfile;
 using P = PipeProfile;
@@ -127,9 +136,18 @@ constexpr std::array kFields{
     field<kPipes, &P::twait_poll_cycles>("pipes", "twait_poll_cycles", kCycles),
     field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kCycles),
 
+    field<kNet, &I::ranks_per_node>("interconnect", "ranks_per_node", kCount),
+    field<kNet, &I::max_nodes>("interconnect", "max_nodes", kCount),
+    field<kNet, &I::switch_planes>("interconnect", "switch_planes", kPlanes, kOptional),
     field<kNet, &I::link_gb_s>("interconnect", "link_gb_s", kRate),
     field<kNet, &I::link_latency_ns>("interconnect", "link_latency_ns", kNs),
+    field<kNet, &I::dies_per_package>("interconnect", "dies_per_package", kDies),
+    field<kNet, &I::package_link_gb_s>("interconnect", "package_link_gb_s", kRateOrNone, kOptional),
+    field<kNet, &I::package_link_latency_ns>("interconnect", "package_link_latency_ns", kNs, kOptional),
+    field<kNet, &I::scale_out_gb_s>("interconnect", "scale_out_gb_s", kRateOrNone, kOptional),
+    field<kNet, &I::scale_out_latency_ns>("interconnect", "scale_out_latency_ns", kNs),
     field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kRate),
+    field<kNet, &I::remote_store_burst_ns>("interconnect", "remote_store_burst_ns", kNs),
     field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kRate),
     field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNs),
     field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kRate),
@@ -146,14 +164,21 @@ constexpr std::array kFields{
 };
 
 constexpr std::array<std::string_view, 4> kDataSections{"chip", "pipes", "interconnect", "host"};
-constexpr std::array<std::string_view, 2> kMetaKeys{"name", "description"};
+constexpr std::array<std::string_view, 3> kMetaKeys{"name", "description", "derives_from"};
+constexpr int kMaxDerivationDepth = 8;  // a chain longer than this is a loop or a mistake
 constexpr std::array<std::string_view, 3> kEntryKeys{"value", "source", "basis"};
 constexpr std::array<std::string_view, 5> kBases{"official", "fitted", "third-party", "calibrated", "assumed"};
 constexpr std::string_view kTopologyKey = "topology";
-constexpr std::array<std::pair<std::string_view, TopologyKind>, 3> kTopologies{{
+constexpr std::array<std::pair<std::string_view, TopologyKind>, 4> kTopologies{{
     {"full_mesh", TopologyKind::FullMesh},
     {"ring", TopologyKind::Ring},
     {"double_ring", TopologyKind::DoubleRing},
+    {"switched", TopologyKind::Switched},
+}};
+constexpr std::string_view kBetweenNodesKey = "between_nodes";
+constexpr std::array<std::pair<std::string_view, BetweenNodes>, 2> kBetweenNodes{{
+    {"nic", BetweenNodes::Nic},
+    {"switch_tier", BetweenNodes::SwitchTier},
 }};
 
 template <typename Names>
@@ -173,7 +198,7 @@ std::string join(const Names& names) {
 
 bool is_known_key(std::string_view section, std::string_view key) {
     if (section == "meta") return contains(kMetaKeys, key);
-    if (section == "interconnect" && key == kTopologyKey) return true;
+    if (section == "interconnect" && (key == kTopologyKey || key == kBetweenNodesKey)) return true;
     return std::any_of(kFields.begin(), kFields.end(),
                        [&](const Field& f) { return f.section == section && f.name == key; });
 }
@@ -206,7 +231,10 @@ public:
     void check_known_keys(const toml::table& root) const;
     void read_meta(const toml::table& root, Profile& out) const;
     void read_field(const toml::table& root, const Field& f, Profile& out) const;
-    TopologyKind read_topology(const toml::table& root) const;
+    template <typename Kind, std::size_t N>
+    Kind read_name(const toml::table& root, std::string_view name,
+                   const std::array<std::pair<std::string_view, Kind>, N>& names, std::string_view what) const;
+    void check_cluster_shape(const InterconnectProfile& net) const;
 
 private:
     void check_entry_keys(const toml::node& entry_node, std::string_view key) const;
@@ -338,6 +366,7 @@ std::string range_text(const Range& r) {
 
 void Reader::read_field(const toml::table& root, const Field& f, Profile& out) const {
     const std::string key = fmt::format("{}.{}", f.section, f.name);
+    if (f.optional && section(root, f.section).get(f.name) == nullptr) return;  // none: stays 0
     const toml::table& e = entry(section(root, f.section), f.name, key);
     const toml::node& v = *e.get("value");
     const double value = number(v, f, key);
@@ -360,30 +389,101 @@ void Reader::read_field(const toml::table& root, const Field& f, Profile& out) c
         f.slot(out));
 }
 
-TopologyKind Reader::read_topology(const toml::table& root) const {
-    const std::string key = fmt::format("interconnect.{}", kTopologyKey);
-    const toml::table& e = entry(section(root, "interconnect"), kTopologyKey, key);
+template <typename Kind, std::size_t N>
+Kind Reader::read_name(const toml::table& root, std::string_view name,
+                       const std::array<std::pair<std::string_view, Kind>, N>& names, std::string_view what) const {
+    const std::string key = fmt::format("interconnect.{}", name);
+    const toml::table& e = entry(section(root, "interconnect"), name, key);
     const toml::node& v = *e.get("value");
-    const auto name = v.value<std::string_view>();
-    if (!name) fail(key, fmt::format("'value' must be a string, got {}", type_name(v)));
-    for (const auto& [topo_name, kind] : kTopologies) {
-        if (topo_name == *name) return kind;
+    const auto text = v.value<std::string_view>();
+    if (!text) fail(key, fmt::format("'value' must be a string, got {}", type_name(v)));
+    for (const auto& [known, kind] : names) {
+        if (known == *text) return kind;
     }
-    fail(key, fmt::format("unknown topology '{}' (expected one of: {})", *name,
-                          join(kTopologies | std::views::keys)));
+    fail(key, fmt::format("unknown {} '{}' (expected one of: {})", what, *text, join(names | std::views::keys)));
+}
+
+// The parts of a cluster's shape that go together: switch planes only on a switched node, a
+// package link only with two dies a package, a NIC rate only between nodes joined by NICs.
+void Reader::check_cluster_shape(const InterconnectProfile& net) const {
+    const bool switched = net.topology == TopologyKind::Switched;
+    if (switched && net.switch_planes < 1) fail("interconnect.switch_planes", "a switched topology needs at least 1 plane");
+    if (!switched && net.switch_planes != 0) {
+        fail("interconnect.switch_planes", fmt::format("only a switched topology has planes (this one is {})",
+                                                       topology_name(net.topology)));
+    }
+    const bool pair = net.dies_per_package == 2;
+    for (const auto& [name, value] : {std::pair{"package_link_gb_s", net.package_link_gb_s},
+                                      std::pair{"package_link_latency_ns", net.package_link_latency_ns}}) {
+        if (!pair && value != 0) fail(fmt::format("interconnect.{}", name), "only dies_per_package = 2 has a package link");
+    }
+    if (pair && net.package_link_gb_s <= 0) fail("interconnect.package_link_gb_s", "dies_per_package = 2 needs the package link's rate");
+    if (pair && net.ranks_per_node % 2 != 0) {
+        fail("interconnect.ranks_per_node", fmt::format("{} ranks per node cannot hold whole packages of 2 dies", net.ranks_per_node));
+    }
+    const bool nic = net.between_nodes == BetweenNodes::Nic;
+    if (nic && net.scale_out_gb_s <= 0 && net.max_nodes > 1) {
+        fail("interconnect.scale_out_gb_s", "nodes joined by NICs need the NIC's rate");
+    }
+    if (!nic && net.scale_out_gb_s != 0) {
+        fail("interconnect.scale_out_gb_s", "a switch tier is reached through the node's switch ports: give 0 (none)");
+    }
+    if (!nic && !switched) fail("interconnect.between_nodes", "a switch tier needs a switched topology inside the node");
+    const std::int64_t most = std::int64_t{net.ranks_per_node} * net.max_nodes;
+    if (most > Topology::kMaxRanks) {
+        fail("interconnect.max_nodes", fmt::format("{} nodes of {} ranks is {} ranks, more than the {} the simulator holds",
+                                                   net.max_nodes, net.ranks_per_node, most, Topology::kMaxRanks));
+    }
+}
+
+// Reads a profile file's table and, when it derives from another profile, lays it over that
+// one's (entry by entry: a derived profile states only what differs). The base is looked up
+// beside the file first, then among the shipped profiles.
+toml::table read_layered(const fs::path& file, int depth) {
+    const Reader reader(file);
+    toml::table root = reader.parse();
+    reader.check_known_keys(root);
+    const toml::table* meta = root["meta"].as_table();
+    const toml::node* base_node = meta != nullptr ? meta->get("derives_from") : nullptr;
+    if (base_node == nullptr) return root;
+    const auto base_name = base_node->value<std::string>();
+    if (!base_name || base_name->empty()) reader.fail("meta.derives_from", "expected the name of a profile");
+    if (depth >= kMaxDerivationDepth) {
+        reader.fail("meta.derives_from", fmt::format("more than {} profiles derive from one another (a loop?)", kMaxDerivationDepth));
+    }
+    fs::path base_file = file.parent_path() / (*base_name + ".toml");
+    std::error_code ec;
+    if (!fs::is_regular_file(base_file, ec)) base_file = default_profile_dir() / (*base_name + ".toml");
+    if (!fs::is_regular_file(base_file, ec)) {
+        reader.fail("meta.derives_from", fmt::format("no profile '{}' beside it or in {}", *base_name, default_profile_dir().string()));
+    }
+    toml::table merged = read_layered(base_file, depth + 1);
+    for (const auto& [sec_key, sec_node] : root) {
+        if (sec_key.str() == "meta") continue;
+        toml::table* target = merged[sec_key.str()].as_table();
+        if (target == nullptr) {
+            merged.insert_or_assign(sec_key.str(), *sec_node.as_table());
+            continue;
+        }
+        for (const auto& [key, node] : *sec_node.as_table()) target->insert_or_assign(key.str(), node);
+    }
+    merged.insert_or_assign("meta", *meta);  // the derived profile's own name and description
+    return merged;
 }
 
 }  // namespace
 
 Profile load_profile(const std::filesystem::path& file) {
     const Reader reader(file);
-    const toml::table root = reader.parse();
-    reader.check_known_keys(root);
+    const toml::table root = read_layered(file, 0);
     Profile profile;
     profile.file = file;
     reader.read_meta(root, profile);
+    if (const auto base = root["meta"]["derives_from"].value<std::string>()) profile.derives_from = *base;
     for (const Field& f : kFields) reader.read_field(root, f, profile);
-    profile.interconnect.topology = reader.read_topology(root);
+    profile.interconnect.topology = reader.read_name(root, kTopologyKey, kTopologies, "topology");
+    profile.interconnect.between_nodes = reader.read_name(root, kBetweenNodesKey, kBetweenNodes, "way between nodes");
+    reader.check_cluster_shape(profile.interconnect);
     return profile;
 }
 
@@ -418,5 +518,14 @@ const char* topology_name(TopologyKind kind) {
     }
     return "unknown";
 }
+
+const char* between_nodes_name(BetweenNodes kind) {
+    for (const auto& [name, k] : kBetweenNodes) {
+        if (k == kind) return name.data();
+    }
+    return "unknown";
+}
+
+int cluster_max_ranks(const InterconnectProfile& net) { return net.ranks_per_node * net.max_nodes; }
 
 }  // namespace tandem

@@ -1,7 +1,7 @@
 // The all-gather of column shards (kernels/common/collectives/all_gather_cols), all_gather_matmul's
 // sequential baseline, in both forms: mesh (one direct write per peer) and ring (W-1 steps to the
 // next rank, per-step arrival counters). On 2, 4 and 8 ranks of the ring profile (A3,
-// Ascend910_9372) and the full mesh (Ascend910B1): every rank's shard filled with small
+// test::double_ring_profile) and the full mesh (Ascend910B1): every rank's shard filled with small
 // integers, the kernel run on every rank, every rank's gathered tensor checked element by
 // element; the sanitizer finds no unsynchronised access; timing-only gives the same times.
 // all_gather_matmul, whose sequential view runs the form the topology calls for, verifies on 2, 4
@@ -25,7 +25,7 @@ namespace all_gather_cols_test {
 using kernels::collectives::CollectiveAlgo;
 
 const Profile& ring_profile() {
-    static const Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910_9372.toml");
+    static const Profile p = test::double_ring_profile();
     return p;
 }
 const Profile& mesh_profile() {

@@ -50,9 +50,9 @@ TEST(MatmulAllGather, ReportsTheAllGatherPayload) {
 }
 
 TEST(MatmulAllGather, VerifiesOnARingProfile) {
-    // A3 (ring): the sequential baseline is the ring all-gather; the fused push stores straight
+    // A double ring: the sequential baseline is the ring all-gather; the fused push stores straight
     // into every peer (messages cross the ring's hops).
-    const Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910_9372.toml");
+    const Profile p = test::double_ring_profile();
     RunRequest cfg = config_of(Case{"fused", 4, 512, 256, 512, "fp16", "fp32", "n"});
     const ProgramOutput out = test::run_op(cfg, p);
     EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;

@@ -130,12 +130,12 @@ TEST(MatmulReduceScatter, ViewInvariants) {
     }
 }
 
-// On an A3 profile (ring interconnect) the baseline reduce-scatter is the ring algorithm, and the
+// On a double ring (test::double_ring_profile) the baseline reduce-scatter is the ring algorithm, and the
 // variants still verify.
 TEST(MatmulReduceScatter, RingTopologyProfile) {
     for (const std::string& v : variants()) {
         SCOPED_TRACE(v);
-        const ProgramOutput out = run(config(v, Case{4, 256, 256, 512}), "", "Ascend910_9372");
+        const ProgramOutput out = test::run_op(config(v, Case{4, 256, 256, 512}), test::double_ring_profile());
         EXPECT_EQ(out.results.verification, Verification::Passed) << out.failure_report;
         EXPECT_GT(out.results.times.seq_comm_us, 0.0);
     }

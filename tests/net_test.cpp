@@ -270,7 +270,7 @@ TEST(BandwidthCalendar, RejectsBadRequests) {
 
 // Checks that a route starts at src, ends at dst and that each hop starts where the last ended.
 void expect_connected(const Topology& topo, int src, int dst) {
-    const std::span<const int> hops = topo.route(src, dst);
+    const Topology::Route hops = topo.route(src, dst);
     ASSERT_FALSE(hops.empty());
     int at = src;
     for (int id : hops) {

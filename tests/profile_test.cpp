@@ -156,8 +156,96 @@ TEST(ProfileTest, CoreCountsDifferBetweenB1AndB3) {
     for (const char* a3 : {"Ascend910_9362", "Ascend910_9372"}) {
         const Profile p = load_profile_by_soc(a3, shipped_dir());
         EXPECT_EQ(p.chip.aic_cores, 20) << a3;
-        EXPECT_EQ(p.interconnect.topology, TopologyKind::DoubleRing) << a3;
+        // The MC2 'double ring' is an algorithm constraint; the wiring is the node's switch planes.
+        EXPECT_EQ(p.interconnect.topology, TopologyKind::Switched) << a3;
+        EXPECT_EQ(p.derives_from, "Ascend910_9382") << a3;
     }
+}
+
+TEST(ProfileTest, A2ProfilesDescribeClustersOfEightChipServers) {
+    for (const char* soc : {"Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"}) {
+        const InterconnectProfile net = load_profile_by_soc(soc, shipped_dir()).interconnect;
+        EXPECT_EQ(net.topology, TopologyKind::FullMesh) << soc;
+        EXPECT_EQ(net.ranks_per_node, 8) << soc;
+        EXPECT_EQ(cluster_max_ranks(net), 384) << soc;  // -n 384 stays a valid run: 48 servers
+        EXPECT_EQ(net.between_nodes, BetweenNodes::Nic) << soc;
+        EXPECT_GT(net.scale_out_gb_s, 0) << soc;
+        EXPECT_EQ(net.dies_per_package, 1) << soc;
+    }
+}
+
+TEST(ProfileTest, A3ProfilesAreDiesOfCloudMatrix384) {
+    for (const char* soc : {"Ascend910_9392", "Ascend910_9382"}) {
+        const Profile p = load_profile_by_soc(soc, shipped_dir());
+        EXPECT_EQ(p.chip.aic_cores, 24) << soc;
+        EXPECT_EQ(p.chip.aiv_cores, 48) << soc;
+        const InterconnectProfile& net = p.interconnect;
+        EXPECT_EQ(net.topology, TopologyKind::Switched) << soc;
+        EXPECT_EQ(net.ranks_per_node, 16) << soc;
+        EXPECT_EQ(cluster_max_ranks(net), 768) << soc;
+        EXPECT_EQ(net.switch_planes, 7) << soc;
+        EXPECT_DOUBLE_EQ(net.link_gb_s * net.switch_planes, 196) << soc;  // per die, per direction
+        EXPECT_EQ(net.dies_per_package, 2) << soc;
+        EXPECT_DOUBLE_EQ(net.package_link_gb_s, 270) << soc;
+        EXPECT_EQ(net.between_nodes, BetweenNodes::SwitchTier) << soc;
+        EXPECT_EQ(net.scale_out_gb_s, 0) << soc;
+    }
+    EXPECT_DOUBLE_EQ(load_profile_by_soc("Ascend910_9392", shipped_dir()).chip.core_clock_mhz, 1850);
+    EXPECT_DOUBLE_EQ(load_profile_by_soc("Ascend910_9382", shipped_dir()).chip.core_clock_mhz, 1800);
+}
+
+// A derived profile is its base with its own entries laid over; what it does not state is the
+// base's, so the shipped derived profiles are short.
+TEST(ProfileTest, DerivedProfileTakesWhatItDoesNotState) {
+    const Profile b1 = load_profile_by_soc("Ascend910B1", shipped_dir());
+    const Profile b3 = load_profile_by_soc("Ascend910B3", shipped_dir());
+    EXPECT_EQ(b3.derives_from, "Ascend910B1");
+    EXPECT_EQ(b3.chip.aic_cores, 20);
+    EXPECT_EQ(b3.pipes.gm_to_l1_gib_s, b1.pipes.gm_to_l1_gib_s);
+    EXPECT_EQ(b3.interconnect.remote_store_gib_s, b1.interconnect.remote_store_gib_s);
+    EXPECT_EQ(b3.host.sync_us, b1.host.sync_us);
+    const Profile a3 = load_profile_by_soc("Ascend910_9372", shipped_dir());  // 9372 <- 9382 <- 9392 <- B1
+    EXPECT_EQ(a3.pipes.cube_efficiency, b1.pipes.cube_efficiency);
+    EXPECT_DOUBLE_EQ(a3.chip.core_clock_mhz, 1800);
+    for (const char* soc : {"Ascend910B2", "Ascend910B3", "Ascend910B4", "Ascend910_9362", "Ascend910_9372",
+                            "Ascend910_9382", "Ascend910_9392"}) {
+        std::istringstream in(read_file(shipped_dir() / (std::string(soc) + ".toml")));
+        int lines = 0;
+        for (std::string line; std::getline(in, line);) ++lines;
+        EXPECT_LE(lines, 40) << soc << " copies more than it states";
+    }
+}
+
+TEST(ProfileTest, UserProfileDerivesFromAShippedOneByName) {
+    TempDir dir;
+    const fs::path file = dir.path() / "BigA2.toml";
+    write_file(file,
+               "[meta]\nname = \"BigA2\"\nderives_from = \"Ascend910B1\"\ndescription = \"more servers\"\n"
+               "[interconnect]\nmax_nodes = { value = 96, source = \"test\" }\n");
+    const char* old = std::getenv("TANDEM_PROFILE_DIR");
+    const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("TANDEM_PROFILE_DIR", shipped_dir().c_str(), 1);
+    const Profile p = load_profile(file);
+    if (saved) ::setenv("TANDEM_PROFILE_DIR", saved->c_str(), 1);
+    else ::unsetenv("TANDEM_PROFILE_DIR");
+    EXPECT_EQ(p.name, "BigA2");
+    EXPECT_EQ(cluster_max_ranks(p.interconnect), 768);
+    EXPECT_EQ(p.chip.aic_cores, 24);
+}
+
+TEST(ProfileTest, DerivationErrorsNameTheFileAndTheBase) {
+    TempDir dir;
+    const fs::path missing = dir.path() / "NoBase.toml";
+    write_file(missing, "[meta]\nname = \"NoBase\"\nderives_from = \"Nowhere9\"\ndescription = \"x\"\n");
+    std::optional<std::string> msg = load_error(missing);
+    ASSERT_TRUE(msg.has_value());
+    EXPECT_NE(msg->find("meta.derives_from"), std::string::npos) << *msg;
+    EXPECT_NE(msg->find("Nowhere9"), std::string::npos) << *msg;
+    const fs::path loop = dir.path() / "LoopA.toml";
+    write_file(loop, "[meta]\nname = \"LoopA\"\nderives_from = \"LoopA\"\ndescription = \"x\"\n");
+    msg = load_error(loop);
+    ASSERT_TRUE(msg.has_value());
+    EXPECT_NE(msg->find("loop"), std::string::npos) << *msg;
 }
 
 TEST(ProfileTest, UnknownSocListsAvailableProfilesSorted) {
@@ -168,7 +256,8 @@ TEST(ProfileTest, UnknownSocListsAvailableProfilesSorted) {
         const std::string msg = e.what();
         EXPECT_NE(msg.find("unknown SoC 'Ascend999'"), std::string::npos) << msg;
         EXPECT_NE(msg.find(shipped_dir().string()), std::string::npos) << msg;
-        EXPECT_NE(msg.find("Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4, Ascend910_9362, Ascend910_9372"),
+        EXPECT_NE(msg.find("Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4, Ascend910_9362, Ascend910_9372, "
+                           "Ascend910_9382, Ascend910_9392"),
                   std::string::npos) << msg;
     }
 }
@@ -182,6 +271,9 @@ TEST(ProfileTest, TopologyNames) {
     EXPECT_STREQ(topology_name(TopologyKind::FullMesh), "full_mesh");
     EXPECT_STREQ(topology_name(TopologyKind::Ring), "ring");
     EXPECT_STREQ(topology_name(TopologyKind::DoubleRing), "double_ring");
+    EXPECT_STREQ(topology_name(TopologyKind::Switched), "switched");
+    EXPECT_STREQ(between_nodes_name(BetweenNodes::Nic), "nic");
+    EXPECT_STREQ(between_nodes_name(BetweenNodes::SwitchTier), "switch_tier");
 }
 
 TEST(ProfileTest, DefaultProfileDirHonoursEnvironment) {
@@ -292,6 +384,21 @@ const BadCase kBadCases[] = {
      "Ascend910B1", "pipes.twait_poll_cycles", "must be in [0, 1000000000] cycles"},
     {"bad topology", Edit::Replace, "topology", "topology = { value = \"torus\", source = \"x\" }",
      "Ascend910B1", "interconnect.topology", "torus"},
+    // The cluster's shape: the parts that go together.
+    {"planes on a mesh", Edit::InsertAfter, "[interconnect]", "switch_planes = { value = 7, source = \"x\" }",
+     "Ascend910B1", "interconnect.switch_planes", "only a switched topology"},
+    {"package link with one die", Edit::InsertAfter, "[interconnect]", "package_link_gb_s = { value = 270, source = \"x\" }",
+     "Ascend910B1", "interconnect.package_link_gb_s", "dies_per_package = 2"},
+    {"NICs without a rate", Edit::Replace, "scale_out_gb_s", "",
+     "Ascend910B1", "interconnect.scale_out_gb_s", "NIC's rate"},
+    {"switch tier behind a mesh", Edit::Replace, "between_nodes", "between_nodes = { value = \"switch_tier\", source = \"x\" }",
+     "Ascend910B1", "interconnect.scale_out_gb_s", "switch ports"},
+    {"bad way between nodes", Edit::Replace, "between_nodes", "between_nodes = { value = \"pigeon\", source = \"x\" }",
+     "Ascend910B1", "interconnect.between_nodes", "pigeon"},
+    {"no nodes", Edit::Replace, "max_nodes", "max_nodes = { value = 0, source = \"x\" }",
+     "Ascend910B1", "interconnect.max_nodes", "must be in [1, 4096]"},
+    {"more ranks than the simulator holds", Edit::Replace, "max_nodes", "max_nodes = { value = 1000, source = \"x\" }",
+     "Ascend910B1", "interconnect.max_nodes", "more than the 4096"},
     {"name stem mismatch", Edit::None, "", "",
      "Ascend910B9", "meta.name", "Ascend910B9"},
 };

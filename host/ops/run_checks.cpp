@@ -90,7 +90,7 @@ std::string size_text(double bytes) {
 
 }  // namespace
 
-void check_ranks(const RunRequest& r, const kernels::OpDesc& op) {
+void check_ranks(const RunRequest& r, const kernels::OpDesc& op, const Profile& profile) {
     const ParamValue ranks(kernels::kParamRanks, r.ranks);
     const int least = std::max(kMinRanks, op.min_ranks);
     if (r.ranks < least) {
@@ -109,6 +109,14 @@ void check_ranks(const RunRequest& r, const kernels::OpDesc& op) {
                                      kMaxFunctionalRanks, kernels::mention(kernels::kParamTimingOnly),
                                      kMaxTimingOnlyRanks),
                          {{kernels::kParamRanks, kMaxFunctionalRanks}});
+    }
+    const InterconnectProfile& net = profile.interconnect;
+    if (r.ranks > cluster_max_ranks(net)) {
+        throw ParamError({ranks},
+                         fmt::format("{} describes a cluster of at most {} ranks ({} nodes of {}); a larger one "
+                                     "needs a profile that derives from it with more interconnect.max_nodes",
+                                     profile.name, cluster_max_ranks(net), net.max_nodes, net.ranks_per_node),
+                         {{kernels::kParamRanks, cluster_max_ranks(net)}});
     }
     // The forwarding ring needs a neighbour to forward to: at least 2 ranks, which the op's
     // least ranks already guarantee for every op that communicates.

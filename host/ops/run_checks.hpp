@@ -8,8 +8,9 @@
 
 namespace tandem::host {
 
-// At least the op's least ranks (OpDesc::min_ranks), at most a functional or timing-only run's.
-void check_ranks(const RunRequest& r, const kernels::OpDesc& op);
+// At least the op's least ranks (OpDesc::min_ranks), at most a functional or timing-only run's,
+// and at most the profile's cluster holds (its nodes x ranks per node).
+void check_ranks(const RunRequest& r, const kernels::OpDesc& op, const Profile& profile);
 
 // The schedule, dtypes, bias, comm mode, knobs and fault are ones the variant offers.
 void check_op_choices(const RunRequest& r, const kernels::OpDesc& op, const kernels::VariantDesc& v);

@@ -133,7 +133,7 @@ std::string knob_flag(const std::string& knob_name);
 // ranges are made of them.
 inline constexpr int kMinRanks = 1;             // a cluster of one chip; an op asks for more (OpDesc::min_ranks)
 inline constexpr int kMaxFunctionalRanks = 32;  // functional runs keep every rank's data in host memory
-inline constexpr int kMaxTimingOnlyRanks = 384; // the largest cluster the timing model is meant for
+inline constexpr int kMaxTimingOnlyRanks = 768; // the largest cluster the timing model is meant for (CloudMatrix384's dies)
 inline constexpr int kMaxBlocks = 4096;         // blocks beyond the core count run in waves, as on the device
 inline constexpr int kMaxHostThreads = 1024;    // a context's host threads (0: one per host core)
 inline constexpr int kMaxJobs = 1024;           // --jobs: configurations of a sweep run at once

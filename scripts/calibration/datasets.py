@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Run:
-    """One simulator invocation: `kind` names the runner (simulate.py), `args` its arguments."""
+    """One simulator invocation: `kind` names the runner (simulate.py), `args` its arguments, `soc`
+    the profile it runs on ("": the report's own SoC; another: a profile deriving from it, whose
+    rows join the same fits)."""
     kind: str
     args: tuple
+    soc: str = ""
 
 
 @dataclass
@@ -34,34 +37,34 @@ def _read_csv(path):
     return list(csv.DictReader(lines))
 
 
-def allgather_gemm_rows(path):
+def allgather_gemm_rows(path, soc=""):
     rows = []
     for r in _read_csv(path):
         case = f"{r['ranks']}x{r['m']}x{r['k']}x{r['n']}"
-        run = Run("tandem", ("-n", r["ranks"], "--gm", r["m"], "--gk", r["k"], "--gn", r["n"]))
+        run = Run("tandem", ("-n", r["ranks"], "--gm", r["m"], "--gk", r["k"], "--gn", r["n"]), soc)
         rows.append(Row(f"allgather_gemm/{case}/pipelined", "allgather_gemm", float(r["measured_ms"]) * 1000.0, run,
                         "pipelined", note="seed kernel, rank 0's pipelined view"))
     return rows
 
 
-def _gemm_allreduce_rows(path, dataset, variant):
+def _gemm_allreduce_rows(path, dataset, variant, soc=""):
     rows = []
     for r in _read_csv(path):
         run = Run("tandem", ("--op", "matmul_all_reduce", "--variant", variant, "-n", r["ranks"], "--gm", r["m"],
-                             "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16"))
+                             "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16"), soc)
         rows.append(Row(f"{dataset}/{r['run']}/{r['view']}", dataset, float(r["measured_us"]), run,
                         r["view"], note=f"{variant} replica, {r['run']} run"))
     return rows
 
 
-def gemm_allreduce_rows(path):
+def gemm_allreduce_rows(path, soc=""):
     """The older GEMM+AllReduce example (`--variant ascend`)."""
-    return _gemm_allreduce_rows(path, "gemm_allreduce", "ascend")
+    return _gemm_allreduce_rows(path, "gemm_allreduce", "ascend", soc)
 
 
-def gemm_allreduce_v2_rows(path):
+def gemm_allreduce_v2_rows(path, soc=""):
     """The newer GEMM+AllReduce example (`--variant ascend_subtile`)."""
-    return _gemm_allreduce_rows(path, "gemm_allreduce_v2", "ascend_subtile")
+    return _gemm_allreduce_rows(path, "gemm_allreduce_v2", "ascend_subtile", soc)
 
 
 # The pipe ratio columns of the GEMM data set and the quantity each is compared with.
@@ -69,13 +72,13 @@ GEMM_RATIO_COLUMNS = (("cube_pct", "ratio_cube"), ("mte1_pct", "ratio_mte1"), ("
                       ("fixp_pct", "ratio_fixp"))
 
 
-def gemm_rows(path):
+def gemm_rows(path, soc=""):
     """Per size: the kernel's time (us) and, where measured, each pipe's ratio (%)."""
     rows = []
     for r in _read_csv(path):
         case = f"{r['m']}x{r['k']}x{r['n']}"
         run = Run("tandem", ("--op", "gemm", "--variant", "pto_performance", "-n", "1", "--gm", r["m"], "--gk", r["k"],
-                             "--gn", r["n"]))
+                             "--gn", r["n"]), soc)
         rows.append(Row(f"gemm/{case}/kernel", "gemm", float(r["measured_us"]), run, "kernel",
                         note="pto_performance replica, the profiler's task duration"))
         for column, quantity in GEMM_RATIO_COLUMNS:
@@ -85,11 +88,11 @@ def gemm_rows(path):
     return rows
 
 
-def tget_rows(path):
+def tget_rows(path, soc=""):
     rows = []
     parsed = _read_csv(path)
     sizes = tuple(r["size_bytes"] for r in parsed)
-    run = Run("tget_bench", sizes)
+    run = Run("tget_bench", sizes, soc)
     for r in parsed:
         device_us = float(r["tget_device_cycles"]) / float(r["counter_mhz"])
         rows.append(Row(f"tget/{r['size_bytes']}/device", "tget", device_us, run, r["size_bytes"],
@@ -101,12 +104,49 @@ def tget_rows(path):
     return rows
 
 
+def megamoe_args(variant, ranks, m):
+    return ("--op", "moe_ffn", "--variant", variant, "-n", str(ranks), "--gm", str(m), "--gk", "7168", "--gn", "4096",
+            "--dtype", "bf16")
+
+
+def megamoe_rows(path, soc=""):
+    """The published MegaMoE kernel timer (the slowest rank) per version and M."""
+    rows = []
+    for r in _read_csv(path):
+        run = Run("tandem", megamoe_args(r["variant"], r["ranks"], r["m"]), soc)
+        rows.append(Row(f"megamoe/{r['variant']}/{r['ranks']}x{r['m']}/kernel_timer", "megamoe", float(r["measured_us"]),
+                        run, "pipelined_kernel_max_rank", note=f"{r['variant']} replica, kernel timer, slowest rank"))
+    return rows
+
+
+def megamoe_stage_rows(path, soc=""):
+    """V1's published stage windows at EP8, M = 2048 (rank 0): each stage's span (end - start)."""
+    rows = []
+    run = Run("tandem", megamoe_args("expert_major", 8, 2048), soc)
+    for r in _read_csv(path):
+        if r["kind"] != "stage_window":
+            continue
+        span = float(r["end_us"]) - float(r["start_us"])
+        rows.append(Row(f"megamoe_stages/expert_major/8x2048/{r['stage']}_span", "megamoe_stages", span, run,
+                        f"stage_span_{r['stage']}", note="V1 stage window, rank 0",
+                        extra={"start_us": float(r["start_us"]), "end_us": float(r["end_us"])}))
+    return rows
+
+
+def megamoe_expert_windows(path):
+    """{(stage, expert): (start_us, end_us)} of the published V1 stage profile."""
+    return {(r["stage"], int(r["expert"])): (float(r["start_us"]), float(r["end_us"]))
+            for r in _read_csv(path) if r["kind"] == "expert"}
+
+
 DATASETS = [
     ("allgather_gemm", allgather_gemm_rows),
     ("gemm_allreduce", gemm_allreduce_rows),
     ("gemm_allreduce_v2", gemm_allreduce_v2_rows),
     ("gemm", gemm_rows),
     ("tget_bandwidth", tget_rows),
+    ("megamoe", megamoe_rows),
+    ("megamoe_stages", megamoe_stage_rows),
 ]
 
 
@@ -151,24 +191,38 @@ def load_predictions(calibration_dir, soc):
     path = os.path.join(calibration_dir, f"predictions_{soc}.csv")
     if not os.path.exists(path):
         return []
+=======
+def load_predictions(calibration_dir, soc, derived=()):
+    """The configurations of predictions_<soc>.csv and of each derived SoC's file (a missing file:
+    none); a derived SoC's runs use its profile."""
+>>>>>>> 519b1b9 (Switched fabrics and clusters of servers; A3 profiles (Ascend910_9392/9382) and profile derivation)
     out = []
-    for r in _read_csv(path):
-        if r["soc"] != soc:
-            raise ValueError(f"{path}: a row for {r['soc']} in the file of {soc}")
-        quantities = tuple(q.strip() for q in r["quantities"].split(";") if q.strip())
-        if not quantities:
-            raise ValueError(f"{path}: {r['family']}/{r['case']} names no quantity")
-        out.append(Prediction(r["family"], r["case"], Run("tandem", tuple(r["args"].split())), quantities))
-    refuse_duplicates([p.id for p in out], f"{path}: duplicate configurations")
+    for name in (soc, *derived):
+        path = os.path.join(calibration_dir, f"predictions_{name}.csv")
+        if not os.path.exists(path):
+            continue
+        for r in _read_csv(path):
+            if r["soc"] != name:
+                raise ValueError(f"{path}: a row for {r['soc']} in the file of {name}")
+            quantities = tuple(q.strip() for q in r["quantities"].split(";") if q.strip())
+            if not quantities:
+                raise ValueError(f"{path}: {r['family']}/{r['case']} names no quantity")
+            run = Run("tandem", tuple(r["args"].split()), "" if name == soc else name)
+            out.append(Prediction(r["family"], r["case"], run, quantities))
+    refuse_duplicates([p.id for p in out], f"{calibration_dir}: duplicate prediction configurations")
     return out
 
 
-def load_rows(calibration_dir, soc):
-    """Every row of every data set the repository has for `soc` (a missing file: no rows)."""
+def load_rows(calibration_dir, soc, derived=()):
+    """Every row of every data set the repository has for `soc` and for the SoCs whose profiles
+    derive from it (`derived`: their rows join the same fits, on their own profiles); a missing
+    file: no rows."""
     rows = []
-    for name, reader in DATASETS:
-        path = os.path.join(calibration_dir, f"{name}_{soc}.csv")
-        if os.path.exists(path):
-            rows.extend(reader(path))
+    for name in (soc, *derived):
+        for data, reader in DATASETS:
+            path = os.path.join(calibration_dir, f"{data}_{name}.csv")
+            if os.path.exists(path):
+                rows.extend(reader(path, "" if name == soc else name))
     refuse_duplicates([r.id for r in rows], f"duplicate row ids in {calibration_dir}")
     return rows
+

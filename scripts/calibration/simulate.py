@@ -52,12 +52,23 @@ def profile_value(profile_text, key):
     raise SimulationError(f"the profile has no entry {key}")
 
 
+def split_key(key):
+    """("Soc", "section.key") for "Soc:section.key", ("", key) for a key of the report's own profile."""
+    soc, sep, rest = key.rpartition(":")
+    return (soc, rest) if sep else ("", key)
+
+
 class Simulator:
-    def __init__(self, tandem_bin, tget_bin, soc, profile_text, jobs=2):
+    """`profile_text` is the report's SoC's profile; `derived_texts` ({soc: text}) the profiles that
+    derive from it, written beside it so that a change to it reaches them too. A value's key is
+    "section.key" for the report's profile, "Soc:section.key" for a derived one's own entry."""
+
+    def __init__(self, tandem_bin, tget_bin, soc, profile_text, jobs=2, derived_texts=None):
         self.tandem_bin = tandem_bin
         self.tget_bin = tget_bin
         self.soc = soc
         self.profile_text = profile_text
+        self.derived_texts = dict(derived_texts or {})
         self.jobs = max(1, jobs)
         self._cache = {}
         self._lock = threading.Lock()
@@ -67,17 +78,33 @@ class Simulator:
     def close(self):
         self._tmp.cleanup()
 
-    def _profile_path(self, values):
-        text = with_values(self.profile_text, values) if values else self.profile_text
-        digest = hashlib.sha1(text.encode()).hexdigest()[:16]
+    def value_of(self, key):
+        soc, name = split_key(key)
+        return profile_value(self.derived_texts[soc] if soc else self.profile_text, name)
+
+    def _texts(self, values):
+        """{soc: profile text} of the report's profile and the derived ones, with `values` in."""
+        by_soc = {}
+        for key, v in (values or {}).items():
+            soc, name = split_key(key)
+            if soc and soc not in self.derived_texts:
+                raise SimulationError(f"{key}: no derived profile {soc} in this report")
+            by_soc.setdefault(soc or self.soc, {})[name] = v
+        texts = {self.soc: self.profile_text, **self.derived_texts}
+        return {soc: with_values(text, by_soc[soc]) if soc in by_soc else text for soc, text in texts.items()}
+
+    def _profile_path(self, values, soc=""):
+        texts = self._texts(values)
+        digest = hashlib.sha1("\0".join(f"{k}\0{texts[k]}" for k in sorted(texts)).encode()).hexdigest()[:16]
         folder = os.path.join(self._tmp.name, digest)
-        path = os.path.join(folder, f"{self.soc}.toml")  # a profile's file name is its SoC name
         with self._lock:
-            if not os.path.exists(path):
+            if not os.path.exists(os.path.join(folder, "done")):
                 os.makedirs(folder, exist_ok=True)
-                with open(path, "w") as f:
-                    f.write(text)
-        return path, digest
+                for name, text in texts.items():  # a profile's file name is its SoC name; bases beside it
+                    with open(os.path.join(folder, f"{name}.toml"), "w") as f:
+                        f.write(text)
+                open(os.path.join(folder, "done"), "w").close()
+        return os.path.join(folder, f"{soc or self.soc}.toml"), digest
 
     def _run_tandem(self, profile, args):
         with tempfile.TemporaryDirectory(dir=self._tmp.name) as tmp:
@@ -102,6 +129,7 @@ class Simulator:
         span = pipelined_device_span_max_rank(result)
         if span is not None:
             values["pipelined_kernel_max_rank"] = span
+        values.update(pipelined_stage_windows(result))
         launch = rank0_compute_only_launch(result)
         if launch is not None:
             values["kernel"] = launch["kernel_us"]
@@ -126,7 +154,7 @@ class Simulator:
 
     def run(self, run, values=None):
         """The run's outputs ({quantity: us}) with the profile changed by `values`."""
-        profile, digest = self._profile_path(values or {})
+        profile, digest = self._profile_path(values or {}, run.soc)
         key = (digest, run)
         with self._lock:
             if key in self._cache:
@@ -161,6 +189,32 @@ def pipelined_device_span_max_rank(result):
             lo, hi = spans.get(r["rank"], (r["start_us"], r["end_us"]))
             spans[r["rank"]] = (min(lo, r["start_us"]), max(hi, r["end_us"]))
     return max(hi - lo for lo, hi in spans.values()) if spans else None
+
+
+def pipelined_stage_windows(result):
+    """Rank 0's stage windows in the pipelined view, from its first kernel's start (what a
+    profile's timeline shows, 0 = the earliest block start): stage_start_<s>, stage_end_<s> and
+    stage_span_<s> in us, for every stage the op names."""
+    starts, windows = [], {}
+    for launch in result.get("kernels") or []:
+        if launch.get("view") != "pipelined" or not launch.get("per_rank"):
+            continue
+        mine = launch["per_rank"][0]
+        if mine.get("rank", 0) != 0:
+            continue
+        starts.append(mine["start_us"])
+        for st in launch.get("stages") or []:
+            lo, hi = windows.get(st["stage"], (st["start_us"], st["end_us"]))
+            windows[st["stage"]] = (min(lo, st["start_us"]), max(hi, st["end_us"]))
+    if not starts:
+        return {}
+    origin = min(starts)
+    out = {}
+    for name, (lo, hi) in windows.items():
+        out[f"stage_start_{name}"] = lo - origin
+        out[f"stage_end_{name}"] = hi - origin
+        out[f"stage_span_{name}"] = hi - lo
+    return out
 
 
 def rank0_compute_only_launch(result):

@@ -7,7 +7,6 @@ namespace tandem {
 
 namespace {
 std::int64_t gib_s_to_bps(double gib_s) { return static_cast<std::int64_t>(std::llround(gib_s * 1073741824.0)); }
-std::int64_t gb_s_to_bps(double gb_s) { return static_cast<std::int64_t>(std::llround(gb_s * 1.0e9)); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 }  // namespace
 
@@ -38,13 +37,12 @@ CostModel::CostModel(const Profile& p)
       l0c_to_gm_bps(gib_s_to_bps(p.pipes.l0c_to_gm_gib_s)),
       l2_bps(gib_s_to_bps(p.chip.l2_gib_s)),
       hbm_bps(gib_s_to_bps(p.chip.hbm_gib_s)),
-      link_bps(gb_s_to_bps(p.interconnect.link_gb_s)),
       remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),
+      remote_store_burst_ps(from_ns(p.interconnect.remote_store_burst_ns)),
       remote_load_bps(gib_s_to_bps(p.interconnect.remote_load_gib_s)),
       remote_load_latency_ps(from_ns(p.interconnect.remote_load_latency_ns)),
       sdma_bps(gib_s_to_bps(p.interconnect.sdma_gib_s)),
       sdma_latency_ps(from_ns(p.interconnect.sdma_latency_ns)),
-      link_latency_ps(from_ns(p.interconnect.link_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),
       local_atomic_ps(from_ns(p.interconnect.local_atomic_latency_ns)),
       launch_host_ps(from_us(p.host.launch_host_us)),
@@ -74,8 +72,15 @@ SimTime CostModel::vector_ps(std::int64_t bytes) const {
     return cycles(vector_startup_cycles + std::ceil(static_cast<double>(bytes) / vector_bytes_per_cycle));
 }
 
+std::int64_t CostModel::remote_store_rate_bps(std::int64_t bytes, std::int64_t bursts) const {
+    if (remote_store_burst_ps == 0 || bytes <= 0) return remote_store_bps;
+    const double seconds = static_cast<double>(bytes) / static_cast<double>(remote_store_bps) +
+                           static_cast<double>(bursts) * static_cast<double>(remote_store_burst_ps) * 1.0e-12;
+    return std::max<std::int64_t>(1, std::llround(static_cast<double>(bytes) / seconds));
+}
+
 SimTime CostModel::min_cross_stream_latency() const {
-    return std::max<SimTime>(1, std::min({link_latency_ps, remote_atomic_ps, local_atomic_ps, host_write_ps}));
+    return std::max<SimTime>(1, std::min({remote_atomic_ps, local_atomic_ps, host_write_ps}));
 }
 
 }  // namespace tandem

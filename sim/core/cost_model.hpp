@@ -38,13 +38,12 @@ struct CostModel {
     std::int64_t l0c_to_gm_bps;
     std::int64_t l2_bps;        // the chip's L2, shared by every consumer
     std::int64_t hbm_bps;
-    std::int64_t link_bps;
     std::int64_t remote_store_bps;
+    SimTime remote_store_burst_ps;
     std::int64_t remote_load_bps;
     SimTime remote_load_latency_ps;
     std::int64_t sdma_bps;
     SimTime sdma_latency_ps;
-    SimTime link_latency_ps;
     SimTime remote_atomic_ps;
     SimTime local_atomic_ps;
     SimTime launch_host_ps;
@@ -67,7 +66,12 @@ struct CostModel {
     SimTime transfer_ps(std::int64_t bytes, std::int64_t bps) const {
         return static_cast<SimTime>(round_half_up_nonneg(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
     }
-    // The smallest latency of any cross-stream effect: the coordinator's lookahead.
+    // One core's rate for a remote store of `bytes` in `bursts` contiguous runs: each run pays
+    // remote_store_burst_ps beside its bytes at remote_store_bps (sim/MODEL.md "One core's
+    // remote traffic").
+    std::int64_t remote_store_rate_bps(std::int64_t bytes, std::int64_t bursts) const;
+    // The smallest latency of any cross-stream effect but a route's (Topology::min_route_latency_ps):
+    // with it, the coordinator's lookahead.
     SimTime min_cross_stream_latency() const;
 };
 

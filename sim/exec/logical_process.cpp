@@ -62,7 +62,7 @@ LogicalProcess::~LogicalProcess() = default;
 
 LinkView& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
-    if (!slot) slot = std::make_unique<LinkView>(machine_.link_hub(link_id), topology_.describe_link(link_id), cost_.link_bps, source_id());
+    if (!slot) slot = std::make_unique<LinkView>(machine_.link_hub(link_id), topology_.describe_link(link_id), topology_.link_bytes_per_s(link_id), source_id());
     // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
     // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
     // the links' history for the trace's counters.

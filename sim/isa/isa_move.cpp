@@ -139,10 +139,11 @@ void MemMove::await_resume() {
         const auto route = lp.topology().route(src, dst);
         const SimTime begin = start_ + cost.gm_latency_ps;
         const SimTime moved =
-            lp.book_route(route, begin, static_cast<double>(bytes), load ? cost.remote_load_bps : cost.remote_store_bps);
+            lp.book_route(route.links(), begin, static_cast<double>(bytes),
+                          load ? cost.remote_load_bps : cost.remote_store_rate_bps(bytes, gm_.contiguous_runs()));
         // A store's bytes land a route's latency after they leave; a load's data comes back
         // after its request's (measured apart, sim/MODEL.md).
-        const SimTime hops = (load ? cost.remote_load_latency_ps : cost.link_latency_ps) * static_cast<SimTime>(route.size());
+        const SimTime hops = load ? cost.remote_load_latency_ps * route.hops() + route.scale_out_ps() : route.latency_ps();
         end = moved + hops;
         // The peer's memory serves the read, or takes the write (an atomic add: read and written
         // there), while the bytes cross: a store lands a route's latency after it leaves.

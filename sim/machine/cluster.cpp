@@ -19,6 +19,14 @@ int resolved_host_threads(int asked) {
     if (asked < 0) throw SimError(fmt::format("host threads: {} asked, need at least 1 (or 0: one per host core)", asked));
     return asked > 0 ? asked : host_core_count();
 }
+
+// The smallest latency of any cross-stream effect, a route's included (a die's package link
+// may be quicker than a switch hop).
+SimTime lookahead(const CostModel& cost, const Topology& topology) {
+    const SimTime route = topology.min_route_latency_ps();
+    const SimTime others = cost.min_cross_stream_latency();
+    return route > 0 ? std::max<SimTime>(1, std::min(route, others)) : others;
+}
 }  // namespace
 
 Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
@@ -26,8 +34,8 @@ Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
       options_(options),
       host_threads_(resolved_host_threads(options.host_threads)),
       cost_(profile),
-      topology_(profile.interconnect.topology, options.ranks),
-      coordinator_(cost_.min_cross_stream_latency(), *this, host_threads_),
+      topology_(profile.interconnect, options.ranks),
+      coordinator_(lookahead(cost_, topology_), *this, host_threads_),
       workers_(host_threads_) {
     link_hubs_.resize(static_cast<std::size_t>(topology_.link_count()));
     if (options.ranks < 1) throw SimError(fmt::format("a cluster needs at least 1 rank, got {}", options.ranks));

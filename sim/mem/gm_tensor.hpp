@@ -34,6 +34,14 @@ public:
     Layout layout() const { return layout_; }
     std::int64_t bytes() const { return std::int64_t{rows_} * cols_ * dtype_bytes(dtype_); }
     bool valid() const { return alloc_ != nullptr; }
+    // How many contiguous runs of bytes the view is in GM: one when its lines follow each other
+    // (or it has one line), else one per line (a row of ND, a column of DN). A remote move sends
+    // each run as its own burst (sim/MODEL.md "One core's remote traffic").
+    std::int64_t contiguous_runs() const {
+        const int lines = layout_ == Layout::ND ? rows_ : cols_;
+        const int line = layout_ == Layout::ND ? cols_ : rows_;
+        return lines <= 1 || ld_ == line ? 1 : lines;
+    }
     // Do both views see the same elements of the same allocation the same way (origin, extent,
     // stride, element type, layout)? Compares the allocations' addresses only, without reading them.
     bool same_region(const GmTensor& o) const {

@@ -9,7 +9,8 @@
 namespace tandem::kernels::collectives {
 
 CollectiveAlgo collective_algo_for(TopologyKind topology) {
-    return topology == TopologyKind::FullMesh ? CollectiveAlgo::Mesh : CollectiveAlgo::Ring;
+    // A switched node reaches every peer directly, as a mesh does.
+    return topology == TopologyKind::Ring || topology == TopologyKind::DoubleRing ? CollectiveAlgo::Ring : CollectiveAlgo::Mesh;
 }
 
 const char* collective_algo_name(CollectiveAlgo algo) { return algo == CollectiveAlgo::Mesh ? "mesh" : "ring"; }
