@@ -15,15 +15,11 @@ namespace tandem::test {
 
 inline Profile b1_profile() { return load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B1.toml"); }
 
-// 20-core chips (Ascend910B3) wired as one double ring of up to 32: what the A3 profiles were
-// before their fabric was corrected (the MC2 algorithm's rings taken for the wiring), kept for
-// the tests of the ring algorithms and of traffic crossing ring hops.
+// 20-core chips (Ascend910B3) wired as one double ring (examples/profiles/DoubleRing20.toml):
+// what the A3 profiles were before their fabric was corrected, for the tests of the ring
+// algorithms and of traffic crossing ring hops.
 inline Profile double_ring_profile() {
-    Profile p = load_profile(std::string(TANDEM_SOURCE_DIR) + "/sim/profiles/Ascend910B3.toml");
-    p.interconnect.topology = TopologyKind::DoubleRing;
-    p.interconnect.ranks_per_node = 32;
-    p.interconnect.max_nodes = 1;
-    return p;
+    return load_profile(std::string(TANDEM_SOURCE_DIR) + "/examples/profiles/DoubleRing20.toml");
 }
 
 struct SingleRun {
