@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/cost_model.hpp"
 #include "sim/exec/instr_record.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/mem/fp16.hpp"
@@ -627,8 +628,12 @@ TEST(CrossRank, TputAndNotifyThenTwaitGivesDataAndResumeTime) {
     EXPECT_EQ(stores0[0].start, loads0[0].end + h.issue());  // serial: load, wait, store
     EXPECT_EQ(stores0[0].peer, 1);
     EXPECT_EQ(stores0[0].pipe, Pipe::MTE3);
+    // One contiguous run: one burst's cost beside the bytes (sim/MODEL.md "One core's remote traffic").
+    const CostModel cost(p);
     EXPECT_NEAR(stores0[0].end - stores0[0].start,
-                h.gm_move(bytes, p.interconnect.remote_store_gib_s) + h.link_lat(), kTolPs);
+                h.gm_lat() + cost.transfer_ps(bytes, cost.remote_store_rate_bps(bytes, 1)) + h.link_lat(), kTolPs);
+    EXPECT_GE(h.gm_lat() + cost.transfer_ps(bytes, cost.remote_store_rate_bps(bytes, 1)),
+              h.gm_move(bytes, p.interconnect.remote_store_gib_s));
     // The notify issues once the store is done and is visible a remote atomic latency later.
     EXPECT_EQ(notes[0].end, stores0[0].end + h.issue());
     EXPECT_EQ(notes[0].visible, notes[0].end + h.remote_atomic());
