@@ -21,7 +21,6 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "sim/net/topology.hpp"
 #include "sim/sim_error.hpp"
 
 #ifndef TANDEM_PROFILE_DIR
@@ -58,7 +57,10 @@ constexpr Range kUnit{0, true, 1, ""};               // an efficiency
 constexpr Range kFactor{1e-3, false, 1e3, ""};       // a cost factor
 constexpr Range kNs{0, false, 1e9, "ns"};            // up to a second
 constexpr Range kUs{0, false, 1e6, "us"};            // up to a second
-constexpr Range kCount{1, false, Topology::kMaxRanks, ""};  // ranks per node, nodes
+// The most ranks a cluster may have: Topology::kMaxRanks (sim/net/topology.hpp, a layer above this
+// one, which refuses more again when it builds the routes).
+constexpr int kMaxClusterRanks = 4096;
+constexpr Range kCount{1, false, kMaxClusterRanks, ""};  // ranks per node, nodes
 constexpr Range kPlanes{0, false, 64, ""};           // switch planes (0: not switched)
 constexpr Range kDies{1, false, 2, ""};              // dies per package
 constexpr Range kRateOrNone{0, false, 1e6, ""};      // an optional rate: 0 is none
@@ -430,9 +432,9 @@ void Reader::check_cluster_shape(const InterconnectProfile& net) const {
     }
     if (!nic && !switched) fail("interconnect.between_nodes", "a switch tier needs a switched topology inside the node");
     const std::int64_t most = std::int64_t{net.ranks_per_node} * net.max_nodes;
-    if (most > Topology::kMaxRanks) {
+    if (most > kMaxClusterRanks) {
         fail("interconnect.max_nodes", fmt::format("{} nodes of {} ranks is {} ranks, more than the {} the simulator holds",
-                                                   net.max_nodes, net.ranks_per_node, most, Topology::kMaxRanks));
+                                                   net.max_nodes, net.ranks_per_node, most, kMaxClusterRanks));
     }
 }
 
