@@ -186,16 +186,9 @@ def error_unit(quantity):
     return " pts" if unit_of(quantity) == "%" else "%"
 
 
-def load_predictions(calibration_dir, soc):
-    """The configurations of predictions_<soc>.csv (a missing file: none)."""
-    path = os.path.join(calibration_dir, f"predictions_{soc}.csv")
-    if not os.path.exists(path):
-        return []
-=======
 def load_predictions(calibration_dir, soc, derived=()):
     """The configurations of predictions_<soc>.csv and of each derived SoC's file (a missing file:
     none); a derived SoC's runs use its profile."""
->>>>>>> 519b1b9 (Switched fabrics and clusters of servers; A3 profiles (Ascend910_9392/9382) and profile derivation)
     out = []
     for name in (soc, *derived):
         path = os.path.join(calibration_dir, f"predictions_{name}.csv")
