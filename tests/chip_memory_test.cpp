@@ -171,6 +171,75 @@ TEST(BinnedUsage, SpreadsBytesOverBinsAndReadsASumAsARate) {
     EXPECT_THROW(sum.plus(&other_bins), SimError);
 }
 
+// Usage booked far ahead and scattered (a comm block's stores into 63 peers in turn) costs the
+// pages its bytes land in, not the span between them; a walk skips the gaps.
+TEST(BinnedUsage, KeepsOnlyThePagesItsBytesLandIn) {
+    const SimTime bin = kMemUsageBinPs;
+    BinnedUsage u(bin);
+    u.add(3 * bin, 5 * bin, 20);                          // bins 3 and 4
+    u.add(1'000'000 * bin, 1'000'001 * bin, 7);           // bin 1,000,000
+    EXPECT_EQ(u.pages_held(), 2U);
+    EXPECT_DOUBLE_EQ(u.bytes_in(4), 10);
+    EXPECT_DOUBLE_EQ(u.bytes_in(500'000), 0);
+    EXPECT_DOUBLE_EQ(u.bytes_in(1'000'000), 7);
+    EXPECT_EQ(u.first_bin(), 3);
+    EXPECT_EQ(u.end_bin(), 1'000'001);
+    std::vector<std::int64_t> walked;
+    for (std::int64_t b = u.next_kept_bin(u.first_bin()); b < u.end_bin(); b = u.next_kept_bin(b + 1)) {
+        if (u.bytes_in(b) > 0) walked.push_back(b);
+    }
+    EXPECT_EQ(walked, (std::vector<std::int64_t>{3, 4, 1'000'000}));
+    u.forget_before(10 * bin);  // the first page is history
+    EXPECT_EQ(u.pages_held(), 1U);
+    EXPECT_DOUBLE_EQ(u.bytes_in(4), 0);
+    EXPECT_EQ(u.first_bin(), 10);
+    const BinnedUsage copy = u;
+    EXPECT_DOUBLE_EQ(copy.bytes_in(1'000'000), 7);
+    u.forget_before(2'000'000 * bin);
+    EXPECT_TRUE(u.empty());
+    EXPECT_EQ(u.pages_held(), 0U);
+    EXPECT_DOUBLE_EQ(copy.bytes_in(1'000'000), 7);  // a deep copy
+}
+
+// The pages change where bins are kept, not a sum: every bin holds what adding bin by bin, in
+// the same order, gives, over random spans, runs and horizons.
+TEST(BinnedUsage, EveryBinHoldsTheSumOfItsAddsInOrder) {
+    const SimTime bin = kMemUsageBinPs;
+    BinnedUsage u(bin);
+    std::vector<double> ref(4096, 0.0);
+    std::int64_t horizon = 0;
+    std::uint64_t x = 12345;
+    const auto next = [&x](std::uint64_t n) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (x >> 33) % n;
+    };
+    for (int i = 0; i < 3000; ++i) {
+        const auto first = static_cast<std::int64_t>(next(3900));
+        const auto len = static_cast<std::int64_t>(1 + next(i % 3 == 0 ? 150 : 4));
+        const double bytes = 1.0 + static_cast<double>(next(1000)) / 7.0;
+        if (i % 2 == 0) {
+            const SimTime start = first * bin + static_cast<SimTime>(next(static_cast<std::uint64_t>(bin)));
+            const SimTime end = start + len * bin - static_cast<SimTime>(next(static_cast<std::uint64_t>(bin)));
+            u.add(start, end, bytes);
+            BinnedUsage one(bin);  // the same span alone: what it puts in each bin
+            one.add(start, end, bytes);
+            for (std::int64_t b = one.first_bin(); b < one.end_bin(); ++b) {
+                if (b >= horizon) ref[static_cast<std::size_t>(b)] += one.bytes_in(b);
+            }
+        } else {
+            u.add_to_bins(first, first + len, bytes);
+            for (std::int64_t b = std::max(first, horizon); b < first + len; ++b) ref[static_cast<std::size_t>(b)] += bytes;
+        }
+        if (i % 500 == 499) {
+            horizon += 300;
+            u.forget_before(horizon * bin);
+        }
+        if (i % 97 == 0) {
+            for (std::int64_t b = horizon; b < 4096; ++b) ASSERT_EQ(u.bytes_in(b), ref[static_cast<std::size_t>(b)]) << "bin " << b;
+        }
+    }
+}
+
 // ---- one stream's view ----
 
 struct ViewFixture {

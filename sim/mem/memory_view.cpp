@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -273,7 +274,14 @@ void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
                                    : bins.hbm.empty() ? bins.l2.first_bin()
                                                       : std::min(bins.l2.first_bin(), bins.hbm.first_bin());
         const std::int64_t end = std::max(bins.l2.end_bin(), bins.hbm.end_bin());
-        for (std::int64_t b = first; b < end; ++b) {
+        // Walks the pages that hold bins, not the gaps between (a comm block's stores into a peer
+        // may lie far apart in one window: its scalar issues them long before its pipe runs them).
+        const auto next_in = [](const BinnedUsage& u, std::int64_t b) {
+            const std::int64_t n = u.next_kept_bin(b);
+            return n < u.end_bin() ? n : std::numeric_limits<std::int64_t>::max();
+        };
+        const auto next_kept = [&](std::int64_t b) { return std::min(next_in(bins.l2, b), next_in(bins.hbm, b)); };
+        for (std::int64_t b = next_kept(first); b < end; b = next_kept(b + 1)) {
             const double l2 = bins.l2.bytes_in(b);
             const double hbm = bins.hbm.bytes_in(b);
             if (!(l2 > 0 || hbm > 0)) continue;

@@ -20,6 +20,11 @@ class BinnedUsage {
 public:
     // `bin_ps`: the bins' length (positive).
     explicit BinnedUsage(SimTime bin_ps);
+    ~BinnedUsage();
+    BinnedUsage(const BinnedUsage& other);
+    BinnedUsage& operator=(const BinnedUsage& other);
+    BinnedUsage(BinnedUsage&& other) noexcept;
+    BinnedUsage& operator=(BinnedUsage&& other) noexcept;
 
     SimTime bin_ps() const { return bin_ps_; }
 
@@ -41,45 +46,77 @@ public:
     }
     // `bytes` in bin number `bin` (covering [bin * bin_ps, (bin + 1) * bin_ps)).
     void add_to_bin(std::int64_t bin, double bytes) {
-        const std::int64_t i = bin - first_bin_;
-        if (bytes > 0 && i >= 0 && i < size()) {  // the usual case: a bin already kept
-            double& b = bytes_[static_cast<std::size_t>(head_ + i)];
-            b += bytes;
-            max_bytes_ = std::max(max_bytes_, b);
-            return;
-        }
-        add_to_new_bin(bin, bytes);
+        if (!(bytes > 0) || bin < horizon_bin_) return;  // forgotten history: nothing reads it again
+        double& b = page_for(bin)[bin & kPageMask];
+        b += bytes;
+        max_bytes_ = std::max(max_bytes_, b);
+        note_kept(bin, bin + 1);
     }
-    // `bytes` in each bin of [first, end): the same sums as add_to_bin bin by bin, with the kept
-    // range grown once (a published run of equal bins: a long remote store is hundreds).
+    // `bytes` in each bin of [first, end): the same sums as add_to_bin bin by bin (a published
+    // run of equal bins: a long remote store is hundreds).
     void add_to_bins(std::int64_t first, std::int64_t end, double bytes);
 
     // The bytes of bin number `bin` (0 outside what is kept).
     double bytes_in(std::int64_t bin) const {
-        const std::int64_t i = bin - first_bin_;
-        return i >= 0 && i < size() ? bytes_[static_cast<std::size_t>(head_ + i)] : 0.0;
+        if (bin < lo_ || bin >= hi_) return 0.0;
+        const double* page = pages_[static_cast<std::size_t>((bin >> kPageShift) - page0_)];
+        return page != nullptr ? page[bin & kPageMask] : 0.0;
     }
-    std::int64_t first_bin() const { return first_bin_; }
-    // One past the last bin kept (first_bin() when there is none).
-    std::int64_t end_bin() const { return first_bin_ + size(); }
-    bool empty() const { return size() == 0; }
+    // The bins kept lie in [first_bin(), end_bin()) (first_bin() == end_bin() when there is none).
+    std::int64_t first_bin() const { return lo_; }
+    std::int64_t end_bin() const { return hi_; }
+    bool empty() const { return lo_ >= hi_; }
+    // The first bin at or after `bin` that may hold bytes (end_bin() if none): bins are kept in
+    // pages, made only where bytes were added, so a walk over a sparse store skips the gaps.
+    std::int64_t next_kept_bin(std::int64_t bin) const;
     // No bin kept holds more than this (a bound, not always reached: for a quick "cannot matter").
     double max_bin_bytes() const { return max_bytes_; }
+    // Pages of bins held (a memory gauge, for tests).
+    std::size_t pages_held() const;
 
     // Drops the bins that end at or before t (nothing will be read before t again).
     void forget_before(SimTime t);
     void clear();
 
 private:
+    // Bins are kept in pages of kPageBins, made where bytes land: usage booked far ahead (a
+    // block's scalar issues long before its pipes run) and scattered (a comm block storing into
+    // 63 peers in turn) costs the pages it touches, not the whole span between them.
+    static constexpr int kPageShift = 6;
+    static constexpr std::int64_t kPageBins = std::int64_t{1} << kPageShift;
+    static constexpr std::int64_t kPageMask = kPageBins - 1;
+    // Emptied pages kept for reuse at most (a store is emptied every window by some callers).
+    static constexpr std::size_t kSparePages = 64;
+
+    double* page_for(std::int64_t bin) {
+        const std::int64_t p = (bin >> kPageShift) - page0_;
+        if (p >= 0 && p < static_cast<std::int64_t>(pages_.size())) {
+            double* page = pages_[static_cast<std::size_t>(p)];
+            if (page != nullptr) return page;
+        }
+        return make_page(bin >> kPageShift);
+    }
+    double* make_page(std::int64_t page);
+    void note_kept(std::int64_t from, std::int64_t to) {
+        if (lo_ >= hi_) {
+            lo_ = from;
+            hi_ = to;
+            return;
+        }
+        lo_ = std::min(lo_, from);
+        hi_ = std::max(hi_, to);
+    }
+    void release(double* page);
+    void release_all();
     void add_spread(SimTime start, SimTime end, std::int64_t first, std::int64_t last, double bytes);
-    void add_to_new_bin(std::int64_t bin, double bytes);
-    std::int64_t size() const { return static_cast<std::int64_t>(bytes_.size()) - head_; }
 
     SimTime bin_ps_;
-    std::int64_t first_bin_ = 0;    // the bin bytes_[head_] holds
+    std::int64_t lo_ = 0;           // bins with bytes lie in [lo_, hi_)
+    std::int64_t hi_ = 0;
     std::int64_t horizon_bin_ = 0;  // bins before it are forgotten
-    std::int64_t head_ = 0;         // bytes_ before it are forgotten (compacted now and then)
-    std::vector<double> bytes_;
+    std::int64_t page0_ = 0;        // the page number of pages_[0]
+    std::vector<double*> pages_;    // null: no bytes in that page
+    std::vector<double*> spare_;    // emptied pages, for reuse
     static constexpr std::int64_t kRecomputeMaxAfterBins = 16;
     double max_bytes_ = 0;
     std::int64_t dropped_since_max_ = 0;
