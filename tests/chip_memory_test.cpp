@@ -189,10 +189,13 @@ TEST(BinnedUsage, KeepsOnlyThePagesItsBytesLandIn) {
         if (u.bytes_in(b) > 0) walked.push_back(b);
     }
     EXPECT_EQ(walked, (std::vector<std::int64_t>{3, 4, 1'000'000}));
-    u.forget_before(10 * bin);  // the first page is history
-    EXPECT_EQ(u.pages_held(), 1U);
+    u.forget_before(10 * bin);  // bins 3 and 4 are history; their page holds the horizon's bin
+    EXPECT_EQ(u.pages_held(), 2U);
     EXPECT_DOUBLE_EQ(u.bytes_in(4), 0);
     EXPECT_EQ(u.first_bin(), 10);
+    u.forget_before(100 * bin);  // now the first page is history
+    EXPECT_EQ(u.pages_held(), 1U);
+    EXPECT_EQ(u.first_bin(), 100);
     const BinnedUsage copy = u;
     EXPECT_DOUBLE_EQ(copy.bytes_in(1'000'000), 7);
     u.forget_before(2'000'000 * bin);
