@@ -761,6 +761,11 @@ def kernel_pipe_use(trace, warnings):
             if r not in present or not tt._is_number(row.get("start_us")) or not tt._is_number(row.get("end_us")):
                 continue
             a, b = tt.us_to_ps(row["start_us"]), tt.us_to_ps(row["end_us"])
+            # The ratios' denominator is the task duration (the blocks' span with the task's own
+            # overheads around it, docs/RESULTS.md), where the results give it.
+            ta, tb = a, b
+            if tt._is_number(row.get("task_start_us")) and tt._is_number(row.get("task_end_us")):
+                ta, tb = tt.us_to_ps(row["task_start_us"]), tt.us_to_ps(row["task_end_us"])
             ran = sorted({(ct, core) for ts, end, ct, core in blocks.get((r, stream), []) if ts >= a and end <= b},
                          key=lambda k: (CORE_TYPES.index(k[0]), k[1]))
             ratios = {}
@@ -773,11 +778,11 @@ def kernel_pipe_use(trace, warnings):
                     per_core = []
                     for core in cores:
                         busy = sum(d for ts, d in busy_iv.get((r, stream, ct, core, pipe), []) if a <= ts < b)
-                        per_core.append(busy / (b - a) if b > a else 0.0)
+                        per_core.append(busy / (tb - ta) if tb > ta else 0.0)
                     ratios[ct][pipe] = {"mean": sum(per_core) / len(per_core), "min": min(per_core),
                                         "max": max(per_core)}
             launch = {"rank": r, "stream": stream, "kernel": row.get("kernel", e.get("kernel")),
-                      "launch": e.get("launch"), "kernel_us": us(b - a),
+                      "launch": e.get("launch"), "kernel_us": us(tb - ta),
                       "cores": {ct: sum(1 for t, _ in ran if t == ct) for ct in CORE_TYPES if any(t == ct for t, _ in ran)},
                       "pipe_ratio": ratios, "compared": False}
             if r == e.get("rank") and isinstance(e.get("pipe_ratio"), dict):

@@ -201,8 +201,10 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
     out_fits = []
     for res in fits:
         s = res.spec
+        units = {error_unit(rows_by_id[i].quantity) for i in s.rows}
+        fit_unit = units.pop() if len(units) == 1 else " (mixed % and pts)"
         print(f"  {', '.join(s.parameters)} = {fmt_point(res.optimum)}  (profile: {fmt_point(res.shipped)}), "
-              f"fit error {res.optimum_mae:.2f}% over {len(s.rows)} rows")
+              f"fit error {res.optimum_mae:.2f}{fit_unit} over {len(s.rows)} rows")
         print(f"    rows: {', '.join(s.rows)}")
         if s.why:
             print(f"    why these rows: {s.why}")

@@ -39,7 +39,8 @@ struct PipeProfile {
     double ub_to_gm_gib_s = 0;           // MTE3 on AIV (local GM)
     double l1_to_l0a_gib_s = 0;          // MTE1
     double l1_to_l0b_gib_s = 0;          // MTE1
-    double l0c_to_gm_gib_s = 0;          // FIX
+    double l0c_to_gm_gib_s = 0;          // FIX: L0C -> GM, what the store's write takes
+    double fix_l0c_read_gib_s = 0;       // FIX's own work: reading L0C and converting its layout (its busy time)
     // Fixed start-up cost of one instruction on each path, in core cycles.
     double gm_access_latency_cycles = 0; // MTE2/MTE3/FIX touching GM (L2 hit)
     double mte1_latency_cycles = 0;
@@ -94,6 +95,12 @@ struct HostProfile {
     double launch_host_us = 0;           // host time spent in one kernel launch call
     double launch_to_start_us = 0;       // launch call to first block starting on the device
     double kernel_end_us = 0;            // last block done to kernel seen complete by the stream
+    // The profiler's task duration (msprof's Task Duration) holds more than the blocks' span:
+    // of launch_to_start_us, the part after the task starts on the device (dispatching it to the
+    // cores, the blocks' start, the kernel's scalar preamble and set-up), and of kernel_end_us,
+    // the part before the task ends (the final synchronisation of the cores' completion).
+    double task_start_us = 0;            // within launch_to_start_us
+    double task_end_us = 0;              // within kernel_end_us
     double sync_us = 0;                  // stream synchronize return latency
     double host_barrier_us = 0;          // host barrier across ranks
     double host_write_latency_us = 0;    // host write to device memory until visible

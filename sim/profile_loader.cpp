@@ -120,6 +120,7 @@ constexpr std::array kFields{
     field<kPipes, &P::l1_to_l0a_gib_s>("pipes", "l1_to_l0a_gib_s", kRate),
     field<kPipes, &P::l1_to_l0b_gib_s>("pipes", "l1_to_l0b_gib_s", kRate),
     field<kPipes, &P::l0c_to_gm_gib_s>("pipes", "l0c_to_gm_gib_s", kRate),
+    field<kPipes, &P::fix_l0c_read_gib_s>("pipes", "fix_l0c_read_gib_s", kRate),
     field<kPipes, &P::gm_access_latency_cycles>("pipes", "gm_access_latency_cycles", kCycles),
     field<kPipes, &P::mte1_latency_cycles>("pipes", "mte1_latency_cycles", kCycles),
     field<kPipes, &P::cube_fixed_cycles>("pipes", "cube_fixed_cycles", kCycles),
@@ -160,6 +161,8 @@ constexpr std::array kFields{
     field<kHost, &H::launch_host_us>("host", "launch_host_us", kUs),
     field<kHost, &H::launch_to_start_us>("host", "launch_to_start_us", kUs),
     field<kHost, &H::kernel_end_us>("host", "kernel_end_us", kUs),
+    field<kHost, &H::task_start_us>("host", "task_start_us", kUs),
+    field<kHost, &H::task_end_us>("host", "task_end_us", kUs),
     field<kHost, &H::sync_us>("host", "sync_us", kUs),
     field<kHost, &H::host_barrier_us>("host", "host_barrier_us", kUs),
     field<kHost, &H::host_write_latency_us>("host", "host_write_latency_us", kUs),
@@ -486,6 +489,15 @@ Profile load_profile(const std::filesystem::path& file) {
     profile.interconnect.topology = reader.read_name(root, kTopologyKey, kTopologies, "topology");
     profile.interconnect.between_nodes = reader.read_name(root, kBetweenNodesKey, kBetweenNodes, "way between nodes");
     reader.check_cluster_shape(profile.interconnect);
+    // The task's own overheads are parts of the host's latencies around a kernel, not additions.
+    if (profile.host.task_start_us > profile.host.launch_to_start_us) {
+        reader.fail("host.task_start_us", fmt::format("{} us is more than host.launch_to_start_us ({} us), which holds it",
+                                                      profile.host.task_start_us, profile.host.launch_to_start_us));
+    }
+    if (profile.host.task_end_us > profile.host.kernel_end_us) {
+        reader.fail("host.task_end_us", fmt::format("{} us is more than host.kernel_end_us ({} us), which holds it",
+                                                    profile.host.task_end_us, profile.host.kernel_end_us));
+    }
     return profile;
 }
 

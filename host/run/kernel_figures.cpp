@@ -47,12 +47,18 @@ const PipeRatio* KernelFigures::ratio(CoreType t, Pipe p) const {
     return nullptr;
 }
 
-KernelFigures measure_kernel(const KernelStats& stats) {
+TaskOverheads TaskOverheads::of(const Profile& profile) {
+    return TaskOverheads{from_us(profile.host.task_start_us), from_us(profile.host.task_end_us)};
+}
+
+KernelFigures measure_kernel(const KernelStats& stats, TaskOverheads task) {
     KernelFigures f;
     f.start = stats.start;
     f.end = stats.end;
+    f.task_start = stats.start - task.start_ps;
+    f.task_end = stats.end + task.end_ps;
     f.stages = stats.stages;
-    const SimTime kernel_ps = stats.end - stats.start;
+    const SimTime kernel_ps = f.task_end - f.task_start;  // what the profiler divides a pipe's busy time by
     for (CoreType t : {CoreType::AIC, CoreType::AIV}) {
         int cores = 0;
         for (const CoreBusy& c : stats.cores) cores += c.type == t ? 1 : 0;
@@ -196,7 +202,9 @@ nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_r
         for (const KernelFigures& f : per_rank[r]) {
             nlohmann::json& e = entries[Key{f.view, f.launch}];
             const nlohmann::json mine = {{"rank", r}, {"kernel", f.kernel}, {"kernel_us", f.kernel_us()},
-                                         {"start_us", to_us(f.start)}, {"end_us", to_us(f.end)}};
+                                         {"blocks_us", f.blocks_us()}, {"start_us", to_us(f.start)},
+                                         {"end_us", to_us(f.end)}, {"task_start_us", to_us(f.task_start)},
+                                         {"task_end_us", to_us(f.task_end)}};
             if (e.is_null()) {
                 const std::size_t s = static_cast<std::size_t>(f.stream);
                 e = {{"view", kernels::view_name(f.view)},
@@ -208,6 +216,7 @@ nlohmann::json kernels_json(const std::vector<std::vector<KernelFigures>>& per_r
                      {"blocks", f.blocks},
                      {"rank", r},
                      {"kernel_us", f.kernel_us()},
+                     {"blocks_us", f.blocks_us()},
                      {"kernel_us_min", f.kernel_us()},
                      {"kernel_us_max", f.kernel_us()}};
                 nlohmann::json cores = nlohmann::json::object();

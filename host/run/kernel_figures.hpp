@@ -1,9 +1,14 @@
 #pragma once
 // What a profiler reports for each kernel launch (msprof's op summary: task duration and
 // PipeUtilization), measured from the simulator's statistics of the launch (KernelStats):
-//  * kernel time: the launch's device time, from its first block's start to its last block's
-//    end on the device. The host-timed views add the launch, completion and synchronize
-//    overheads around it (and, for a view of several launches, everything between them).
+//  * kernel time: the launch's task duration as the profiler counts it: from the task's start on
+//    the device to its end, i.e. its blocks' span (the first block's start to the last block's
+//    end) with the task's own overheads around it (host.task_start_us: dispatching the task to
+//    the cores, the blocks' start, the scalar preamble; host.task_end_us: the final
+//    synchronisation; sim/MODEL.md "A kernel's time as the profiler counts it"). Those are parts
+//    of the host's launch and completion latencies, so the host-timed views are unchanged by
+//    them; they add the rest of the launch, completion and synchronize overheads around it (and,
+//    for a view of several launches, everything between them).
 //  * pipe ratio: per pipe, busy / kernel time on each core that ran a block of the launch, and
 //    over those cores the mean, the smallest and the largest. Busy is the sum of the
 //    [start, end) intervals of the instructions the pipe executed for the launch; waiting in
@@ -18,6 +23,7 @@
 
 #include "kernels/op_desc.hpp"
 #include "sim/exec/logical_process.hpp"
+#include "sim/profile.hpp"
 
 namespace tandem::host {
 
@@ -47,17 +53,28 @@ struct KernelFigures {
     int blocks = 0;
     SimTime start = 0;  // device clock: first block started
     SimTime end = 0;    // last block done
+    SimTime task_start = 0;  // the task started on the device (start less the task's start overhead)
+    SimTime task_end = 0;    // the task ended (end plus the task's end overhead)
     int aic_cores = 0;  // cores that ran at least one of its blocks
     int aiv_cores = 0;
     std::vector<PipeRatio> pipe_ratio;  // profiled_pipes of each core type that ran it
     std::vector<StageBusy> stages;      // by stage id (KernelStats::stages)
 
-    double kernel_us() const { return to_us(end - start); }
+    double kernel_us() const { return to_us(task_end - task_start); }  // the task duration
+    double blocks_us() const { return to_us(end - start); }            // first block start to last block end
     const PipeRatio* ratio(CoreType t, Pipe p) const;  // null when that core type did not run it
 };
 
+// The parts of the host's launch and completion latencies that the profiler's task duration holds
+// (sim/profile.hpp HostProfile::task_start_us, task_end_us).
+struct TaskOverheads {
+    SimTime start_ps = 0;  // the task's start on the device to its first block's start
+    SimTime end_ps = 0;    // its last block's end to the task's end
+    static TaskOverheads of(const Profile& profile);
+};
+
 // The figures of a launch from its statistics (the identity fields are left to the caller).
-KernelFigures measure_kernel(const KernelStats& stats);
+KernelFigures measure_kernel(const KernelStats& stats, TaskOverheads task = {});
 
 // A stage's figures (docs/RESULTS.md "Stages"): its span on the device clock, the blocks that ran
 // it, busy per pipe summed over them, and its busiest pipe's busy / (blocks x kernel time) in %.

@@ -206,7 +206,8 @@ ViewRun OpSession::run_view(HostContext& host, const std::vector<Stream*>& strea
         std::vector<std::size_t> next = first;
         for (const KernelFigures& k : planned) {
             const Stream& s = *streams[static_cast<std::size_t>(k.stream)];
-            KernelFigures measured = measure_kernel(s.kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++));
+            KernelFigures measured = measure_kernel(s.kernel_stats().at(next[static_cast<std::size_t>(k.stream)]++),
+                                                   TaskOverheads::of(host.cluster().profile()));
             measured.view = k.view;
             measured.launch = k.launch;
             measured.phase = k.phase;

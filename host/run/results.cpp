@@ -212,7 +212,7 @@ std::string format_summary(const RunResults& r) {
                                   run.n, run.base_m, run.base_n, run.compute_blocks.value_or(0)));
         for (const nlohmann::json* k : pipelined_kernels(r)) {
             const double us = k->at("kernel_us").get<double>();
-            line("Kernel (device)", fmt::format("{} {}, {:.2f} TFLOPS (first block start to last block end, rank {})",
+            line("Kernel (device)", fmt::format("{} {}, {:.2f} TFLOPS (the task duration as the profiler counts it, rank {})",
                                                 k->at("kernel").get<std::string>(), time_text(us),
                                                 us > 0 ? m.flops / us / 1e6 : 0.0, k->at("rank").get<int>()));
             pipe_ratio_lines(out, *k);
@@ -240,7 +240,7 @@ std::string format_summary(const RunResults& r) {
             rank = k->at("rank").get<int>();
         }
         if (!parts.empty()) {
-            line("Kernels (device)", fmt::format("{} (pipelined view, rank {}, first block start to last block end)",
+            line("Kernels (device)", fmt::format("{} (pipelined view, rank {}, task durations as the profiler counts them)",
                                                  fmt::join(parts, ", "), rank));
         }
         // The stages, when the op names them (docs/RESULTS.md "Stages"): each one's extent and

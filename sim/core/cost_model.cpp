@@ -35,6 +35,7 @@ CostModel::CostModel(const Profile& p)
       l1_to_l0a_bps(gib_s_to_bps(p.pipes.l1_to_l0a_gib_s)),
       l1_to_l0b_bps(gib_s_to_bps(p.pipes.l1_to_l0b_gib_s)),
       l0c_to_gm_bps(gib_s_to_bps(p.pipes.l0c_to_gm_gib_s)),
+      fix_l0c_read_bps(gib_s_to_bps(p.pipes.fix_l0c_read_gib_s)),
       l2_bps(gib_s_to_bps(p.chip.l2_gib_s)),
       hbm_bps(gib_s_to_bps(p.chip.hbm_gib_s)),
       remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),

@@ -36,6 +36,7 @@ struct CostModel {
     std::int64_t l1_to_l0a_bps;
     std::int64_t l1_to_l0b_bps;
     std::int64_t l0c_to_gm_bps;
+    std::int64_t fix_l0c_read_bps;  // a FIX store's busy part: its L0C read and layout conversion
     std::int64_t l2_bps;        // the chip's L2, shared by every consumer
     std::int64_t hbm_bps;
     std::int64_t remote_store_bps;

@@ -94,9 +94,9 @@ SimTime BlockCtx::pipe_start(Pipe p, SimTime not_before) const {
     return std::max(not_before, core_.free_at[static_cast<std::size_t>(pipe_index(p))]);
 }
 
-void BlockCtx::occupy(Pipe p, SimTime start, SimTime end) {
+void BlockCtx::occupy(Pipe p, SimTime start, SimTime end, SimTime free_at) {
     const auto i = static_cast<std::size_t>(pipe_index(p));
-    core_.free_at[i] = end;
+    core_.free_at[i] = free_at;
     core_.busy_ps[i] += end - start;
     ++core_.instructions[i];
     lp_.count_instruction();

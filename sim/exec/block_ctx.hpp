@@ -97,7 +97,11 @@ public:
     // Issue an instruction on pipe `p` no earlier than `not_before`: returns its start time.
     SimTime pipe_start(Pipe p, SimTime not_before) const;
     // Mark pipe `p` busy over [start, end) and count it (and log it when the log is on).
-    void occupy(Pipe p, SimTime start, SimTime end);
+    void occupy(Pipe p, SimTime start, SimTime end) { occupy(p, start, end, end); }
+    // The same for an instruction that holds its pipe until `free_at`, past the end of its own
+    // work (`end`: what its busy time counts): a FIX store, whose write drains into GM after the
+    // pipe has read and converted the accumulator, and whose completion the pipe waits for.
+    void occupy(Pipe p, SimTime start, SimTime end, SimTime free_at);
 
     struct FlagQueue {
         std::array<SimTime, 8> times{};

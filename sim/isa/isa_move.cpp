@@ -151,7 +151,19 @@ void MemMove::await_resume() {
         if (load) lp.memory().note_remote(peer, gm_, access, issue_, begin, moved, static_cast<double>(bytes));
         else lp.memory().note_remote(peer, gm_, access, issue_, begin + hops, end, static_cast<double>(bytes));
     }
-    blk_.occupy(pipe_, start_, end);
+    // A FIX store's own work is reading the accumulator from L0C and converting its layout: that
+    // is its busy time (what the profiler counts as FIXP); the write drains into GM at the path's
+    // rate behind it, and the pipe is held until the store completes (sim/MODEL.md "Pipe
+    // accounting as the profiler counts it").
+    // (A store whose write is quicker than the read, an fp32 accumulator cast to fp16, ends with its read.)
+    SimTime busy_end = end;
+    if (pipe_ == Pipe::FIX) {
+        const SimTime read = static_cast<SimTime>(static_cast<double>(tile_.bytes()) * 1e12 /
+                                                  static_cast<double>(cost.fix_l0c_read_bps));
+        busy_end = start_ + cost.gm_latency_ps + read;
+        end = std::max(end, busy_end);
+    }
+    blk_.occupy(pipe_, start_, busy_end, end);
     if (load) {
         tile_.write_end = end;
         tile_.last_writer = "TLOAD";
@@ -162,7 +174,7 @@ void MemMove::await_resume() {
     if (remote) lp.count_remote_bytes(load, bytes);
     // An atomic add lands at the target no earlier than an atomic's latency after issue.
     const SimTime visible = atomic ? std::max(end, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
-    record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : (scale_ != nullptr ? Opcode::TSTORE_FP : Opcode::TSTORE)), start_, end,
+    record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : (scale_ != nullptr ? Opcode::TSTORE_FP : Opcode::TSTORE)), start_, busy_end,
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
     if (StreamSanitizer* san = lp.sanitizer()) {
         using A = StreamSanitizer::Access;
