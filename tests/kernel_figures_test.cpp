@@ -103,6 +103,31 @@ TEST(KernelFigures, ACoreRunningTwoBlocksSumsThem) {
     EXPECT_DOUBLE_EQ(cube.mean, (cube.max + 23 * cube.min) / 24);
 }
 
+// The kernel's time is the task duration: the blocks' span with the task's start and end around
+// it, and every pipe ratio is over that time; the blocks' own span stays as it was.
+TEST(KernelFigures, TheTasksStartAndEndAreInTheKernelTimeAndTheRatios) {
+    const Launched run = launch_twice(1);
+    const KernelStats& k = run.stats[0];
+    const TaskOverheads task{from_us(1.5), from_us(0.5)};
+    const KernelFigures bare = measure_kernel(k);
+    const KernelFigures f = measure_kernel(k, task);
+    EXPECT_DOUBLE_EQ(bare.kernel_us(), bare.blocks_us());
+    EXPECT_EQ(f.start, k.start);
+    EXPECT_EQ(f.end, k.end);
+    EXPECT_EQ(f.task_start, k.start - task.start_ps);
+    EXPECT_EQ(f.task_end, k.end + task.end_ps);
+    EXPECT_NEAR(f.kernel_us(), f.blocks_us() + 2.0, 1e-9);
+    const double busy = double(k.cores[0].busy_ps[at(Pipe::MTE1)]);
+    EXPECT_DOUBLE_EQ(f.ratio(CoreType::AIC, Pipe::MTE1)->mean, busy / double(f.task_end - f.task_start));
+    EXPECT_LT(f.ratio(CoreType::AIC, Pipe::MTE1)->mean, bare.ratio(CoreType::AIC, Pipe::MTE1)->mean);
+    // The shipped profile's task overheads are parts of the host's latencies.
+    const Profile p = test::b1_profile();
+    const TaskOverheads shipped = TaskOverheads::of(p);
+    EXPECT_GT(shipped.start_ps, 0);
+    EXPECT_LE(shipped.start_ps, from_us(p.host.launch_to_start_us));
+    EXPECT_LE(shipped.end_ps, from_us(p.host.kernel_end_us));
+}
+
 // A small shape every op and variant takes on 2 ranks (M, N, K whole tiles per rank; N a
 // multiple of gemm pto_performance's 1536).
 RunRequest small_config(const std::string& op, const std::string& variant) {

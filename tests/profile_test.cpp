@@ -382,6 +382,13 @@ const BadCase kBadCases[] = {
      "aiv_cores = { value = 100000000, source = \"x\" }", "Ascend910B1", "chip.aiv_cores", "must be in [1, 4096] cores"},
     {"poll past any wait", Edit::Replace, "twait_poll_cycles", "twait_poll_cycles = { value = 1e15, source = \"x\" }",
      "Ascend910B1", "pipes.twait_poll_cycles", "must be in [0, 1000000000] cycles"},
+    // The task's own overheads are parts of the host's latencies around a kernel (sim/profile.hpp).
+    {"task start past the launch latency", Edit::Replace, "task_start_us",
+     "task_start_us = { value = 10.5, source = \"x\" }", "Ascend910B1", "host.task_start_us",
+     "more than host.launch_to_start_us"},
+    {"task end past the completion latency", Edit::Replace, "task_end_us",
+     "task_end_us = { value = 3.5, source = \"x\" }", "Ascend910B1", "host.task_end_us",
+     "more than host.kernel_end_us"},
     {"bad topology", Edit::Replace, "topology", "topology = { value = \"torus\", source = \"x\" }",
      "Ascend910B1", "interconnect.topology", "torus"},
     // The cluster's shape: the parts that go together.

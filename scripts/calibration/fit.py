@@ -10,6 +10,8 @@ must use disjoint rows (a row left out then changes one fit only).
 import itertools
 from dataclasses import dataclass, field
 
+from .simulate import SimulationError
+
 
 @dataclass
 class FitSpec:
@@ -89,5 +91,9 @@ def run_fit(spec, rows_by_id, simulator, shipped_values, errors_of):
                     continue
                 value = above[0]
             values = {k: value}
-            result.sensitivity.append((k, factor, value, errors_of([rows_by_id[i] for i in ids], values)))
+            try:
+                errs = errors_of([rows_by_id[i] for i in ids], values)
+            except SimulationError:
+                continue  # a value the profile refuses (past a bound another parameter sets): no step that way
+            result.sensitivity.append((k, factor, value, errs))
     return result
