@@ -108,8 +108,11 @@ RouteTables make_route_tables(const MoeShape& s) {
         std::vector<std::int32_t> next = first;
         std::vector<std::int32_t> row(ex.size());
         for (std::size_t i = 0; i < ex.size(); ++i) row[i] = next[static_cast<std::size_t>(ex[i])]++;
+        std::vector<std::int32_t> route(ex.size());
+        for (std::size_t i = 0; i < ex.size(); ++i) route[static_cast<std::size_t>(row[i])] = static_cast<std::int32_t>(i);
         t.expert.push_back(std::move(ex));
         t.sorted_row.push_back(std::move(row));
+        t.source_route.push_back(std::move(route));
         t.count.push_back(std::move(cnt));
         t.first_row.push_back(std::move(first));
     }

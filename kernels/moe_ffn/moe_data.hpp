@@ -49,6 +49,8 @@ struct RouteTables {
     // (offsetA and offsetD rows; the published expandedRowIdx).
     std::vector<std::vector<std::int32_t>> expert;
     std::vector<std::vector<std::int32_t>> sorted_row;
+    // [rank][sorted row]: the route at that row (the published srcRoute, sorted_row's inverse).
+    std::vector<std::vector<std::int32_t>> source_route;
     // [rank][global expert]: routes of the rank to that expert, and the first sorted row of them
     // (preSumBeforeRank in the published kernel).
     std::vector<std::vector<std::int32_t>> count;

@@ -53,8 +53,9 @@ Task merge_sorted_runs(BlockCtx& blk, const MoeRank& a, int first, int n);
 // then the packed row (K int8 + s1 x 8) stored for each of its routes in range, at the route's
 // sorted row of the rank's own window.
 Task quantize_routes(BlockCtx& blk, const MoeRank& a, int r0, int r1);
-// expandedRowIdx: routes [r0, r1)'s sorted rows stored to a.row_of_route, in one store, or
-// (`scattered`, the OneCore/MultiCore inverse step) one 4-byte element per store.
+// expandedRowIdx: routes [r0, r1)'s sorted rows stored to a.row_of_route in one store or, with
+// `scattered` (the OneCore/MultiCore inverse step), sorted rows [r0, r1) each stored to its
+// route's word, one 4-byte element per store.
 Task store_row_index(BlockCtx& blk, const MoeRank& a, int r0, int r1, bool scattered);
 // The runs of sorted rows [j0, j1) counted per global expert (a scalar loop over them), then
 // stored to a.token_counts, or added to it (`atomic`, the OneCore/MultiCore count step).

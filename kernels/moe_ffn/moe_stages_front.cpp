@@ -122,13 +122,18 @@ Task store_row_index(BlockCtx& blk, const MoeRank& a, int r0, int r1, bool scatt
     const std::size_t mark = blk.tile_mark();
     constexpr int kChunk = 8192;
     if (scattered) {
+        // Sorted rows [r0, r1): row j to its route's word, expandedRowIdx[srcRoute[j]] = j. The
+        // words of one 32-byte block belong to routes of one token, which sit in other experts'
+        // rows, so several AIVs store into each block at once (disjoint bytes: see the op's
+        // README, "The published FrontReorder").
+        const std::vector<std::int32_t>& route = a.tables->source_route[sz(a.rank)];
         Tile& one = blk.alloc_tile(MemKind::UB, 1, 8, DType::I32, "row_index");
-        for (int r = r0; r < r1; ++r) {
+        for (int j = r0; j < r1; ++j) {
             TSCALAR(blk, 1);
-            if (blk.functional()) one.as<std::int32_t>()[0] = rows[sz(r)];
+            if (blk.functional()) one.as<std::int32_t>()[0] = j;
             sync(blk, PIPE_S, PIPE_MTE3);
             Tile v = view(one, 1, 1);
-            co_await TSTORE(a.row_of_route.sub(0, r, 1, 1), v);
+            co_await TSTORE(a.row_of_route.sub(0, route[sz(j)], 1, 1), v);
             fold(one, v);
             sync(blk, PIPE_MTE3, PIPE_S);
         }

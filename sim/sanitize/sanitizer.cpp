@@ -13,12 +13,43 @@ namespace tandem {
 
 namespace {
 
-constexpr std::int64_t kCellBytes = 32;  // Ascend's GM access granule
+// Shadow cells of 32 bytes (Ascend's GM access granule: what a transfer costs is counted in
+// them). Whether two accesses of a cell conflict is judged by the bytes each touches: a store
+// of fewer than 32 bytes (MTE3 with a byte length, DataCopyPad) writes only its own bytes, so
+// two cores storing different words of one granule do not race (the published MegaMoE
+// FrontReorder scatters 4-byte expandedRowIdx words from 48 AIVs at once and verifies).
+constexpr std::int64_t kCellBytes = 32;
+constexpr std::uint32_t kWholeCell = 0xffffffffu;  // one bit per byte of a cell
 
 struct Cell {
     std::int32_t write = -1;  // last plain write (index into the sorted accesses)
-    std::int32_t list = -1;   // reads and atomic adds since it (index into the pool)
+    std::int32_t list = -1;   // reads and atomic adds since it, and older plain writes of bytes
+                              // it did not cover (index into the pool)
 };
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// The bytes of cell `c` access `a` touches, one bit per byte.
+std::uint32_t bytes_in_cell(const SanAccess& a, std::int64_t c) {
+    const std::int64_t c0 = c * kCellBytes, c1 = c0 + kCellBytes;
+    int first = 0, last = a.rows - 1;
+    if (a.ld_bytes > 0) {
+        // Row r spans [offset + r ld, offset + r ld + row_bytes): only the rows that reach the cell.
+        first = static_cast<int>(std::max<std::int64_t>(0, floor_div(c0 - a.offset - a.row_bytes, a.ld_bytes) + 1));
+        last = static_cast<int>(std::min<std::int64_t>(a.rows - 1, floor_div(c1 - 1 - a.offset, a.ld_bytes)));
+    } else {
+        last = std::min(last, 0);  // every row the same bytes
+    }
+    std::uint32_t mask = 0;
+    for (int r = first; r <= last; ++r) {
+        const std::int64_t lo = std::max(c0, a.offset + r * a.ld_bytes);
+        const std::int64_t hi = std::min(c1, a.offset + r * a.ld_bytes + a.row_bytes);
+        if (lo >= hi) continue;
+        const std::int64_t n = hi - lo;
+        mask |= (n == kCellBytes ? kWholeCell : ((1u << n) - 1u)) << (lo - c0);
+    }
+    return mask;
+}
 struct ListEntry {
     std::int32_t access;
     std::int32_t next;
@@ -56,6 +87,8 @@ public:
             // changed in place), and the cells of one tile almost always share one state (the
             // same write, the same readers since): each distinct state is visited once per
             // access, the other cells take the remembered outcome.
+            // That holds for the cells the access covers whole; a cell it covers in part
+            // (a row's ends, a store of a few bytes) is visited on its own.
             Cell seen_before{-2, -2};
             Cell became{};
             for (int r = 0; r < a.rows; ++r) {
@@ -63,12 +96,18 @@ public:
                 const std::int64_t hi = lo + a.row_bytes;
                 for (std::int64_t c = lo / kCellBytes; c * kCellBytes < hi && c < static_cast<std::int64_t>(cells.size()); ++c) {
                     Cell& cell = cells[static_cast<std::size_t>(c)];
+                    const bool whole = c * kCellBytes >= lo && (c + 1) * kCellBytes <= hi;
+                    const std::uint32_t mask = whole ? kWholeCell : bytes_in_cell(a, c);
+                    if (mask != kWholeCell) {
+                        visit(cell, static_cast<std::int32_t>(i), c, mask);
+                        continue;
+                    }
                     if (cell.write == seen_before.write && cell.list == seen_before.list) {
                         cell = became;
                         continue;
                     }
                     seen_before = cell;
-                    visit(cell, static_cast<std::int32_t>(i));
+                    visit(cell, static_cast<std::int32_t>(i), c, mask);
                     became = cell;
                 }
             }
@@ -86,23 +125,30 @@ private:
         const SanAccess& b = acc_[static_cast<std::size_t>(y)];
         return a.thread == b.thread || happens_before(a, b) || happens_before(b, a);
     }
-    void visit(Cell& cell, std::int32_t i) {
+    // Access i touches the bytes `mask` of cell c.
+    void visit(Cell& cell, std::int32_t i, std::int64_t c, std::uint32_t mask) {
         const SanAccess& a = acc_[static_cast<std::size_t>(i)];
-        if (cell.write >= 0 && !ordered(cell.write, i)) conflict(cell.write, i);
+        const bool whole = mask == kWholeCell;
+        // Whether the earlier access `other` touched any of these bytes (every access kept in a
+        // cell touched some of it, so any does when this one covers the cell).
+        auto shares_bytes = [&](std::int32_t other) {
+            return whole || (bytes_in_cell(acc_[static_cast<std::size_t>(other)], c) & mask) != 0;
+        };
+        if (cell.write >= 0 && shares_bytes(cell.write) && !ordered(cell.write, i)) conflict(cell.write, i);
         if (a.kind == SanAccess::Kind::Read || a.kind == SanAccess::Kind::Atomic) {
             for (std::int32_t e = cell.list; e >= 0; e = pool_[static_cast<std::size_t>(e)].next) {
                 const std::int32_t other = pool_[static_cast<std::size_t>(e)].access;
                 const SanAccess::Kind ok = acc_[static_cast<std::size_t>(other)].kind;
                 // Reads do not conflict with reads, nor atomic adds with atomic adds.
-                if (ok != a.kind && !ordered(other, i)) conflict(other, i);
+                if (ok != a.kind && shares_bytes(other) && !ordered(other, i)) conflict(other, i);
             }
-            // The same thread's latest access stands for its earlier ones of the same kind. (A
-            // new head, not a change of the old one: other cells may share the list.)
+            // The same thread's latest access stands for its earlier ones of the same kind and
+            // bytes. (A new head, not a change of the old one: other cells may share the list.)
             std::int32_t next = cell.list;
             if (cell.list >= 0) {
                 const ListEntry& head = pool_[static_cast<std::size_t>(cell.list)];
                 const SanAccess& h = acc_[static_cast<std::size_t>(head.access)];
-                if (h.thread == a.thread && h.kind == a.kind) next = head.next;
+                if (h.thread == a.thread && h.kind == a.kind && (whole || (bytes_in_cell(h, c) & ~mask) == 0)) next = head.next;
             }
             pool_.push_back(ListEntry{i, next});
             cell.list = static_cast<std::int32_t>(pool_.size() - 1);
@@ -110,10 +156,24 @@ private:
         }
         for (std::int32_t e = cell.list; e >= 0; e = pool_[static_cast<std::size_t>(e)].next) {
             const std::int32_t other = pool_[static_cast<std::size_t>(e)].access;
-            if (!ordered(other, i)) conflict(other, i);
+            if (shares_bytes(other) && !ordered(other, i)) conflict(other, i);
+        }
+        std::int32_t list = -1;
+        if (!whole) {
+            // A write of part of the cell: the earlier accesses of the bytes it left stay (the
+            // older write among them), in their order, for what comes next to be checked against.
+            std::vector<std::int32_t> kept;
+            for (std::int32_t e = cell.list; e >= 0; e = pool_[static_cast<std::size_t>(e)].next)
+                kept.push_back(pool_[static_cast<std::size_t>(e)].access);
+            if (cell.write >= 0) kept.push_back(cell.write);
+            for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+                if ((bytes_in_cell(acc_[static_cast<std::size_t>(*it)], c) & ~mask) == 0) continue;
+                pool_.push_back(ListEntry{*it, list});
+                list = static_cast<std::int32_t>(pool_.size() - 1);
+            }
         }
         cell.write = i;
-        cell.list = -1;
+        cell.list = list;
     }
 
 public:

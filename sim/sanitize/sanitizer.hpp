@@ -13,9 +13,10 @@
 // Logical processes record their accesses as they run and hand them in when their kernel ends;
 // check() replays those handed in since the last check in simulated time order (ties by thread and sequence: a total
 // order independent of host timing) over shadow cells of 32 bytes, each holding its last write
-// and the reads and atomic adds since. Two accesses to a cell conflict when at least one writes
-// (atomic adds do not conflict with each other); a conflicting pair in which neither happens
-// before the other is a violation, whatever bytes this run's timing delivered.
+// and the reads and atomic adds since (and, after a write of part of the cell, the earlier
+// accesses of the bytes it left). Two accesses to a cell conflict when they share a byte and at
+// least one writes (atomic adds do not conflict with each other); a conflicting pair in which
+// neither happens before the other is a violation, whatever bytes this run's timing delivered.
 //
 // Stale flags are checked as the run goes (StreamSanitizer::check_wait): each signal write
 // carries a stamp (signal_stamp.hpp) naming its writer and host call.
