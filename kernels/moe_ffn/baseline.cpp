@@ -69,7 +69,7 @@ Task aiv_part(BlockCtx& blk, Rank ap, BaselineSchedule sc, bool ffn_only) {
             for (int e = e0; e < e1; ++e) {
                 const int base = t.recv_base[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)];
                 const auto [r0, r1] = share(t.recv_rows[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)], all);
-                co_await swiglu_rows(blk, a, b, base + r0, base + r1);
+                co_await swiglu_rows(blk, a, b, e, base + r0, base + r1);
             }
             co_await hand_over(blk, segment_flag(seg));
         }

@@ -100,7 +100,7 @@ Task swiglu_group(BlockCtx& blk, const MoeRank& a, const ExpertMajorSchedule& sc
         co_await TWAIT(blk, a.slot(a.slots->swiglu_ready, e), CmpOp::GE, 1);
         const int base = t.recv_base[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)];
         const auto [r0, r1] = share(t.recv_rows[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)], Crew{b, S});
-        co_await swiglu_rows(blk, a, buf, base + r0, base + r1);
+        co_await swiglu_rows(blk, a, buf, e, base + r0, base + r1);
         release(blk, a.slot(a.slots->swiglu_arrival, e), 1, NotifyOp::AtomicAdd);
         if (b == 0) co_await coordinate(blk, a.slot(a.slots->swiglu_arrival, e), S, a.slot(a.slots->gmm2_ready, e));
     }

@@ -66,7 +66,7 @@ Task swiglu(BlockCtx& blk, const MoeRank& a, int gmm1_blocks) {
         co_await TWAIT(blk, a.slot(a.slots->gmm1_done, e), CmpOp::GE, gmm1_blocks);
         const int base = t.recv_base[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)];
         const auto [r0, r1] = share(t.recv_rows[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(e)], crew_of(blk));
-        co_await swiglu_rows(blk, a, b, base + r0, base + r1);
+        co_await swiglu_rows(blk, a, b, e, base + r0, base + r1);
         release(blk, a.slot(a.slots->swiglu_done, e), 1, NotifyOp::AtomicAdd);
     }
 }

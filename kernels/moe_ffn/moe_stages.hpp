@@ -111,9 +111,9 @@ struct SwigluBuffers {
     Tile *gate = nullptr, *up = nullptr, *tmp = nullptr, *max = nullptr, *q = nullptr, *s2 = nullptr;
 };
 SwigluBuffers alloc_swiglu_buffers(BlockCtx& blk, const MoeRank& a);
-// Received rows [r0, r1) (indices into the rank's received buffer); row n+1 loads while row n
-// computes.
-Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int r0, int r1);
+// Received rows [r0, r1) of local expert e (indices into the rank's received buffer); row n+1
+// loads while row n computes.
+Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int e, int r0, int r1);
 
 // ---- Combine (AIV): x s2, fp16, pushed into the source rank's window ------------------------
 struct CombineBuffers {

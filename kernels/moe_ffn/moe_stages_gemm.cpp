@@ -131,7 +131,7 @@ Task gemm_tile(BlockCtx& blk, const MoeRank& a, const GemmStage& g, GemmBuffers&
 
 Task gemm_expert(BlockCtx& blk, const MoeRank& a, const GemmStage& g, GemmBuffers& buf, int e, Crew c, int& rotation,
                  bool n_split) {
-    blk.set_stage(g.gmm1 ? kStageGmm1 : kStageGmm2);
+    blk.set_stage(g.gmm1 ? kStageGmm1 : kStageGmm2, e);
     const RouteTables& t = *a.tables;
     const int rows = t.recv_rows[sz(a.rank)][sz(e)];
     const int base = t.recv_base[sz(a.rank)][sz(e)];

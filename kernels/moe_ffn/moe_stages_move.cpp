@@ -25,7 +25,7 @@ PullBuffers alloc_pull_buffers(BlockCtx& blk, const MoeRank& a) {
 }
 
 Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, bool split_scale) {
-    blk.set_stage(kStageDispatch);
+    blk.set_stage(kStageDispatch, e);
     const RouteTables& t = *a.tables;
     const MoeShape& s = t.shape;
     const int P = s.packed_row_bytes(), K = s.k;
@@ -84,7 +84,7 @@ std::int64_t combine_ub_bytes(const MoeShape& s) {
 }
 
 Task combine_rows(BlockCtx& blk, const MoeRank& a, CombineBuffers& b, int e, int src, int i0, int i1) {
-    blk.set_stage(kStageCombine);
+    blk.set_stage(kStageCombine, e);
     const RouteTables& t = *a.tables;
     const int K = t.shape.k;
     const int g = t.global_expert(a.rank, e);
@@ -136,7 +136,7 @@ SubtileBuffers alloc_subtile_buffers(BlockCtx& blk) {
 }
 
 Task combine_subtile(BlockCtx& blk, const MoeRank& a, SubtileBuffers& b, int e, int r0, int rows, int c0) {
-    blk.set_stage(kStageCombine);
+    blk.set_stage(kStageCombine, e);
     const RouteTables& t = *a.tables;
     const int base = t.recv_base[sz(a.rank)][sz(e)];
     const int g = t.global_expert(a.rank, e);

@@ -36,8 +36,8 @@ SwigluBuffers alloc_swiglu_buffers(BlockCtx& blk, const MoeRank& a) {
     return b;
 }
 
-Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int r0, int r1) {
-    blk.set_stage(kStageSwiglu);
+Task swiglu_rows(BlockCtx& blk, const MoeRank& a, SwigluBuffers& b, int e, int r0, int r1) {
+    blk.set_stage(kStageSwiglu, e);
     const MoeShape& s = a.tables->shape;
     const int H = s.half_n();
     const int s1_col = s.packed_row_bytes() / 4 - 8;

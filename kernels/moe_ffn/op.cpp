@@ -495,6 +495,11 @@ const OpDesc& moe_ffn_op() {
                            "knob table, the three sort paths, count-as-flag, two Unpermute phases");
         expert_major.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::ExpertMajor); };
         expert_major.validate = validate_published;
+        // The replicas' FrontReorder takes the published sort path by M x topK: on 4 ranks enough
+        // routes (6400 > 6144) for the MultiCore path and its post-sort steps, whose inverse step
+        // stores 4-byte words of one 32-byte block from many AIVs at once (docs/ops/moe_ffn.md);
+        // on 2 and 8 the FullLoad path.
+        expert_major.test_shape = [](int ranks) { return RunShape{ranks, ranks == 4 ? 800 : 16, 256, 512, 128, 256, std::nullopt, std::nullopt}; };
         expert_major.faults = {"skip_last_route", "drop_scale1", "flag_before_rows", "stale_epoch"};
         VariantDesc baseline =
             derive_variant(moe_defaults(), "baseline",
@@ -503,6 +508,7 @@ const OpDesc& moe_ffn_op() {
                            "GMM1 then GMM2 on all AICs, FFTS hard flags per expert and per segment");
         baseline.make = [](const OpParams& p) { return std::make_unique<MoeFfnRun>(p, Plan::Baseline); };
         baseline.validate = validate_published;
+        baseline.test_shape = expert_major.test_shape;
         baseline.faults = {"skip_last_route", "drop_scale1"};
         d.variants = {per_expert, bulk, expert_major, baseline};
         d.own_math = OwnMath{[](const OpParams& p, int rank, const OwnMathInput& x) { return golden_rank(moe_shape_of(p), rank, x); }, 1e-4, 1e-3, 1e-3,

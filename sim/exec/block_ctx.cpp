@@ -112,12 +112,15 @@ void BlockCtx::occupy(Pipe p, SimTime start, SimTime end, SimTime free_at) {
     }
 }
 
-void BlockCtx::set_stage(int stage) {
+void BlockCtx::set_stage(int stage, int item) {
     if (stage < -1 || stage >= kMaxStages) {
         // (the block's rank, stream and index are added where the kernel's error surfaces)
         throw SimError(fmt::format("set_stage({}): a stage is -1 (none) or 0 to {}", stage, kMaxStages - 1));
     }
+    if (item < -1 || item > kMaxStageItem)
+        throw SimError(fmt::format("set_stage({}, {}): an item is -1 (none) or 0 to {}", stage, item, kMaxStageItem));
     stage_ = static_cast<std::int8_t>(stage);
+    stage_item_ = static_cast<std::int16_t>(item);
 }
 
 }  // namespace tandem

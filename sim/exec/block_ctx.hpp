@@ -73,10 +73,14 @@ public:
     // Which stage of the op the instructions issued from now on belong to (0 .. kMaxStages - 1;
     // -1: none, the default). The op names its stages (OpInstance::stage_names()); the kernel
     // statistics (KernelStats::stages), the event log and the trace group by it. A stage is a
-    // label only: it changes no timing.
+    // label only: it changes no timing. `item` says which piece of the stage's work the
+    // instructions do (moe_ffn: the local expert; -1: none), for a profile per stage and item
+    // (the event log and the trace carry it; prof_analysis/stage_profile.py reads it).
     static constexpr int kMaxStages = 64;
-    void set_stage(int stage);
+    static constexpr int kMaxStageItem = 32767;
+    void set_stage(int stage, int item = -1);
     int stage() const { return stage_; }
+    int stage_item() const { return stage_item_; }
 
     // ---- for the instruction implementations ----
     int slot() const { return place_.slot; }
@@ -151,6 +155,7 @@ private:
     BlockPlace place_;
     SimTime now_;
     std::int8_t stage_ = -1;
+    std::int16_t stage_item_ = -1;
     CostMemo cost_memo_;
     std::uint64_t stages_entered_ = 0;  // bit s: this block has issued a data-pipe instruction in stage s
     std::array<std::int64_t, kMemKindCount> mem_used_{};

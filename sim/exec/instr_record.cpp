@@ -58,7 +58,8 @@ std::string format_record(const InstrRecord& r) {
     std::string line = fmt::format("{} {} r{} s{} {}{} b{} {} {} bytes={} addr={:#x} peer={} value={} visible={}", r.start,
                                    r.end, r.rank, r.stream, core_type_name(r.core_type), r.core, r.block, pipe_name(r.pipe),
                                    opcode_name(r.op), r.bytes, r.address, r.peer, r.value, r.visible);
-    if (r.stage >= 0) line += fmt::format(" stage={}", r.stage);  // only kernels that name stages write it
+    if (r.stage >= 0) line += fmt::format(" stage={}", r.stage);
+    if (r.stage_item >= 0) line += fmt::format(" item={}", r.stage_item);  // only kernels that name stages write it
     return line;
 }
 

@@ -64,6 +64,7 @@ struct InstrRecord {
     Pipe pipe = Pipe::S;
     Opcode op = Opcode::TLOAD;
     std::int8_t stage = -1;     // the op's stage the block was in (BlockCtx::set_stage), -1: none
+    std::int16_t stage_item = -1;  // which piece of the stage's work (an expert), -1: none
     std::int32_t value = 0;     // signal value written / expected
     SimTime visible = 0;        // TNOTIFY: when the write becomes visible at its rank
 };

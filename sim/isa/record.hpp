@@ -32,6 +32,7 @@ inline void record(BlockCtx& blk, Pipe pipe, Opcode op, SimTime start, SimTime e
     r.pipe = pipe;
     r.op = op;
     r.stage = static_cast<std::int8_t>(blk.stage());
+    r.stage_item = static_cast<std::int16_t>(blk.stage_item());
     r.value = a.value;
     r.visible = a.visible;
     lp.log(r);

@@ -220,6 +220,7 @@ private:
         const std::string& stream = stream_name(r.stream);
         std::string args = fmt::format("\"block\":{},\"stream\":{}", r.block, json_string(stream));
         if (r.stage >= 0 && r.op != Opcode::BLOCK) args += fmt::format(",\"stage\":{}", json_string(stage_name(r.stage)));
+        if (r.stage_item >= 0 && r.op != Opcode::BLOCK) args += fmt::format(",\"item\":{}", r.stage_item);
         if (r.op == Opcode::TMATMUL || r.op == Opcode::TMATMUL_ACC || r.op == Opcode::TMATMUL_BIAS) args += fmt::format(",\"flops\":{}", r.bytes);
         else if (r.bytes > 0) args += fmt::format(",\"bytes\":{}", r.bytes);
         if (r.address != 0) args += fmt::format(",\"address\":\"{:#x}\"", r.address);
