@@ -74,6 +74,34 @@ TEST(Stages, GroupEachStagesDataPipeWorkAndChangeNoTime) {
     EXPECT_EQ(exps_seen, 4);
 }
 
+// An item names the piece of a stage's work (moe_ffn: the expert): the records and the event log
+// carry it, for a profile per stage and item (prof_analysis/stage_profile.py).
+TEST(Stages, RecordsCarryTheItemOfTheirStage) {
+    Runtime rt(stage_test_profile(), ClusterOptions{1, DataMode::TimingOnly, true});
+    test::run_one_kernel(rt, KernelType::AIV, 1, [](BlockCtx& b) -> Task {
+        Tile& t = b.alloc_tile(MemKind::UB, 64, 128, DType::F32, "t");
+        b.set_stage(1, 7);
+        TADDS(t, t, 1.0F);
+        b.set_stage(1);
+        TEXP(t, t);
+        co_return;
+    });
+    int seen = 0;
+    for (const InstrRecord& r : rt.cluster().event_log()) {
+        if (r.op == Opcode::TADDS) {
+            EXPECT_EQ(r.stage_item, 7);
+            EXPECT_NE(format_record(r).find(" stage=1 item=7"), std::string::npos) << format_record(r);
+            ++seen;
+        }
+        if (r.op == Opcode::TEXP) {
+            EXPECT_EQ(r.stage_item, -1);
+            EXPECT_EQ(format_record(r).find(" item="), std::string::npos) << format_record(r);
+            ++seen;
+        }
+    }
+    EXPECT_EQ(seen, 2);
+}
+
 TEST(Stages, AStageOutsideTheRangeIsRefusedNamingTheBlock) {
     Runtime rt(stage_test_profile(), ClusterOptions{1, DataMode::TimingOnly, false});
     try {
@@ -86,6 +114,16 @@ TEST(Stages, AStageOutsideTheRangeIsRefusedNamingTheBlock) {
         const std::string msg = e.what();
         EXPECT_NE(msg.find("set_stage(64): a stage is -1 (none) or 0 to 63"), std::string::npos) << msg;
         EXPECT_NE(msg.find("block 0"), std::string::npos) << msg;
+    }
+    Runtime rt2(stage_test_profile(), ClusterOptions{1, DataMode::TimingOnly, false});
+    try {
+        test::run_one_kernel(rt2, KernelType::AIV, 1, [](BlockCtx& b) -> Task {
+            b.set_stage(0, BlockCtx::kMaxStageItem + 1);
+            co_return;
+        });
+        ADD_FAILURE() << "expected set_stage(0, 32768) to be refused";
+    } catch (const SimError& e) {
+        EXPECT_NE(std::string(e.what()).find("set_stage(0, 32768): an item is -1 (none) or 0 to 32767"), std::string::npos) << e.what();
     }
 }
 
