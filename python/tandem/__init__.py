@@ -7,4 +7,4 @@ per-rank programming model on top of it (docs/IRIS.md).
 from tandem._core import *  # noqa: F401,F403  (Tensor, Workspace, Error, parameters)
 from tandem._core import Error, __doc__  # noqa: F401  (re-exported by name for readers and linters)
 from tandem._context import Context, Ops  # noqa: F401  (the arguments checked, numpy arrays accepted)
-from tandem.iris import FusedConfig  # noqa: F401  (Iris's config; ctx.ops takes it or a dict)
+from tandem._fused_config import FusedConfig  # noqa: F401  (Iris's config; ctx.ops takes it or a dict)

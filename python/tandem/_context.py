@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from tandem import _core
+from tandem import _fused_config
 
 Error = _core.Error
 
@@ -53,14 +54,6 @@ def _core_args(function) -> list:
 
 # _core.Context's arguments, in its order: num_ranks, soc, profile, functional, host_threads.
 _CONTEXT_ARGS = [(name, kind) for name, kind, _ in _core_args(_core.Context.__init__)]
-
-# FusedConfig's fields that describe a GPU kernel and have no meaning on this machine (tandem.iris
-# has the list): a config dict may set them; they are checked as Iris checks them, then ignored
-# with one warning.
-_GPU_ONLY = {"block_size_k": int, "group_size_m": int, "num_xcds": int, "chunk_size": int, "cache_modifier_a": str,
-             "cache_modifier_b": str, "allow_tf32": bool, "all_reduce_num_rings": int, "reduce_num_sms": int,
-             "ksplit": bool}
-
 
 def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -332,7 +325,7 @@ class Ops:
                 raise TypeError(f"{key}={value!r}: must be True or False, not {type(value).__name__}")
         if workspace is not None and not isinstance(workspace, _core.Workspace):
             raise TypeError(f"workspace: the tandem.Workspace an earlier call returned, or None; not {_kind(workspace)}")
-        cfg = _config_arg(op, config)
+        cfg = _config_arg(op, info, config)
         a = self._input("A", A)
         b = self._input("B", B)
         out, write_back = self._output(info, output_tensor, a)
@@ -446,14 +439,16 @@ class Ops:
         return self._ctx._tensor("bias", bias)
 
 
-def _config_arg(op, config):
+def _config_arg(op, info, config):
     """The config dict the C++ module takes: keys type-checked, sizes positive, FusedConfig's
     GPU-only fields checked and dropped (one warning)."""
     if config is None:
         return None
-    from tandem import iris as _iris
-    if isinstance(config, _iris.FusedConfig):
-        return _fused_config(op, config)
+    if isinstance(config, _fused_config.FusedConfig):
+        out, ignored = _fused_config.config_dict(config, info)
+        if ignored:
+            warnings.warn(_fused_config.ignored_warning(f"tandem: {op}", ignored), stacklevel=4)
+        return out
     if not isinstance(config, dict):
         raise TypeError(f"config: a dict (or a tandem.FusedConfig), not {type(config).__name__}")
     keys = _config_keys()
@@ -468,8 +463,8 @@ def _config_arg(op, config):
     for key, value in config.items():
         if not isinstance(key, str):
             raise TypeError(f"config: its keys are names (strings), not {key!r}")
-        if key in _GPU_ONLY:
-            kind = _GPU_ONLY[key]
+        if key in _fused_config.gpu_fields():
+            kind = _fused_config.gpu_fields()[key]
             ok = _is_int(value) and value > 0 if kind is int else isinstance(value, kind)
             if not ok:
                 raise ValueError(f"config['{key}'] = {value!r}: must be "
@@ -504,35 +499,6 @@ def _config_arg(op, config):
         out[key] = value
     if ignored:
         warnings.warn(f"tandem: {op}: config field(s) {', '.join(sorted(ignored))} describe a GPU kernel and have no "
-                      "meaning on the simulated Ascend cluster: ignored", stacklevel=4)
-    return out
-
-
-def _fused_config(op, cfg):
-    """A tandem.FusedConfig as the C++ config dict: the fields tandem.iris honours, the same way
-    (block sizes when given, num_sms / gemm_sms, comm_sms, all_reduce_variant for
-    matmul_all_reduce); the GPU-only fields set are ignored with one warning."""
-    from tandem import iris as _iris
-    cfg.validate()
-    given = cfg.given()
-    out = {}
-    if "block_size_m" in given:
-        out["base_m"] = int(cfg.block_size_m)
-    if "block_size_n" in given:
-        out["base_n"] = int(cfg.block_size_n)
-    blocks = cfg.gemm_sms if cfg.gemm_sms is not None else cfg.num_sms
-    if blocks is not None:
-        out["compute_blocks"] = int(blocks)
-    if cfg.comm_sms is not None:
-        out["comm_blocks"] = int(cfg.comm_sms)
-    if op == "matmul_all_reduce":
-        if cfg.all_reduce_variant == "spinlock":
-            raise ValueError("config.all_reduce_variant = 'spinlock': Tandem has no replica of Iris's spinlock "
-                             "all-reduce; use atomic, ring, one_shot or two_shot")
-        out["variant"] = cfg.all_reduce_variant
-    ignored = sorted(f for f in given if f in _iris._GPU_ONLY_FIELDS)
-    if ignored:
-        warnings.warn(f"tandem: {op}: FusedConfig field(s) {', '.join(ignored)} describe a GPU kernel and have no "
                       "meaning on the simulated Ascend cluster: ignored", stacklevel=4)
     return out
 

@@ -98,7 +98,7 @@ IRIS_CALLS = [
      lambda ctx: ctx.ops.matmul_all_reduce(ctx.zeros((64, 32)), ctx.ones((64, 32)), ctx.ones((32, 16)))),
     ("A float64", "A", lambda ctx: ctx.ops.matmul_all_reduce(ctx.zeros((64, 16)), np.ones((64, 32)), ctx.ones((32, 16)))),
     ("A float32 and B float16", "B",
-     lambda ctx: ctx.ops.matmul_all_reduce(ctx.zeros((64, 16)), ctx.ones((64, 32), dtype=F32), ctx.ones((32, 16)))),
+     lambda ctx: ctx.ops.matmul_all_reduce(ctx.zeros((64, 16)), ctx.ones((64, 32), dtype=F32), ctx.ones((32, 16), dtype=F16))),
     ("A_sharded a list", "A_sharded",
      lambda ctx: ctx.ops.all_gather_matmul(ctx.zeros((64, 16)), [[1.0]], ctx.ones((64, 16)))),
     ("B 1-D", "B", lambda ctx: ctx.ops.matmul_all_reduce(ctx.zeros((64, 16)), ctx.ones((64, 32)), np.ones(32, F16))),

@@ -42,7 +42,7 @@ def test_iris_matmul_all_reduce_fp32(w):
         ctx = iris.iris()
         out = ctx.zeros((m, n), dtype=F32)
         ws = ctx.ops.matmul_all_reduce(out, a[rank], b[rank])
-        assert ws.dtype == "fp32" and ws.results["pipelined_us"] > 0
+        assert ws.dtype == np.float32 and ws.results["pipelined_us"] > 0
         return out
 
     worst_fp16 = fp16_error(a, b, expected)
@@ -148,7 +148,7 @@ def test_iris_a_and_b_of_different_dtypes_are_refused_naming_b():
     def fn(rank):
         ctx = iris.iris()
         with pytest.raises(TypeError, match="B is float16 on rank .* but A is float32: A and B share one dtype"):
-            ctx.ops.matmul_all_reduce(ctx.zeros((64, 16), dtype=F32), ctx.ones((64, 32), dtype=F32), ctx.ones((32, 16)))
+            ctx.ops.matmul_all_reduce(ctx.zeros((64, 16), dtype=F32), ctx.ones((64, 32), dtype=F32), ctx.ones((32, 16), dtype=np.float16))
 
     iris.spawn(fn, 2)
 

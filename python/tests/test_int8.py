@@ -123,7 +123,7 @@ def test_iris_int8_refusals_name_the_argument():
         with pytest.raises(TypeError, match="output_tensor is int32 on rank .*: an int32 or int8 output is for int8 inputs"):
             ctx.ops.matmul_all_reduce(ctx.zeros((64, 16), dtype=np.int32), ctx.ones((64, 32)), ctx.ones((32, 16)))
         with pytest.raises(TypeError, match="B is float16 on rank .* but A is int8"):
-            ctx.ops.matmul_all_reduce(ctx.zeros((64, 16), dtype=np.float32), a, ctx.ones((32, 16)))
+            ctx.ops.matmul_all_reduce(ctx.zeros((64, 16), dtype=np.float32), a, ctx.ones((32, 16), dtype=np.float16))
 
     iris.spawn(fn, 2)
 

@@ -90,16 +90,18 @@ def test_gemm_sms_is_the_compute_blocks():
 def test_iris_fused_config_fields_mean_what_the_schema_says():
     """tandem.iris's FusedConfig fields that are a parameter's keyword or alias (Iris's names:
     block_size_m, gemm_sms, num_sms, comm_sms, ...) set that parameter, and only it."""
+    from tandem import _fused_config
     from tandem import iris
     by_keyword = {}
     for p in tandem.parameters():
         for key in [p["python_keyword"]] + p["python_aliases"]:
             by_keyword[key] = p
-    fields = [f for f in iris.FusedConfig.__dataclass_fields__ if f in by_keyword]
+    fields = [f for f in iris.FusedConfig.__dataclass_fields__ if f in by_keyword and by_keyword[f]["type"] == "int"]
     assert {"block_size_m", "block_size_n", "num_sms", "gemm_sms", "comm_sms"} <= set(fields)
     for field in fields:
-        plain, _, _ = iris._tandem_config("allgather_gemm", iris.FusedConfig(), 2, 1024, 1024, 1024)
-        config, _, _ = iris._tandem_config("allgather_gemm", iris.FusedConfig(**{field: 32}), 2, 1024, 1024, 1024)
+        info = tandem.Context(num_ranks=2, functional=False).ops.info("allgather_gemm")
+        plain, _ = _fused_config.config_dict(iris.FusedConfig(), info, 2)
+        config, _ = _fused_config.config_dict(iris.FusedConfig(**{field: 32}), info, 2)
         key = by_keyword[field]["python_keyword"]
         assert config[key] == 32, field
         assert {k: v for k, v in config.items() if k != key} == {k: v for k, v in plain.items() if k != key}, field
