@@ -305,7 +305,8 @@ struct OpDesc {
     // of its bandwidth figure, as nccl-tests' algbw; docs/RESULTS.md "Metrics": allgather_bytes).
     std::function<double(const OpParams&)> comm_payload_bytes;
     std::vector<VariantDesc> variants;  // the first is the default
-    // The fewest ranks it runs on (-n): 2 for a collective; 1 for an op without communication.
+    // The fewest ranks it runs on (-n): 2 for a collective; 1 for an op without communication,
+    // and for Iris's fused ops, which Iris runs on one GPU too (their collective moves nothing).
     int min_ranks = 2;
     // Where tests and benches run it, so that a registered op is covered with nothing else to
     // write (tests/op_conformance_test.cpp, bench/op_functional_bench.cpp, bench/scale_bench.cpp):

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The structure host/ is meant to have, checked on the source (ctest's host_structure):
 #  1. host/ and api/ know no op by name: what an op needs differently is a field of its OpDesc
-#     (kernels/op_desc.hpp), so no registered op's name appears there as a string literal;
+#     (kernels/op_desc.hpp), so no registered op's name appears there as a string literal; nor in
+#     the Python package (python/tandem/) or its module (python/tandem_module.cpp), which read
+#     what differs from the op's description (ops.info);
 #  2. host/'s rooms include only the rooms below them (no include runs back up):
 #       params   the parameter schema, requests, their words         (nothing of host/)
 #       io       files                                                (nothing of host/)
@@ -35,6 +37,13 @@ for op in $ops; do
         fail "op name \"$op\" written in host/ or api/ (make it a field of its OpDesc):"
         echo "$hits" | sed 's/^/      /'
     fi
+    # Nor in the Python package (python/tandem/: tandem.Context, tandem.iris) or its C++ module,
+    # in either quote: what tandem.iris does per op comes from the op's description (ops.info).
+    hits=$(grep -rnE "[\"']$op[\"']" python/tandem python/tandem_module.cpp 2>/dev/null)
+    if [ -n "$hits" ]; then
+        fail "op name '$op' written in python/tandem/ or python/tandem_module.cpp (read it from ops.info):"
+        echo "$hits" | sed 's/^/      /'
+    fi
 done
 
 # 2. Includes between rooms: "FOLDER: the folders (under host/) it may include".
@@ -66,5 +75,5 @@ done
 loose=$(find host -maxdepth 1 -type f \( -name '*.cpp' -o -name '*.hpp' \))
 [ -z "$loose" ] || fail "files of host/ outside a room: $loose"
 
-[ $status = 0 ] && echo "host structure: no op named in host/ or api/; every include runs down"
+[ $status = 0 ] && echo "host structure: no op named in host/, api/ or python/tandem/; every include runs down"
 exit $status

@@ -67,6 +67,8 @@ const OpDesc& all_gather_matmul_op() {
                 "C = all_gather(A) x B (+ bias)";
         d.sharding = Sharding{Split::Cols, Split::Replicated, false, Split::Replicated};
         d.comm_kind = "allgather";
+        // One rank runs it too, as Iris runs its ops on one GPU (the collective moves nothing).
+        d.min_ranks = 1;
         d.comm_payload_bytes = [](const OpParams& p) {  // M x K/n from each of n-1 peers
             return p.ranks > 0 ? double(p.m) * (double(p.k) / p.ranks) * dtype_bytes(p.dtype) * (p.ranks - 1) : 0.0;
         };

@@ -18,6 +18,8 @@ const OpDesc& matmul_all_gather_op() {
         d.doc = "A split by rows, B replicated; each rank computes its row block of C and every rank gets all of C";
         d.sharding = Sharding{Split::Rows, Split::Replicated, false, Split::Replicated};
         d.comm_kind = "allgather";
+        // One rank runs it too, as Iris runs its ops on one GPU (the collective moves nothing).
+        d.min_ranks = 1;
         d.comm_payload_bytes = [](const OpParams& p) {  // the (W-1) peers' M/W x N row blocks
             return p.ranks > 0 ? (double(p.m) / p.ranks) * double(p.n) * dtype_bytes(p.out_dtype) * (p.ranks - 1) : 0.0;
         };

@@ -16,7 +16,8 @@ Task one_shot_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_last_partia
     const int W = a.layout.ranks;
     const int me = a.rank;
     const int subs = a.subs();
-    collectives::UbStage ub(blk, a.layout.sub.tile_rows, a.layout.sub.tile_cols, a.out[0].dtype());
+    collectives::UbStage ub(blk, a.layout.sub.tile_rows, a.layout.sub.tile_cols, a.out[0].dtype(),
+                            collectives::fused_sum_dtype(a.out[0].dtype()));
     int waited_tile = -1;
     for (int item = blk.block_idx(); item < a.layout.tiles * subs; item += blk.block_num()) {
         const int t = item / subs;
@@ -36,7 +37,8 @@ Task one_shot_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_last_partia
 
 class OneShotRun final : public PartialsRun {
 public:
-    using PartialsRun::PartialsRun;
+    // The reduction sums the W partials in fp32 (fp16, bf16 outputs), as Iris's does.
+    explicit OneShotRun(const OpParams& p) : PartialsRun(p, /*ring=*/false, collectives::fused_sum_dtype(p.out_dtype)) {}
 
 protected:
     ViewPlan pipelined_view(int rank) const override {
@@ -72,8 +74,8 @@ VariantDesc one_shot_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "one_shot",
                                    "GEMM (AIC) stores partials locally and flags each tile on every rank; a reduction "
                                    "kernel (AIV) on every rank pulls all W partials of each tile and sums them");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and "
-                    "sums in the output dtype)";
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials in the "
+                    "output dtype, summed in fp32)";
     // stream_k/hybrid: the MIX GEMM kernel's AIVs do the fix-ups while this variant's reduction
     // kernel runs on another stream, on cores of its own (sim/core/stream_cores.hpp).
     v.schedules = gemm_schedule_names();

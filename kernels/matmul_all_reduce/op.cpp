@@ -39,6 +39,8 @@ const OpDesc& matmul_all_reduce_op() {
         d.doc = "every rank its own A_r (M x K) and B_r (K x N); every rank gets C = sum of A_r x B_r (+ bias)";
         d.sharding = Sharding{Split::Cols, Split::Rows, true, Split::Replicated};
         d.comm_kind = "allreduce";
+        // One rank runs it too, as Iris runs its ops on one GPU (the collective moves nothing).
+        d.min_ranks = 1;
         d.comm_payload_bytes = [](const OpParams& p) {  // the all-reduce's bus bytes per rank
             return p.ranks > 0 ? 2.0 * (p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };

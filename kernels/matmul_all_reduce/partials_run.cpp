@@ -8,9 +8,9 @@
 
 namespace tandem::kernels::mar {
 
-PartialsLayout::PartialsLayout(const OpParams& p, bool ring)
+PartialsLayout::PartialsLayout(const OpParams& p, bool ring, DType sum_dtype)
     : ranks(p.ranks), tiles((padded_m(p) / p.base_m) * (padded_n(p) / p.base_n)),
-      sub(collectives::make_comm_grid(p.base_m, p.base_n, p.out_dtype, p.base_m)),
+      sub(collectives::make_comm_grid(p.base_m, p.base_n, sum_dtype, p.base_m)),
       partial_bytes(std::int64_t{padded_m(p)} * padded_n(p) * dtype_bytes(p.out_dtype)),
       flags_offset(round_up(partial_bytes, kRegionAlignBytes)), counter_offset(flags_offset + 4 * std::int64_t{ranks} * tiles),
       bytes(counter_offset + 32) {
@@ -75,7 +75,8 @@ GmTensor PartialsArgs::sub_tile(const GmTensor& m, int t, int s) const {
     return layout.sub.tile(tile, s);
 }
 
-PartialsRun::PartialsRun(const OpParams& p, bool ring) : MarRun(p, PartialsLayout(p, ring).bytes), layout_(p, ring) {}
+PartialsRun::PartialsRun(const OpParams& p, bool ring, DType sum_dtype)
+    : MarRun(p, PartialsLayout(p, ring, sum_dtype).bytes), layout_(p, ring, sum_dtype) {}
 
 PartialsArgs PartialsRun::args(int rank) const {
     const OpParams& p = params();

@@ -26,7 +26,10 @@ struct PartialsLayout {
     // `ring`: also a ring buffer (a slot for every comm sub-tile, M x N in the output dtype) and
     // two flag arrays of one word per sub-tile (the ring variant; two_shot's inbox fits the same
     // room: W slots of ceil(tiles / W) tiles, and one flag per (source, owned sub-tile)).
-    PartialsLayout(const OpParams& p, bool ring);
+    // `sum_dtype`: the dtype the reduction sums a sub-tile in (the comm sub-tiles are cut so that
+    // its UB stage fits: collectives::fused_sum_dtype for one_shot and two_shot; the output's
+    // dtype for ring, whose hops add two values and store).
+    PartialsLayout(const OpParams& p, bool ring, DType sum_dtype);
     int ranks;
     int tiles;                      // GEMM output tiles
     collectives::CommGrid sub;      // a GEMM tile cut into comm sub-tiles
@@ -73,7 +76,7 @@ KernelLaunch make_partials_gemm_kernel(const SummedGemm& g, const PartialsArgs& 
 
 class PartialsRun : public MarRun {
 public:
-    PartialsRun(const OpParams& p, bool ring = false);
+    PartialsRun(const OpParams& p, bool ring, DType sum_dtype);
 
 protected:
     PartialsArgs args(int rank) const;

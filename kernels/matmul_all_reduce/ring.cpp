@@ -77,7 +77,7 @@ Task ring_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_own_partial) {
 
 class RingRun final : public PartialsRun {
 public:
-    explicit RingRun(const OpParams& p) : PartialsRun(p, /*ring=*/true) {}
+    explicit RingRun(const OpParams& p) : PartialsRun(p, /*ring=*/true, p.out_dtype) {}
 
 protected:
     ViewPlan pipelined_view(int rank) const override {

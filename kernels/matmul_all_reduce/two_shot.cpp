@@ -86,7 +86,8 @@ Task two_shot_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_broadcast) 
     const int W = a.layout.ranks;
     const int blocks = blk.block_num();
     const int b = blk.block_idx();
-    collectives::UbStage ub(blk, a.layout.sub.tile_rows, a.layout.sub.tile_cols, a.out[0].dtype());
+    collectives::UbStage ub(blk, a.layout.sub.tile_rows, a.layout.sub.tile_cols, a.out[0].dtype(),
+                            collectives::fused_sum_dtype(a.out[0].dtype()));
     if (blocks == 1) {  // one block does both, pushes first (they never wait on a peer)
         co_await push_partials(blk, a, ub, 0, 1);
         co_await reduce_owned(blk, a, ub, 0, 1, skip_broadcast);
@@ -103,7 +104,9 @@ Task two_shot_reduce_kernel(BlockCtx& blk, PartialsArgs a, bool skip_broadcast) 
 
 class TwoShotRun final : public PartialsRun {
 public:
-    explicit TwoShotRun(const OpParams& p) : PartialsRun(p, /*ring=*/true) {}  // the inbox uses the ring's room
+    // The inbox uses the ring's room; the owner sums the partials in fp32 (fp16, bf16 outputs).
+    explicit TwoShotRun(const OpParams& p)
+        : PartialsRun(p, /*ring=*/true, collectives::fused_sum_dtype(p.out_dtype)) {}
 
 protected:
     ViewPlan pipelined_view(int rank) const override {
@@ -121,8 +124,8 @@ VariantDesc two_shot_variant(const VariantDesc& defaults) {
     VariantDesc v = derive_variant(defaults, "two_shot",
                                    "GEMM (AIC) stores partials locally; the comm kernel (AIV) pushes each partial to its "
                                    "tile's owner, which sums the W partials and stores the sum into every rank's output");
-    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and "
-                    "sums in the output dtype)";
+    v.constraints = "any M, N, K (padded to base-m, base-n); fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials in the "
+                    "output dtype, summed in fp32)";
     v.faults = {"skip_broadcast"};
     v.workspace_bytes = [](const OpParams& p) { return mar_workspace_bytes(p, partials_variant_bytes(p, true)); };
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TwoShotRun>(p); };

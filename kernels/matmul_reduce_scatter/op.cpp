@@ -48,6 +48,8 @@ const OpDesc& matmul_reduce_scatter_op() {
                 "C = sum of A_r x B_r (+ bias)";
         d.sharding = Sharding{Split::Cols, Split::Rows, true, Split::Cols};
         d.comm_kind = "reducescatter";
+        // One rank runs it too, as Iris runs its ops on one GPU (the collective moves nothing).
+        d.min_ranks = 1;
         d.comm_payload_bytes = [](const OpParams& p) {  // the reduce-scatter's bytes per rank
             return p.ranks > 0 ? double(p.ranks - 1) / p.ranks * double(p.m) * p.n * dtype_bytes(p.out_dtype) : 0.0;
         };

@@ -4,8 +4,9 @@
 //     (release: an owner that sees the flag sees the data).
 //   reduction (AIV), on each owner: per comm sub-tile of the tiles it owns, in the order the GEMM
 //     makes them, wait for the tile's flag from every rank, pull the W partials (own and W-1
-//     remote TLOADs from the peers' windows), sum in UB in rank order (every run the same bits),
-//     store into the output. The bias is in rank 0's partial (TMATMUL_BIAS), so the sum holds it
+//     remote TLOADs from the peers' windows), sum in UB in rank order (every run the same bits;
+//     fp16 and bf16 partials summed in fp32 and rounded once, as Iris sums them), store into the
+//     output. The bias is in rank 0's partial (TMATMUL_BIAS), so the sum holds it
 //     once. Traffic: each rank reads (W-1)/W x M x N partials, the reduce-scatter's payload.
 // Why a second kernel rather than one MIX kernel: the partial an AIV sums comes from every rank,
 // not only from the cube of its own cluster, so the hand-off goes through GM and a flag peers
@@ -26,7 +27,8 @@ Task owner_reduce_kernel(BlockCtx& blk, MrsArgs a, collectives::CommGrid sub, bo
     const std::vector<int> owned = a.map.owned_tiles(me);
     const int subs = sub.tiles();
     const int items = static_cast<int>(owned.size()) * subs;
-    collectives::UbStage ub(blk, sub.tile_rows, sub.tile_cols, a.out[0].dtype());
+    collectives::UbStage ub(blk, sub.tile_rows, sub.tile_cols, a.out[0].dtype(),
+                            collectives::fused_sum_dtype(a.out[0].dtype()));
     int waited_tile = -1;
     for (int item = blk.block_idx(); item < items; item += blk.block_num()) {
         const int t = owned[static_cast<std::size_t>(item / subs)];
@@ -54,7 +56,8 @@ protected:
         const MrsArgs a = args(rank);
         const bool fault = params().fault == "skip_partial";
         const collectives::CommGrid sub =
-            collectives::make_comm_grid(params().base_m, params().base_n, params().out_dtype, params().base_m);
+            collectives::make_comm_grid(params().base_m, params().base_n,
+                                        collectives::fused_sum_dtype(params().out_dtype), params().base_m);
         KernelLaunch reduce{"TileOwnerReduceKernel", CoreType::AIV, params().comm_blocks,
                             [a, sub, fault](BlockCtx& blk) { return owner_reduce_kernel(blk, a, sub, fault); }};
         return launched_together(reset_ready_flags(rank),
@@ -70,7 +73,8 @@ VariantDesc tile_owner_variant(const VariantDesc& defaults) {
                                    "GEMM (AIC) stores partials locally and flags each tile on its owner; a reduction "
                                    "kernel (AIV) on each owner pulls the W partials of its tiles and sums them");
     v.constraints = "N a multiple of ranks x base-n (each rank's column block whole tiles); any M, K (padded); "
-                    "fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials and sums in the output dtype)";
+                    "fp16/bf16/fp32/int8 in (int8: fp32 out, no bias); fp32 or input-dtype out (partials in the output dtype, "
+                    "summed in fp32)";
     v.faults = {"skip_partial"};
     v.make = [](const OpParams& p) -> std::unique_ptr<OpInstance> { return std::make_unique<TileOwnerRun>(p); };
     return v;

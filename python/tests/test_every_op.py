@@ -77,15 +77,19 @@ def test_square_output_bias_per_row_or_per_column(ctx, bias):
     check(C, expected, "fp32")
 
 
-def test_one_rank_runs_an_op_without_communication():
+def test_one_rank_runs_an_op_without_communication_and_iris_s_ops():
     ctx = tandem.Context(num_ranks=1)
     A, B, C, bias_t, expected = make_problem(ctx, "gemm", 200, 300, 100, bias="n", seed=7)
     ws = ctx.ops.gemm(C, A, B, bias=bias_t, config={"variant": "tiled"})
     check(C, expected, "fp32")
     assert ws.results["pipelined_us"] > 0
-    with pytest.raises(tandem.Error, match="needs at least 2 ranks"):
-        A2, B2, C2, _, _ = make_problem(ctx, "matmul_all_reduce", 256, 256, 256)
-        ctx.ops.matmul_all_reduce(C2, A2, B2)
+    with pytest.raises(tandem.Error, match="needs at least 2 ranks"):  # Ascend's published AllGather+GEMM
+        A2, B2, C2, _, _ = make_problem(ctx, "allgather_gemm", 256, 256, 256)
+        ctx.ops.allgather_gemm(C2, A2, B2)
+    # Iris's fused ops run on one rank too, as Iris runs them on one GPU: the product (+ bias).
+    A3, B3, C3, _, expected = make_problem(ctx, "matmul_all_reduce", 256, 256, 256)
+    ctx.ops.matmul_all_reduce(C3, A3, B3)
+    check(C3, expected, "fp32")
 
 
 @pytest.mark.parametrize("op,variant", own_math_variants())

@@ -93,13 +93,14 @@ def _shapes(op, info, w, a_name, out, a, b, rank):
     return m, n, k_a, True
 
 
-def _run_dtype(a_dtype: str, out_dtype: str) -> str:
-    """The dtype the op writes: the output's when it is A's (fp16, bf16) or fp32; fp32 for fp32 and
-    int8 inputs (Iris's fp32 path writes fp32; int8's int32 sums leave L0C as fp32) and for an output
-    of another dtype, which receives the result rounded once."""
-    if a_dtype in ("fp32", "int8") or out_dtype not in (a_dtype, "fp32"):
-        return "fp32"
-    return out_dtype
+def _run_dtype(a_dtype: str, out_dtype: str, offered) -> str:
+    """The dtype the op writes: the output's when it is A's (fp16, bf16) or fp32 and the variant
+    writes it; else fp32 (fp32 and int8 inputs always: Iris's fp32 path writes fp32, int8's int32
+    sums leave L0C as fp32), which an output of another dtype receives rounded once. None when
+    the variant writes neither."""
+    if a_dtype not in ("fp32", "int8") and out_dtype in (a_dtype, "fp32") and out_dtype in offered:
+        return out_dtype
+    return "fp32" if "fp32" in offered else None
 
 
 class Part:
@@ -139,8 +140,8 @@ def prepare(world, rank, op, output_tensor, A, B, bias, async_op, config, worksp
     if a_dtype not in vinfo["dtypes"]:
         raise TypeError(f"{a_name} is {_tensors.dtype_text(a)} on rank {rank}: {op} {variant} takes "
                         f"{', '.join(vinfo['dtypes'])} inputs")
-    run_dtype = _run_dtype(a_dtype, out_dtype)
-    if run_dtype not in vinfo["out_dtypes"]:
+    run_dtype = _run_dtype(a_dtype, out_dtype, vinfo["out_dtypes"])
+    if run_dtype is None:
         raise TypeError(f"output_tensor is {_tensors.dtype_text(out)} on rank {rank}: {op} {variant} writes "
                         f"{', '.join(vinfo['out_dtypes'])} outputs")
     if bias is not None:

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 import threading
 
 import numpy as np
 
 from tandem.iris import _call, _catalog, _tensors, _world
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the sys.stderr of the moment (a program or test may have replaced it)."""
+
+    def emit(self, record):
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 # Iris's log lines: "[Iris] [rank/world] message", INFO and above by default.
 logger = logging.getLogger("tandem.iris")
 if not logger.handlers:
-    _handler = logging.StreamHandler()
+    _handler = _StderrHandler()
     _handler.setFormatter(logging.Formatter("[Iris] [%(iris_rank)s/%(iris_num_ranks)s] %(message)s"))
     logger.addHandler(_handler)
     logger.setLevel(logging.INFO)
