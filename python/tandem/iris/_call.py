@@ -93,6 +93,26 @@ def _shapes(op, info, w, a_name, out, a, b, rank):
     return m, n, k_a, True
 
 
+def default_output(op, w, a, b):
+    """The output a call with these A and B writes (a split output: the rank's shard where N
+    divides, else the full size), zeros of A's framework, in A's dtype (float32 for int8)."""
+    info = _catalog.info(op)
+    name = _catalog.a_name(op)
+    _matrix(name, a, 0)
+    _matrix("B", b, 0)
+    kpr = info["k_per_rank"]
+    m = a.shape[0] * w if not kpr and info["a_split"] == "rows" else a.shape[0]
+    n = b.shape[1] * w if not kpr and info["b_split"] == "cols" else b.shape[1]
+    if info["out_split"] == "rows" and m % w == 0:
+        m //= w
+    elif info["out_split"] == "cols" and n % w == 0:
+        n //= w
+    dtype = a.dtype
+    if _tensors.dtype_name(a) == "int8":
+        dtype = _tensors.torch().float32 if _tensors.is_torch(a) else np.float32
+    return _tensors.Dtype(dtype).zeros((m, n))
+
+
 def _run_dtype(a_dtype: str, out_dtype: str, offered) -> str:
     """The dtype the op writes: the output's when it is A's (fp16, bf16) or fp32 and the variant
     writes it; else fp32 (fp32 and int8 inputs always: Iris's fp32 path writes fp32, int8's int32
@@ -213,21 +233,28 @@ def _check_alike(parts: dict):
 
 
 def _iris_words(message: str, cfg: FusedConfig) -> str:
-    """A refusal of the simulated op in Iris's words: a parameter the config set is named by its
-    FusedConfig field (base_m=512 -> FusedConfig.block_size_m = 512)."""
+    """A refusal of the simulated op in Iris's words: a config parameter is named by the
+    FusedConfig field that sets it (base_m=512 -> FusedConfig.block_size_m = 512), or, when the
+    config left it out, by that field with the value Tandem chose (block_size_m = 128, fitted)."""
     given = cfg.given()
-    fields_of = {}
+    fields_of = {}  # a parameter's keyword -> (its FusedConfig field, whether the config gave it)
     for p in _core.parameters():
         keys = [p["python_keyword"]] + list(p["python_aliases"])
-        fields = [f for f in keys if f in FusedConfig.__dataclass_fields__ and f in given]
-        if p["python_keyword"] == "variant" and not fields:
-            fields = ["all_reduce_variant"]
+        fields = [f for f in keys if f in FusedConfig.__dataclass_fields__]
+        if p["python_keyword"] == "variant":
+            fields = ["variant" if "variant" in given else "all_reduce_variant"]
         if fields:
-            fields_of[p["python_keyword"]] = fields[0]
+            chosen = [f for f in fields if f in given]
+            fields_of[p["python_keyword"]] = (chosen or fields)[0], bool(chosen)
 
     def field(match):
         key, value = match.group(1), match.group(2)
-        return f"FusedConfig.{fields_of[key]} = {value}" if key in fields_of else match.group(0)
+        if key == "num_ranks":  # the context's ranks: spawn's processes
+            return f"nprocs = {value} (spawn)"
+        if key not in fields_of:
+            return match.group(0)
+        name, was_given = fields_of[key]
+        return f"FusedConfig.{name} = {value}" if was_given else f"{name} = {value} (Tandem's choice: not given)"
 
     return re.sub(r"\b([a-z_]+)=([^\s:;,]+)", field, message)
 
@@ -278,7 +305,9 @@ def run(world, parts: dict) -> Outcome:
     try:
         ws = ctx.ops.run(op, out, a, b, bias=bias, config=config, workspace=reuse)
     except (ValueError, TypeError, Error) as e:
-        raise type(e)(_iris_words(str(e), cfg)) from None
+        words = _iris_words(str(e), cfg)
+        # A value the op refuses is the caller's argument at fault: a ValueError naming it.
+        raise (ValueError if "FusedConfig." in words and type(e) is Error else type(e))(words) from None
     if ctx.functional:
         values = out.numpy()
         results = [layout.result(values[r], r) for r in range(w)]

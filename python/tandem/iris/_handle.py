@@ -267,30 +267,27 @@ def call(handle: Iris, op, output_tensor, A, B, bias, async_op, config, workspac
 
 
 def preamble_function(op: str):
-    """Iris's <op>_preamble(ctx, output_tensor, A, B, config=None): the workspace for a call with
-    these arguments (checked as the call checks them), to pass to it. Nothing is allocated ahead
-    here: the call makes the simulated op's memory, and reuses it on later matching calls."""
-    P = inspect.Parameter
-    signature = inspect.Signature([P("ctx", P.POSITIONAL_OR_KEYWORD), P("output_tensor", P.POSITIONAL_OR_KEYWORD),
-                                   P(_catalog.a_name(op), P.POSITIONAL_OR_KEYWORD), P("B", P.POSITIONAL_OR_KEYWORD),
-                                   P("config", P.POSITIONAL_OR_KEYWORD, default=None)])
+    """Iris's <op>_preamble(ctx, A, B, config=None), also taken with the output first,
+    <op>_preamble(ctx, output_tensor, A, B, config=None): the workspace for a call with these
+    arguments (checked as the call checks them), to pass to it. Nothing is allocated ahead here:
+    the call makes the simulated op's memory, and reuses it on later matching calls."""
+    a_name = _catalog.a_name(op)
 
-    def preamble(*args, **kwargs):
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{op}_preamble(): {e}") from None
-        bound.apply_defaults()
-        a = bound.arguments
-        ctx = a["ctx"]
+    def preamble(ctx, *args, config=None):
         if not isinstance(ctx, Iris):
             raise TypeError(f"tandem.iris.ops.{op}_preamble: the first argument is the rank's handle "
                             f"(tandem.iris.iris()), not {type(ctx).__name__}")
+        tensors = [a for a in args if _tensors.is_tensor(a)]
+        rest = args[len(tensors):]
+        if len(tensors) not in (2, 3) or len(rest) > 1 or (rest and config is not None):
+            raise TypeError(f"{op}_preamble(ctx, {a_name}, B, config=None) or {op}_preamble(ctx, output_tensor, "
+                            f"{a_name}, B, config=None): got {len(args)} arguments after ctx")
+        config = rest[0] if rest else config
         ctx._own(f"{op}_preamble")
-        part = _call.prepare(ctx._world, ctx._rank, op, a["output_tensor"], a[_catalog.a_name(op)], a["B"], None,
-                             False, a["config"], None)
+        if len(tensors) == 2:
+            tensors = [_call.default_output(op, ctx._world.nprocs, *tensors)] + tensors
+        part = _call.prepare(ctx._world, ctx._rank, op, *tensors, None, False, config, None)
         return _call.workspace_for(part)
 
     preamble.__name__ = preamble.__qualname__ = f"{op}_preamble"
-    preamble.__signature__ = signature
     return preamble

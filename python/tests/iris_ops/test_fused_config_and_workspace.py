@@ -169,3 +169,19 @@ def test_the_variant_of_every_op_and_the_sequential_time():
     times = iris.spawn(body, 2)[0]
     assert [v for v, _, _ in times.values()] == ["pull", "push", "staged"]
     assert all(fused > 0 and seq > 0 for _, fused, seq in times.values())
+
+
+def test_a_preamble_with_or_without_the_output():
+    def body(rank):
+        ctx = iris.iris()
+        a, b = ctx.ones((64, 32), dtype=np.float16), ctx.ones((32, 96), dtype=np.float16)
+        ws = ops.matmul_reduce_scatter_preamble(ctx, a, b)  # Iris's (ctx, A, B, config)
+        assert ws.matches("matmul_reduce_scatter", (64, 96, 32), np.float16, 2, "tile_owner")
+        out = ctx.zeros((64, 48), dtype=np.float16)
+        assert ctx.ops.matmul_reduce_scatter(out, a, b, workspace=ws) is ws
+        ws2 = ops.all_gather_matmul_preamble(ctx, ctx.zeros((64, 96), dtype=np.float16), a, ctx.ones((64, 96), dtype=np.float16),
+                                             ops.FusedConfig(variant="push"))
+        assert ws2.variant == "push" and ws2.shape == (64, 96, 64)
+        assert np.all(out == 64)
+
+    iris.spawn(body, 2)

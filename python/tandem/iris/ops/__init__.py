@@ -1,7 +1,7 @@
 """Iris's iris.ops: FusedConfig, FusedWorkspace, and every op tandem.iris offers as a function
 taking the rank's handle first, ops.<op>(ctx, output_tensor, A, B, bias=None, async_op=False,
-config=None, workspace=None), with its preamble ops.<op>_preamble(ctx, output_tensor, A, B,
-config=None) (a workspace for the call, ready to pass to it).
+config=None, workspace=None), with its preamble ops.<op>_preamble(ctx, A, B, config=None) (a
+workspace for the call, ready to pass to it; the output may come first, before A).
 
 As in Iris, each op is also a module of its own: `from tandem.iris.ops.<op> import <op>,
 <op>_preamble`. The ops are the registered ones whose math is their sharding's GEMM (their
