@@ -78,7 +78,23 @@ build() {  # build [TARGET]
     die "building ${1:-the project} failed (compiler output above)"
 }
 
-# Installs missing packages, configures, builds TARGET. Under mpirun (`mpirun -n P ./run.sh
+# When the last build through this script started, every input of the binary was as it is now
+# if none is newer than this stamp (made when that build started, kept when it succeeded).
+BUILT_STAMP="$BUILD_DIR/.run_sh_built"
+
+# Whether build/tandem is current: it exists, and no build input (a source, a header, a CMake
+# file, a profile, or a folder: adding or removing a file changes its folder's time) changed
+# since the build that made it started. Then nothing is installed, configured or built, and
+# ./run.sh costs what the binary costs (a shell loop over shapes pays nothing per run).
+binary_is_current() {
+  [[ -x "$BIN" && -f "$BUILT_STAMP" && -f "$BUILD_DIR/CMakeCache.txt" ]] || return 1
+  local changed
+  changed="$(find "$ROOT/CMakeLists.txt" "$ROOT/cmake" "$ROOT/sim" "$ROOT/kernels" "$ROOT/host" "$ROOT/api" \
+    "$ROOT/include" "$ROOT/scripts/install_deps.sh" -newer "$BUILT_STAMP" -print -quit 2>/dev/null)" || return 1
+  [[ -z "$changed" ]]
+}
+
+# Installs missing packages, configures, builds TARGET, and marks the build current. Under mpirun (`mpirun -n P ./run.sh
 # --sweep ...`) every process runs this script at once: a lock in the build directory lets one
 # at a time through, and the first one on each host records the job id and host name, so the
 # others there find the work done and go straight to the binary.
@@ -86,9 +102,13 @@ prepare() {  # prepare TARGET
   local job="${PMIX_NAMESPACE:-${OMPI_MCA_ess_base_jobid:-}}" stamp="$BUILD_DIR/.run_sh_prepared_for_job"
   [[ -n "$job" ]] && job="$job on $(uname -n)"
   if [[ -z "$job" ]]; then
+    mkdir -p "$BUILD_DIR"
+    RUN_SH_STARTED="$(mktemp "$BUILD_DIR/.run_sh_started.XXXXXX")"
+    trap 'rm -f "$RUN_SH_STARTED"' EXIT  # a failed build leaves no stamp behind
     "$ROOT/scripts/install_deps.sh"
     configure
     build "$1"
+    mv -f "$RUN_SH_STARTED" "$BUILT_STAMP"
     return
   fi
   mkdir -p "$BUILD_DIR"
@@ -138,7 +158,7 @@ main() {
   done
   refuse_npu "$@"
 
-  prepare tandem
+  binary_is_current || prepare tandem
   [[ -x "$BIN" ]] || die "$BIN was not built (is host/cli/main.cpp missing?)"
   exec "$BIN" "$@"
 }

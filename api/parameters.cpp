@@ -5,7 +5,9 @@
 
 #include "api/config_fields.hpp"
 #include "host/params/param_schema.hpp"
+#include "host/params/nearest_word.hpp"
 #include "host/params/param_values.hpp"
+#include "kernels/registry.hpp"
 #include "sim/sim_error.hpp"
 #include "tandem/tandem.hpp"
 
@@ -63,6 +65,25 @@ const detail::ConfigField* field_of_key(const std::string& key) {
     return f;
 }
 
+// A key that names no parameter and no op's knob is a typo, not a knob to try: say so, with the
+// nearest known key ("varient" -> "variant"), before its value is read as a knob's integer.
+void check_known_key(const std::string& key) {
+    if (param_of_key(key) != nullptr) return;
+    std::vector<std::string> known;
+    for (const kernels::KnobDesc& k : kernels::all_knobs()) {
+        if (k.name == key) return;
+        known.push_back(k.name);
+    }
+    for (const detail::ConfigField& f : detail::config_fields()) {
+        const host::ParamDesc& p = host::param_desc(f.param);
+        known.push_back(p.python_keyword.empty() ? p.name : p.python_keyword);
+        known.insert(known.end(), p.python_aliases.begin(), p.python_aliases.end());
+    }
+    const std::string nearest = host::nearest_word(key, known);
+    throw Error(fmt::format("config['{}']: not a config key or a knob of any op{}", key,
+                            nearest.empty() ? "" : fmt::format("; the nearest known key: '{}'", nearest)));
+}
+
 }  // namespace
 
 std::string config_key_type(const std::string& key) {
@@ -73,6 +94,7 @@ std::string config_key_type(const std::string& key) {
 }
 
 void set_config(OpConfig& config, const std::string& key, const ConfigValue& value) {
+    check_known_key(key);
     const std::string type = config_key_type(key);
     if (field_of_key(key) == nullptr && std::holds_alternative<std::string>(value)) {
         // A knob's word (moe_ffn's routing="zipf:1.2"): the knob values it stands for.

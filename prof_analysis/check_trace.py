@@ -61,13 +61,11 @@ def where(s):
     return f"rank {s.rank} {s.track.name!r} {s.name} at {us(s.ts):.6f} us (event #{s.index})"
 
 
-def check(doc, path):
-    f = Findings()
-    trace = tt.trace_from_json(doc, path, strict=False)
+def check_fields(f, doc, trace):
+    """Raw fields (Perfetto needs these; the loader fills defaults for cat/args), otherData's
+    keys, process and thread names."""
     for p in trace.problems:
         f.fail("malformed event", p)
-
-    # Raw field checks (Perfetto needs these; the loader fills defaults for cat/args).
     pids_with_events = set()
     for i, e in enumerate(doc["traceEvents"]):
         if isinstance(e, dict) and e.get("ph") == "X":
@@ -78,13 +76,11 @@ def check(doc, path):
                 pids_with_events.add(e["pid"])
     if "displayTimeUnit" not in doc:
         f.warn("top level", "no displayTimeUnit")
-
     missing_meta = [k for k in META_KEYS if k not in trace.meta]
     if missing_meta:
         f.fail("otherData", f"otherData misses {', '.join(missing_meta)}")
     if trace.meta.get("view") != "pipelined":
         f.warn("otherData", f"otherData.view is {trace.meta.get('view')!r}, not 'pipelined'")
-
     for pid in sorted(p for p in pids_with_events if isinstance(p, int)):
         if pid not in trace.process_names:
             f.fail("metadata", f"pid {pid} has X events but no process_name")
@@ -103,7 +99,10 @@ def check(doc, path):
         elif s.track.kind == "other":
             f.warn("track names", f"rank {s.rank} track {s.track.name!r} is not a core/pipe, BLOCKS, link or stage name")
 
-    # Names, cats, args, view bounds.
+
+def check_slices(f, trace):
+    """Names, cats and args of the X events, the view's bounds, no overlap on a track; returns
+    the slices by track."""
     vs, ve = trace.view_start_ps, trace.view_end_ps
     for s in trace.slices:
         tr = s.track
@@ -111,6 +110,8 @@ def check(doc, path):
             allowed = SCALAR_NAMES if tr.pipe == "SCALAR" else DATA_NAMES
             if s.name not in allowed:
                 f.warn("event names", f"{where(s)}: {s.name!r} is not one of {sorted(allowed)}")
+            if "polls" in s.args and (s.name != "TTEST" or not tt._is_int(s.args["polls"]) or s.args["polls"] < 2):
+                f.fail("args", f"{where(s)}: 'polls' {s.args['polls']!r} belongs to a TTEST slice of 2 polls or more")
         elif tr.kind == "blocks" and s.block is None:
             f.warn("event names", f"{where(s)}: BLOCKS slice not named 'block <b>'")
         cats = s.cats
@@ -124,9 +125,6 @@ def check(doc, path):
         if not trace.view_from_events and (s.ts < vs or s.end > ve):
             f.fail("view bounds", f"{where(s)}: [{us(s.ts):.6f}, {us(s.end):.6f}] us is outside the view "
                                   f"[{us(vs):.6f}, {us(ve):.6f}] us")
-
-
-    # No overlap on a track.
     by_track = trace.slices_by_track()
     for (pid, tid), lst in by_track.items():
         prev = None
@@ -136,8 +134,11 @@ def check(doc, path):
                                   f"{us(prev.end):.6f} us")
             if prev is None or s.end > prev.end:
                 prev = s
+    return by_track
 
-    # Busy sums: the same comparison the report prints.
+
+def check_busy_sums(f, trace):
+    """The busy sums of the pipe tracks against otherData.busy_us: the comparison the report prints."""
     warn_list = []
     busy = defaultdict(int)
     for s in trace.pipe_slices():
@@ -150,35 +151,37 @@ def check(doc, path):
         f.warn("busy_us", f"busy totals not compared: {bc['skipped']}")
     for w in warn_list:
         f.fail("busy_us", w)
+    return bc
 
-    # Flows. Perfetto binds an "s" to the slice enclosing its ts and an "f" with bp "e" to the
-    # slice enclosing its ts; TRACE_FORMAT.md puts the "s" at a TNOTIFY's start and the "f" at
-    # its TWAIT's end (the writer uses end - 1 ps, strictly inside). Both must be enclosed.
-    notifies = defaultdict(list)    # (pid, tid) -> TNOTIFY slices sorted by ts
-    waits = defaultdict(list)       # (pid, tid) -> TWAIT slices sorted by ts
-    for s in trace.slices:
-        if s.name == "TNOTIFY":
-            notifies[(s.rank, s.tid)].append(s)
-        elif s.name == "TWAIT":
-            waits[(s.rank, s.tid)].append(s)
-    for d in (notifies, waits):
-        for lst in d.values():
+
+class _Enclosing:
+    """The TNOTIFY or TWAIT slice enclosing a time on a track (slices on one track do not overlap)."""
+
+    def __init__(self, trace, name):
+        self.by_track = defaultdict(list)
+        for s in trace.slices:
+            if s.name == name:
+                self.by_track[(s.rank, s.tid)].append(s)
+        self.starts = {}
+        for key, lst in self.by_track.items():
             lst.sort(key=lambda s: s.ts)
-    starts_cache = {}
+            self.starts[key] = [s.ts for s in lst]
 
-    def enclosing(d, pid, tid, ts):
-        lst = d.get((pid, tid))
+    def at(self, pid, tid, ts):
+        lst = self.by_track.get((pid, tid))
         if not lst:
             return None
-        key = (id(d), pid, tid)
-        starts = starts_cache.get(key)
-        if starts is None:
-            starts = starts_cache[key] = [s.ts for s in lst]
-        i = bisect.bisect_right(starts, ts) - 1  # the last slice starting at or before ts
-        if i >= 0 and ts <= lst[i].end:           # slices on one track do not overlap
-            return lst[i]
-        return None
+        i = bisect.bisect_right(self.starts[(pid, tid)], ts) - 1  # the last slice starting at or before ts
+        return lst[i] if i >= 0 and ts <= lst[i].end else None
 
+
+def check_flows(f, trace):
+    """Perfetto binds an "s" to the slice enclosing its ts and an "f" with bp "e" to the slice
+    enclosing its ts; TRACE_FORMAT.md puts the "s" at a TNOTIFY's start and the "f" at its TWAIT's
+    end (the writer uses end - 1 ps, strictly inside). Both must be enclosed, and every stalled
+    TWAIT must have one incoming flow (in a filtered trace, its TNOTIFY may have been left out).
+    Returns the number of stalled TWAITs."""
+    notifies, waits = _Enclosing(trace, "TNOTIFY"), _Enclosing(trace, "TWAIT")
     incoming = defaultdict(int)     # TWAIT event index -> flows
     dangling = f.warn if trace.is_filtered else f.fail
     for fid, ends in trace.flows.items():
@@ -189,13 +192,13 @@ def check(doc, path):
                 dangling("flows", f"flow id {fid!r} has {len(ends.starts)} 's' and {len(ends.finishes)} 'f' events")
             continue
         s0, f0 = ends.starts[0], ends.finishes[0]
-        notify = enclosing(notifies, s0.pid, s0.tid, s0.ts)
+        notify = notifies.at(s0.pid, s0.tid, s0.ts)
         if notify is None:
             f.fail("flows", f"flow {fid!r}: its 's' (event #{s0.index}) is not inside a TNOTIFY on rank {s0.pid} "
                             f"tid {s0.tid} at {us(s0.ts):.6f} us")
         if f0.bp != "e":
             f.fail("flows", f"flow {fid!r}: its 'f' (event #{f0.index}) has bp {f0.bp!r}, not 'e'")
-        wait = enclosing(waits, f0.pid, f0.tid, f0.ts)
+        wait = waits.at(f0.pid, f0.tid, f0.ts)
         if wait is None:
             f.fail("flows", f"flow {fid!r}: its 'f' (event #{f0.index}) is not inside a TWAIT on rank {f0.pid} "
                             f"tid {f0.tid} at {us(f0.ts):.6f} us")
@@ -207,13 +210,7 @@ def check(doc, path):
         if f0.ts < s0.ts:
             f.fail("flows", f"flow {fid!r}: ends at {us(f0.ts):.6f} us, before it starts at {us(s0.ts):.6f} us")
         if notify is not None and wait is not None:
-            na, wa = notify.args.get("address"), wait.args.get("address")
-            if na is not None and wa is not None and na != wa:
-                f.fail("flows", f"flow {fid!r}: {where(notify)} writes {na} but {where(wait)} waits on {wa}")
-            peer = notify.args.get("peer")
-            if isinstance(peer, int) and peer != wait.rank:
-                f.fail("flows", f"flow {fid!r}: {where(notify)} notifies rank {peer} but the TWAIT is on rank "
-                                f"{wait.rank}")
+            check_flow_ends(f, fid, notify, wait)
     stalls = 0
     unreleased = 0
     for s in trace.stalls():
@@ -226,8 +223,21 @@ def check(doc, path):
     if unreleased:
         f.warn("stall flows", f"{unreleased} stalled TWAITs have no incoming flow (expected in a filtered trace when "
                               "the TNOTIFY that released them is on a rank or outside the window left out)")
+    return stalls
 
-    # Counters.
+
+def check_flow_ends(f, fid, notify, wait):
+    """The TNOTIFY must write the address and rank the TWAIT waits on."""
+    na, wa = notify.args.get("address"), wait.args.get("address")
+    if na is not None and wa is not None and na != wa:
+        f.fail("flows", f"flow {fid!r}: {where(notify)} writes {na} but {where(wait)} waits on {wa}")
+    peer = notify.args.get("peer")
+    if isinstance(peer, int) and peer != wait.rank:
+        f.fail("flows", f"flow {fid!r}: {where(notify)} notifies rank {peer} but the TWAIT is on rank {wait.rank}")
+
+
+def check_counters(f, trace):
+    """Link counters: a non-negative GB/s on the source rank's pid; memory counters: L2 and HBM."""
     for c in trace.counters:
         if c.name == MEMORY_COUNTER:
             for key in ("L2", "HBM"):
@@ -244,6 +254,15 @@ def check(doc, path):
         elif int(m.group(1)) != c.pid:
             f.warn("counters", f"counter {c.name!r} (event #{c.index}) is on pid {c.pid}, not its source rank")
 
+
+def check(doc, path):
+    f = Findings()
+    trace = tt.trace_from_json(doc, path, strict=False)
+    check_fields(f, doc, trace)
+    by_track = check_slices(f, trace)
+    bc = check_busy_sums(f, trace)
+    stalls = check_flows(f, trace)
+    check_counters(f, trace)
     summary = {"x_events": len(trace.slices), "tracks": len(by_track), "flows": len(trace.flows),
                "stalled_twaits": stalls, "counter_samples": len(trace.counters), "ranks": trace.ranks,
                "busy_compared": bc["compared"], "filtered": trace.is_filtered}

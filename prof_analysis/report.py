@@ -137,27 +137,90 @@ def _busy_rows(busy, cores, view_ps):
     return rows
 
 
-def analyze(trace, results=None, results_path=None, top=5):
-    """All the report's numbers as a JSON-ready dict (times in us; *_ps fields exact)."""
-    warnings = []
-    view_ps = trace.view_ps
-    ranks = trace.ranks
-    if trace.view_from_events:
-        warnings.append("otherData has no view_start_us/view_end_us: using the span of the events as the view")
-    window = trace.window_ps()
-    # The time the shares are of: the view, or the time window a limited trace kept (events are
-    # then clipped to the window for busy and blocked times).
-    denom_ps = (window[1] - window[0]) if window else view_ps
-    if denom_ps <= 0:
-        warnings.append("the view has no duration: shares are reported as 0")
+class _Pass:
+    """What one pass over the trace's slices gathers (times in ps; busy and block times clipped
+    to the window a limited trace kept, `busy_raw` not)."""
 
-    def clip(s):
-        if window is None:
-            return s.dur
-        return max(0, min(s.end, window[1]) - max(s.ts, window[0]))
+    def __init__(self, trace, window):
+        self.window = window
+        self.busy_raw = defaultdict(int)         # (rank, ct, pipe) -> ps, whole events (for otherData.busy_us)
+        self.busy = defaultdict(int)             # (rank, ct, pipe) -> ps
+        self.busy_stream = defaultdict(int)      # (rank, ct, pipe, stream) -> ps
+        self.block_time = defaultdict(int)       # (rank, stream, block) -> ps, from BLOCKS tracks
+        self.span = {}                           # (rank, stream, block) -> [first ts, last end]
+        self.first_remote_check = {}             # (rank, stream, block) -> ts of first TTEST/TWAIT on another source
+        self.last_end = {}                       # rank -> (end, stream, block)
+        self.data_iv = defaultdict(list)         # (rank, ct, core) -> [(ts, end)] on its non-SCALAR pipes
+        self.polls = {}                          # (rank, stream, block) -> [TTEST ps, polls]
+        self.block_pipe_busy = defaultdict(lambda: defaultdict(int))  # (rank, stream, block) -> {pipe: ps}
+        self.block_core = {}                     # (rank, stream, block) -> "AIC3": the core it ran on
+        self.block_runs = defaultdict(list)      # rank -> [(core type, ts, end, stream)]: each block's execution
+        for s in trace.slices:
+            self._add(s)
 
-    # Cores per (rank, core type): every core with any track (a pipe or BLOCKS), unless
-    # otherData gives the chip's core counts. Pipes per (rank, core type): those with a track.
+    def clip(self, s):
+        w = self.window
+        return s.dur if w is None else max(0, min(s.end, w[1]) - max(s.ts, w[0]))
+
+    def _add(self, s):
+        track = s.track
+        kind = track.kind
+        if kind not in ("pipe", "blocks"):
+            return
+        rank, end = s.rank, s.ts + s.dur
+        d = self.clip(s)
+        scalar = kind == "pipe" and track.pipe == "SCALAR"
+        if kind == "pipe":
+            if not scalar and s.dur > 0:
+                self.data_iv[(rank, track.core_type, track.core)].append((s.ts, end))
+            self.busy_raw[(rank, track.core_type, track.pipe)] += s.dur
+            self.busy[(rank, track.core_type, track.pipe)] += d
+            self.busy_stream[(rank, track.core_type, track.pipe, s.stream)] += d
+        b = s.block
+        if b is None:
+            return
+        key = (rank, s.stream, b)
+        if key not in self.block_core:
+            self.block_core[key] = f"{track.core_type}{track.core}"
+        if kind == "blocks":
+            self.block_time[key] += d
+            self.block_runs[rank].append((track.core_type, s.ts, end, key[1]))
+        elif not scalar:
+            self.block_pipe_busy[key][track.pipe] += d
+        sp = self.span.get(key)
+        if sp is None:
+            self.span[key] = [s.ts, end]
+        else:
+            if s.ts < sp[0]:
+                sp[0] = s.ts
+            if end > sp[1]:
+                sp[1] = end
+        le = self.last_end.get(rank)
+        if le is None or end > le[0]:
+            self.last_end[rank] = (end, key[1], b)
+        if scalar and s.name in ("TWAIT", "TTEST"):
+            if s.name == "TTEST":  # a run of back-to-back polls is one slice ("polls": N)
+                pl = self.polls.setdefault(key, [0, 0])
+                pl[0] += d
+                n = s.args.get("polls", 1)
+                pl[1] += n if tt._is_int(n) else 1
+            src = tt.signal_source(s.signal)
+            if src is not None and src != rank:
+                if key not in self.first_remote_check or s.ts < self.first_remote_check[key]:
+                    self.first_remote_check[key] = s.ts
+
+    def block_ps(self, key):
+        if key in self.block_time:
+            return self.block_time[key]
+        sp = self.span.get(key)
+        if not sp:
+            return 0
+        w = self.window
+        return sp[1] - sp[0] if w is None else max(0, min(sp[1], w[1]) - max(sp[0], w[0]))
+
+
+def _cores(trace, warnings):
+    """Cores per (rank, core type, pipe): the chip's (otherData), else those with a track."""
     core_sets = defaultdict(set)
     pipes_of = defaultdict(set)
     for (pid, _), tr in trace.tracks.items():
@@ -176,74 +239,15 @@ def analyze(trace, results=None, results_path=None, top=5):
         names = ", ".join(f"rank {r} {n!r}" for r, n in unknown_tracks[:5])
         more = f" and {len(unknown_tracks) - 5} more" if len(unknown_tracks) > 5 else ""
         warnings.append(f"X events on {len(unknown_tracks)} tracks without a known name are not counted: {names}{more}")
+    return cores, counts
 
-    busy_raw = defaultdict(int)         # (rank, ct, pipe) -> ps, whole events (for otherData.busy_us)
-    busy = defaultdict(int)             # (rank, ct, pipe) -> ps, clipped to the window if any
-    busy_stream = defaultdict(int)      # (rank, ct, pipe, stream) -> ps
-    block_time = defaultdict(int)       # (rank, stream, block) -> ps, from BLOCKS tracks
-    span = {}                           # (rank, stream, block) -> [first ts, last end]
-    first_remote_check = {}             # (rank, stream, block) -> ts of first TTEST/TWAIT on another source
-    last_end = {}                       # rank -> (end, stream, block)
-    data_iv = defaultdict(list)         # (rank, ct, core) -> [(ts, end)] on its non-SCALAR pipes
-    polls = defaultdict(lambda: [0, 0])  # (rank, stream, block) -> [TTEST ps, count]
-    block_pipe_busy = defaultdict(lambda: defaultdict(int))  # (rank, stream, block) -> {pipe: ps}, data pipes
-    block_core = {}                     # (rank, stream, block) -> "AIC3": the core it ran on
-    block_runs = defaultdict(list)      # rank -> [(core type, ts, end, stream)]: each block's execution
-    for s in trace.slices:
-        kind = s.track.kind
-        if kind == "pipe":
-            if s.track.pipe != "SCALAR" and s.dur > 0:
-                data_iv[(s.rank, s.track.core_type, s.track.core)].append((s.ts, s.end))
-            d = clip(s)
-            busy_raw[(s.rank, s.track.core_type, s.track.pipe)] += s.dur
-            busy[(s.rank, s.track.core_type, s.track.pipe)] += d
-            busy_stream[(s.rank, s.track.core_type, s.track.pipe, s.stream)] += d
-        if kind not in ("pipe", "blocks"):
-            continue
-        b = s.block
-        if b is None:
-            continue
-        key = (s.rank, s.stream, b)
-        block_core.setdefault(key, f"{s.track.core_type}{s.track.core}")
-        if kind == "blocks":
-            block_time[key] += clip(s)
-            block_runs[s.rank].append((s.track.core_type, s.ts, s.end, s.stream))
-        elif s.track.pipe != "SCALAR":
-            block_pipe_busy[key][s.track.pipe] += clip(s)
-        sp = span.get(key)
-        if sp is None:
-            span[key] = [s.ts, s.end]
-        else:
-            sp[0] = min(sp[0], s.ts)
-            sp[1] = max(sp[1], s.end)
-        le = last_end.get(s.rank)
-        if le is None or s.end > le[0]:
-            last_end[s.rank] = (s.end, s.stream, b)
-        if kind == "pipe" and s.track.pipe == "SCALAR" and s.name == "TTEST":
-            pl = polls[key]
-            pl[0] += clip(s)
-            pl[1] += 1
-        if kind == "pipe" and s.track.pipe == "SCALAR" and s.name in ("TWAIT", "TTEST"):
-            src = tt.signal_source(s.signal)
-            if src is not None and src != s.rank:
-                if key not in first_remote_check or s.ts < first_remote_check[key]:
-                    first_remote_check[key] = s.ts
 
-    def block_ps(key):
-        if key in block_time:
-            return block_time[key]
-        sp = span.get(key)
-        if not sp:
-            return 0
-        if window is None:
-            return sp[1] - sp[0]
-        return max(0, min(sp[1], window[1]) - max(sp[0], window[0]))
-
-    data_merged = {k: tt.merge_intervals(v) for k, v in data_iv.items()}
-
-    # Stalls per (rank, stream, block). "idle" = the part of a stall during which none of the
-    # core's other (data) pipes is busy: the scalar unit runs ahead of the pipes' queues, so a
-    # TWAIT can start while earlier work still drains.
+def _stalls(trace, ix):
+    """Stalls per (rank, stream, block). "idle" = the part of a stall during which none of the
+    core's other (data) pipes is busy: the scalar unit runs ahead of the pipes' queues, so a
+    TWAIT can start while earlier work still drains."""
+    window = ix.window
+    data_merged = {k: tt.merge_intervals(v) for k, v in ix.data_iv.items()}
     stall_blocks = {}
     for s in trace.stalls():
         key = (s.rank, s.stream, s.block)
@@ -252,7 +256,7 @@ def analyze(trace, results=None, results_path=None, top=5):
             st = stall_blocks[key] = {"blocked_ps": 0, "idle_ps": 0, "stalls": 0, "longest": None,
                                       "by_source": defaultdict(int), "by_phase": defaultdict(int),
                                       "by_source_phase": defaultdict(int)}
-        d = clip(s)
+        d = ix.clip(s)
         st["blocked_ps"] += d
         a0, b0 = (s.ts, s.end) if window is None else (max(s.ts, window[0]), min(s.end, window[1]))
         st["idle_ps"] += d - tt.overlap_ps(data_merged.get((s.rank, s.track.core_type, s.track.core), []), a0, b0)
@@ -260,109 +264,105 @@ def analyze(trace, results=None, results_path=None, top=5):
         if st["longest"] is None or s.dur > st["longest"].dur:
             st["longest"] = s
         src = tt.signal_source(s.signal)
-        frc = first_remote_check.get(key)
+        frc = ix.first_remote_check.get(key)
         phase = 2 if frc is not None and s.ts >= frc else 1
         st["by_source"][src] += d
         st["by_phase"][phase] += d
         st["by_source_phase"][(src, phase)] += d
+    return stall_blocks
 
-    def block_entry(key):
-        rank, stream, block = key
-        st = stall_blocks.get(key)
-        bt = block_ps(key)
-        e = {"rank": rank, "stream": stream, "block": block, "block_us": us(bt),
-             "blocked_us": 0.0, "blocked_ps": 0, "blocked_pct_of_block": 0.0, "stalls": 0,
-             "blocked_idle_us": 0.0, "blocked_idle_ps": 0,
-             "ttest_us": us(polls[key][0]) if key in polls else 0.0,
-             "ttest_ps": polls[key][0] if key in polls else 0, "ttests": polls[key][1] if key in polls else 0,
-             "longest_wait": None, "by_source_us": {}, "by_phase_us": {}}
-        # When it ran and what kept its core busy: the spread of the blocks' ends is the
-        # imbalance the last one pays for (one more row group, a later source, a slower share).
-        sp = span.get(key)
-        e["core"] = block_core.get(key)
-        e["start_us"] = us(sp[0] - trace.view_start_ps) if sp else None
-        e["end_us"] = us(sp[1] - trace.view_start_ps) if sp else None
-        e["end_ps"] = sp[1] - trace.view_start_ps if sp else None
-        e["busy_pct_of_block"] = {pipe: v / bt * 100.0 if bt > 0 else 0.0
-                                  for pipe, v in sorted(block_pipe_busy.get(key, {}).items())}
-        if st:
-            e["blocked_idle_ps"] = st["idle_ps"]
-            e["blocked_idle_us"] = us(st["idle_ps"])
-            e["blocked_ps"] = st["blocked_ps"]
-            e["blocked_us"] = us(st["blocked_ps"])
-            e["blocked_pct_of_block"] = st["blocked_ps"] / bt * 100.0 if bt > 0 else 0.0
-            e["stalls"] = st["stalls"]
-            lw = st["longest"]
-            e["longest_wait"] = {"us": us(lw.dur), "signal": lw.signal, "source": tt.signal_source(lw.signal),
-                                 "start_us": us(lw.ts - trace.view_start_ps), "address": lw.args.get("address")}
-            e["by_source_us"] = {("unknown" if k is None else str(k)): us(v) for k, v in sorted(
-                st["by_source"].items(), key=lambda kv: (kv[0] is None, kv[0] or 0))}
-            e["by_phase_us"] = {str(k): us(v) for k, v in sorted(st["by_phase"].items())}
-        return e
 
-    all_block_keys = set(span) | set(block_time) | set(stall_blocks)
-    streams_by_rank = defaultdict(set)
-    for (r, stream, _b) in all_block_keys:
-        streams_by_rank[r].add(stream)
+def _block_entry(trace, ix, stall_blocks, key):
+    rank, stream, block = key
+    st = stall_blocks.get(key)
+    bt = ix.block_ps(key)
+    pl = ix.polls.get(key, [0, 0])
+    e = {"rank": rank, "stream": stream, "block": block, "block_us": us(bt),
+         "blocked_us": 0.0, "blocked_ps": 0, "blocked_pct_of_block": 0.0, "stalls": 0,
+         "blocked_idle_us": 0.0, "blocked_idle_ps": 0,
+         "ttest_us": us(pl[0]), "ttest_ps": pl[0], "ttests": pl[1],
+         "longest_wait": None, "by_source_us": {}, "by_phase_us": {}}
+    # When it ran and what kept its core busy: the spread of the blocks' ends is the
+    # imbalance the last one pays for (one more row group, a later source, a slower share).
+    sp = ix.span.get(key)
+    e["core"] = ix.block_core.get(key)
+    e["start_us"] = us(sp[0] - trace.view_start_ps) if sp else None
+    e["end_us"] = us(sp[1] - trace.view_start_ps) if sp else None
+    e["end_ps"] = sp[1] - trace.view_start_ps if sp else None
+    e["busy_pct_of_block"] = {pipe: v / bt * 100.0 if bt > 0 else 0.0
+                              for pipe, v in sorted(ix.block_pipe_busy.get(key, {}).items())}
+    if st:
+        e["blocked_idle_ps"] = st["idle_ps"]
+        e["blocked_idle_us"] = us(st["idle_ps"])
+        e["blocked_ps"] = st["blocked_ps"]
+        e["blocked_us"] = us(st["blocked_ps"])
+        e["blocked_pct_of_block"] = st["blocked_ps"] / bt * 100.0 if bt > 0 else 0.0
+        e["stalls"] = st["stalls"]
+        lw = st["longest"]
+        e["longest_wait"] = {"us": us(lw.dur), "signal": lw.signal, "source": tt.signal_source(lw.signal),
+                             "start_us": us(lw.ts - trace.view_start_ps), "address": lw.args.get("address")}
+        e["by_source_us"] = {("unknown" if k is None else str(k)): us(v) for k, v in sorted(
+            st["by_source"].items(), key=lambda kv: (kv[0] is None, kv[0] or 0))}
+        e["by_phase_us"] = {str(k): us(v) for k, v in sorted(st["by_phase"].items())}
+    return e
 
-    memory_samples = defaultdict(list)  # by rank: the chip memory counter's (ts, values)
-    for c in trace.counters:
-        if c.name == "memory GiB/s":
-            memory_samples[c.pid].append((c.ts, c.values))
-    rank_reports = []
-    for r in ranks:
-        rcores = {(ct, p): v for (rr, ct, p), v in cores.items() if rr == r}
-        rbusy = {(ct, p): v for (rr, ct, p), v in busy.items() if rr == r}
-        rows = _busy_rows(rbusy, rcores, denom_ps)
-        for row in rows:
-            row["by_stream_us"] = {st: us(v) for (rr, ct, p, st), v in sorted(busy_stream.items())
-                                   if rr == r and p == row["pipe"] and (row["core_type"] in (None, ct))}
-        blocks = [block_entry(k) for k in sorted(all_block_keys, key=lambda k: (k[1], k[2] if k[2] is not None else -1))
-                  if k[0] == r]
-        streams = {}
-        for stream in sorted(streams_by_rank[r]):
-            sb = [b for b in blocks if b["stream"] == stream]
-            bt = sum(block_ps((r, stream, b["block"])) for b in sb)
-            blocked = sum(b["blocked_ps"] for b in sb)
-            idle = sum(b["blocked_idle_ps"] for b in sb)
-            ttest = sum(b["ttest_ps"] for b in sb)
-            streams[stream] = {"blocks": len(sb), "block_us": us(bt), "blocked_us": us(blocked),
-                               "blocked_pct": blocked / bt * 100.0 if bt > 0 else 0.0,
-                               "stalls": sum(b["stalls"] for b in sb),
-                               "blocked_idle_us": us(idle), "blocked_idle_pct": idle / bt * 100.0 if bt > 0 else 0.0,
-                               "ttest_us": us(ttest), "ttest_pct": ttest / bt * 100.0 if bt > 0 else 0.0,
-                               "ttests": sum(b["ttests"] for b in sb),
-                               "ends": _ends(sb)}
-        cp = critical_path(trace, r, streams_by_rank[r], stall_blocks, block_ps, rows, last_end.get(r), all_block_keys,
-                           streams)
-        top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
-                            key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
-        rank_reports.append({"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
-                             "top_blocks": top_blocks, "critical_path": cp,
-                             "memory": memory_use(memory_samples.get(r, []),
-                                                  window or (trace.view_start_ps, trace.view_end_ps)),
-                             "oversubscribed": oversubscribed_cores(block_runs.get(r, []), counts,
-                                                                    trace.view_start_ps)})
 
-    # Overall: the same sums over every rank in the trace.
+def _stream_totals(blocks, ix, rank):
+    """A stream's blocks summed: block time, blocked (and its idle part), TTEST polls, ends."""
+    bt = sum(ix.block_ps((rank, b["stream"], b["block"])) for b in blocks)
+    blocked = sum(b["blocked_ps"] for b in blocks)
+    idle = sum(b["blocked_idle_ps"] for b in blocks)
+    ttest = sum(b["ttest_ps"] for b in blocks)
+    return {"blocks": len(blocks), "block_us": us(bt), "blocked_us": us(blocked),
+            "blocked_pct": blocked / bt * 100.0 if bt > 0 else 0.0,
+            "stalls": sum(b["stalls"] for b in blocks),
+            "blocked_idle_us": us(idle), "blocked_idle_pct": idle / bt * 100.0 if bt > 0 else 0.0,
+            "ttest_us": us(ttest), "ttest_pct": ttest / bt * 100.0 if bt > 0 else 0.0,
+            "ttests": sum(b["ttests"] for b in blocks),
+            "ends": _ends(blocks), "_bt": bt, "_bl": blocked, "_idle": idle, "_tt": ttest}
+
+
+def _rank_report(trace, ix, r, cores, counts, denom_ps, stall_blocks, memory_samples, top, window):
+    rcores = {(ct, p): v for (rr, ct, p), v in cores.items() if rr == r}
+    rbusy = {(ct, p): v for (rr, ct, p), v in ix.busy.items() if rr == r}
+    rows = _busy_rows(rbusy, rcores, denom_ps)
+    for row in rows:
+        row["by_stream_us"] = {st: us(v) for (rr, ct, p, st), v in sorted(ix.busy_stream.items())
+                               if rr == r and p == row["pipe"] and (row["core_type"] in (None, ct))}
+    keys = sorted((k for k in set(ix.span) | set(ix.block_time) | set(stall_blocks) if k[0] == r),
+                  key=lambda k: (k[1], k[2] if k[2] is not None else -1))
+    blocks = [_block_entry(trace, ix, stall_blocks, k) for k in keys]
+    stream_names = sorted({k[1] for k in keys})
+    streams = {}
+    for stream in stream_names:
+        totals = _stream_totals([b for b in blocks if b["stream"] == stream], ix, r)
+        streams[stream] = {k: v for k, v in totals.items() if not k.startswith("_")}
+    cp = critical_path(trace, r, set(stream_names), stall_blocks, ix.block_ps, rows, ix.last_end.get(r), set(keys),
+                       streams)
+    top_blocks = sorted((b for b in blocks if b["blocked_ps"] > 0),
+                        key=lambda b: (-b["blocked_ps"], b["stream"], b["block"]))[:top]
+    return {"rank": r, "busy": rows, "streams": streams, "blocks": blocks,
+            "top_blocks": top_blocks, "critical_path": cp,
+            "memory": memory_use(memory_samples.get(r, []), window or (trace.view_start_ps, trace.view_end_ps)),
+            "oversubscribed": oversubscribed_cores(ix.block_runs.get(r, []), counts, trace.view_start_ps)}
+
+
+def _overall(rank_reports, cores, ix, denom_ps, top):
+    """The same sums over every rank in the trace."""
     ocores = defaultdict(int)
-    for (rr, ct, p), v in cores.items():
+    for (_r, ct, p), v in cores.items():
         ocores[(ct, p)] += v
     obusy = defaultdict(int)
-    for (rr, ct, p), v in busy.items():
+    for (_r, ct, p), v in ix.busy.items():
         obusy[(ct, p)] += v
     ostreams = {}
     for rep in rank_reports:
-        for stream, st in rep["streams"].items():
-            o = ostreams.setdefault(stream, {"blocks": 0, "block_us": 0.0, "blocked_us": 0.0, "stalls": 0,
-                                             "ttests": 0, "_bt": 0, "_bl": 0, "_idle": 0, "_tt": 0})
-            o["blocks"] += st["blocks"]
-            o["stalls"] += st["stalls"]
-            o["ttests"] += st["ttests"]
-            o["_idle"] += sum(b["blocked_idle_ps"] for b in rep["blocks"] if b["stream"] == stream)
-            o["_tt"] += sum(b["ttest_ps"] for b in rep["blocks"] if b["stream"] == stream)
-            o["_bt"] += sum(block_ps((rep["rank"], stream, b["block"])) for b in rep["blocks"] if b["stream"] == stream)
-            o["_bl"] += sum(b["blocked_ps"] for b in rep["blocks"] if b["stream"] == stream)
+        for stream in rep["streams"]:
+            t = _stream_totals([b for b in rep["blocks"] if b["stream"] == stream], ix, rep["rank"])
+            o = ostreams.setdefault(stream, {"blocks": 0, "stalls": 0, "ttests": 0, "_bt": 0, "_bl": 0, "_idle": 0,
+                                             "_tt": 0})
+            for k in o:
+                o[k] += t[k]
     for o in ostreams.values():
         bt, bl, idle, tt_ps = o.pop("_bt"), o.pop("_bl"), o.pop("_idle"), o.pop("_tt")
         o["block_us"], o["blocked_us"] = us(bt), us(bl)
@@ -379,38 +379,63 @@ def analyze(trace, results=None, results_path=None, top=5):
         cp = rep["critical_path"]
         if cp.get("waited_pct") is not None and (worst is None or cp["waited_pct"] > worst["waited_pct"]):
             worst = cp
-    overall = {"ranks": len(ranks), "busy": _busy_rows(dict(obusy), dict(ocores), denom_ps),
-               "streams": ostreams, "top_blocks": otop,
-               "critical_path": worst["sentence"] if worst else None,
-               "critical_rank": worst["rank"] if worst else None}
+    return {"ranks": len(rank_reports), "busy": _busy_rows(dict(obusy), dict(ocores), denom_ps),
+            "streams": ostreams, "top_blocks": otop,
+            "critical_path": worst["sentence"] if worst else None,
+            "critical_rank": worst["rank"] if worst else None}
 
-    busy_check = check_busy(trace, busy_raw, warnings)
+
+def _results_part(trace, results, results_path, overall, warnings):
+    """Overlap efficiency and exposed communication from the results, checked against them."""
+    view_ps = trace.view_ps
+    om = overlap_metrics(results)
+    om["results_file"] = results_path
+    om["view_us"] = us(view_ps)
+    ro, re_ = om["results_overlap_eff_pct"], om["results_exposed_comm_us"]
+    if tt._is_number(ro) and abs(ro - om["overlap_eff_pct"]) > 1e-6 * max(1.0, abs(ro)):
+        warnings.append(f"overlap efficiency from the SPEC formula ({om['overlap_eff_pct']:.6f}%) differs from "
+                        f"the results JSON's overlap_eff_pct ({ro:.6f}%)")
+    if tt._is_number(re_) and abs(re_ - om["exposed_comm_us"]) > 1e-6 * max(1.0, abs(re_)):
+        warnings.append(f"exposed communication pipelined - compute_only ({om['exposed_comm_us']:.6f} us) differs "
+                        f"from the results JSON's exposed_comm_us ({re_:.6f} us)")
+    if not trace.is_filtered and abs(om["pipelined_us"] - us(view_ps)) > 0.001:
+        warnings.append(f"the trace's view lasts {us(view_ps):.6f} us but the results' pipelined_us is "
+                        f"{om['pipelined_us']:.6f} us")
+    cts = results.get("compute_twait_stall_us")
+    if tt._is_number(cts) and not trace.is_filtered:
+        comp = overall["streams"].get("compute")
+        om["results_compute_twait_stall_us"] = float(cts)
+        om["trace_compute_stall_us"] = comp["blocked_us"] if comp else 0.0
+        om["trace_compute_stalls"] = comp["stalls"] if comp else 0
+    return om
+
+
+def analyze(trace, results=None, results_path=None, top=5):
+    """All the report's numbers as a JSON-ready dict (times in us; *_ps fields exact)."""
+    warnings = []
+    view_ps = trace.view_ps
+    if trace.view_from_events:
+        warnings.append("otherData has no view_start_us/view_end_us: using the span of the events as the view")
+    window = trace.window_ps()
+    # The time the shares are of: the view, or the time window a limited trace kept (events are
+    # then clipped to the window for busy and blocked times).
+    denom_ps = (window[1] - window[0]) if window else view_ps
+    if denom_ps <= 0:
+        warnings.append("the view has no duration: shares are reported as 0")
+    cores, counts = _cores(trace, warnings)
+    ix = _Pass(trace, window)
+    stall_blocks = _stalls(trace, ix)
+    memory_samples = defaultdict(list)  # by rank: the chip memory counter's (ts, values)
+    for c in trace.counters:
+        if c.name == "memory GiB/s":
+            memory_samples[c.pid].append((c.ts, c.values))
+    rank_reports = [_rank_report(trace, ix, r, cores, counts, denom_ps, stall_blocks, memory_samples, top, window)
+                    for r in trace.ranks]
+    overall = _overall(rank_reports, cores, ix, denom_ps, top)
+    busy_check = check_busy(trace, ix.busy_raw, warnings)
     kernel_use = kernel_pipe_use(trace, warnings)
     stages = stage_report(trace, results, warnings)
-
-    results_part = None
-    if results is not None:
-        om = overlap_metrics(results)
-        om["results_file"] = results_path
-        om["view_us"] = us(view_ps)
-        ro, re_ = om["results_overlap_eff_pct"], om["results_exposed_comm_us"]
-        if tt._is_number(ro) and abs(ro - om["overlap_eff_pct"]) > 1e-6 * max(1.0, abs(ro)):
-            warnings.append(f"overlap efficiency from the SPEC formula ({om['overlap_eff_pct']:.6f}%) differs from "
-                            f"the results JSON's overlap_eff_pct ({ro:.6f}%)")
-        if tt._is_number(re_) and abs(re_ - om["exposed_comm_us"]) > 1e-6 * max(1.0, abs(re_)):
-            warnings.append(f"exposed communication pipelined - compute_only ({om['exposed_comm_us']:.6f} us) differs "
-                            f"from the results JSON's exposed_comm_us ({re_:.6f} us)")
-        if not trace.is_filtered and abs(om["pipelined_us"] - us(view_ps)) > 0.001:
-            warnings.append(f"the trace's view lasts {us(view_ps):.6f} us but the results' pipelined_us is "
-                            f"{om['pipelined_us']:.6f} us")
-        cts = results.get("compute_twait_stall_us")
-        if tt._is_number(cts) and not trace.is_filtered:
-            comp = ostreams.get("compute")
-            om["results_compute_twait_stall_us"] = float(cts)
-            om["trace_compute_stall_us"] = comp["blocked_us"] if comp else 0.0
-            om["trace_compute_stalls"] = comp["stalls"] if comp else 0
-        results_part = om
-
+    results_part = _results_part(trace, results, results_path, overall, warnings) if results is not None else None
     meta = {k: trace.meta.get(k) for k in ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks",
                                             "comm_blocks", "comm_mode", "data_mode", "profile_file", "view",
                                             "filter") if k in trace.meta}
@@ -431,12 +456,145 @@ def analyze(trace, results=None, results_path=None, top=5):
         "phase_definition": "phase 1 until a block's first TTEST/TWAIT on another source's signal ([src=S], "
                             "S != its rank), phase 2 from then on",
         "ranks": rank_reports,
+        "across_ranks": across_ranks(rank_reports, results, denom_ps),
         "overall": overall,
         "busy_check": busy_check,
         "stages": stages, "kernels": kernel_use,
         "results": results_part,
         "warnings": warnings,
     }
+
+
+# ---- across ranks --------------------------------------------------------------------------------
+
+OUTLIER_POINTS = 2.0         # a share (%) this far from the median rank's stands out
+OUTLIER_VIEW_SHARE = 0.01    # a time this share of the view (or window) from the median rank's stands out
+OUTLIER_RESULTS_SHARE = 0.01  # a rank's pipelined time this share from the median rank's stands out
+
+
+def _spread(values):
+    """{rank: x} -> mean, min and max with their ranks (the lowest rank of equals), median."""
+    ranks = sorted(values, key=lambda r: (values[r], r))
+    xs = [values[r] for r in ranks]
+    n = len(xs)
+    median = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    low = ranks[0]
+    high = max(ranks, key=lambda r: (values[r], -r))
+    return {"mean": sum(xs) / n, "min": xs[0], "min_rank": low, "max": values[high], "max_rank": high,
+            "median": median, "by_rank": {str(r): values[r] for r in sorted(values)}}
+
+
+def _stand_out(spread, limit):
+    """The ranks whose value is more than `limit` from the median, farthest first."""
+    by = {int(r): v for r, v in spread["by_rank"].items()}
+    far = [r for r, v in by.items() if abs(v - spread["median"]) > limit]
+    return sorted(far, key=lambda r: (-abs(by[r] - spread["median"]), r))
+
+
+def across_ranks(rank_reports, results, denom_ps):
+    """Each figure of the per-rank reports over the ranks the trace holds (mean, min, max and
+    who), and the ranks that stand out from the median rank (outliers, each with what and by how
+    much); from the results (every rank of the run, also those the trace left out) the pipelined
+    time per rank the same way."""
+    out = {"ranks": [rep["rank"] for rep in rank_reports], "busy": {}, "streams": {}, "memory": {},
+           "outliers": [], "results": None}
+    if not rank_reports:
+        return out
+    view_us = us(denom_ps)
+
+    def outlier(rank, what, value, median, unit):
+        out["outliers"].append({"rank": rank, "what": what, "value": value, "median": median, "unit": unit})
+
+    labels = [row["label"] for row in rank_reports[0]["busy"] if row["core_type"]]
+    for label in labels:
+        values = {rep["rank"]: row["share_pct"] for rep in rank_reports for row in rep["busy"] if row["label"] == label}
+        if len(values) == len(rank_reports):
+            sp = out["busy"][label] = _spread(values)
+            for r in _stand_out(sp, OUTLIER_POINTS):
+                outlier(r, f"{label} busy", sp["by_rank"][str(r)], sp["median"], "%")
+    streams = sorted({st for rep in rank_reports for st in rep["streams"]})
+    for stream in streams:
+        per = {}
+        for key, what, unit, limit in (("blocked_pct", "blocked in TWAIT", "%", OUTLIER_POINTS),
+                                       ("ttest_pct", "TTEST polls", "%", OUTLIER_POINTS),
+                                       ("last_end_us", "last block ends", "us", OUTLIER_VIEW_SHARE * view_us)):
+            values = {}
+            for rep in rank_reports:
+                st = rep["streams"].get(stream)
+                if st is None:
+                    continue
+                v = (st["ends"] or {}).get("last_us") if key == "last_end_us" else st[key]
+                if v is not None:
+                    values[rep["rank"]] = v
+            if not values:
+                continue
+            sp = per[key] = _spread(values)
+            for r in _stand_out(sp, limit):
+                outlier(r, f"{stream}: {what}", sp["by_rank"][str(r)], sp["median"], unit)
+        out["streams"][stream] = per
+    for key in ("L2", "HBM"):
+        values = {rep["rank"]: rep["memory"][key]["mean_gib_s"] for rep in rank_reports if rep.get("memory")}
+        if values:
+            out["memory"][key] = _spread(values)
+    if results is not None and isinstance(results.get("per_rank"), list):
+        values = {i: float(t["pipelined_us"]) for i, t in enumerate(results["per_rank"])
+                  if isinstance(t, dict) and tt._is_number(t.get("pipelined_us"))}
+        if values:
+            sp = _spread(values)
+            far = _stand_out(sp, OUTLIER_RESULTS_SHARE * sp["median"])
+            out["results"] = {"pipelined_us": sp, "outliers": far}
+    return out
+
+
+def _spread_text(sp, unit="", fmt="{:.1f}"):
+    f = (fmt + unit).format
+    return f"{f(sp['mean'])} [{f(sp['min'])} (rank {sp['min_rank']}), {f(sp['max'])} (rank {sp['max_rank']})]"
+
+
+def _across_lines(a):
+    x = a["across_ranks"]
+    n = len(x["ranks"])
+    time_name = "window" if a["window_us"] else "view"
+    L = [f"across the {n} rank{'' if n == 1 else 's'} in the trace ({', '.join(map(str, x['ranks']))}): "
+         "mean [min (rank), max (rank)]"]
+    if x["busy"]:
+        L.append(f"  busy per pipe, share of its cores x {time_name} time:")
+        width = max(len(label) for label in x["busy"])
+        L.extend(f"    {label:<{width}}  {_spread_text(sp, '%')}" for label, sp in x["busy"].items())
+    for stream, per in x["streams"].items():
+        parts = []
+        if "blocked_pct" in per:
+            parts.append(f"blocked in TWAIT {_spread_text(per['blocked_pct'], '%')}")
+        if "ttest_pct" in per:
+            parts.append(f"TTEST polls {_spread_text(per['ttest_pct'], '%')} of its blocks' time")
+        if "last_end_us" in per:
+            parts.append(f"last block ends {_spread_text(per['last_end_us'], ' us', '{:.3f}')}")
+        L.append(f"  {stream}: " + "; ".join(parts))
+    if x["memory"]:
+        L.append("  chip memory, mean over the " + time_name + ": "
+                 + "; ".join(f"{k} {_spread_text(sp, ' GiB/s')}" for k, sp in x["memory"].items()))
+    if x["outliers"]:
+        by_rank = defaultdict(list)
+        for o in x["outliers"]:
+            fmt = "{:.3f}" if o["unit"] == "us" else "{:.1f}"
+            unit = " us" if o["unit"] == "us" else "%"
+            diff = o["value"] - o["median"]
+            by_rank[o["rank"]].append(f"{o['what']} {fmt.format(o['value'])}{unit} ({diff:+.{3 if o['unit'] == 'us' else 1}f}"
+                                      f"{' us' if o['unit'] == 'us' else ' points'} from the median rank)")
+        L.append(f"  ranks that stand out (more than {OUTLIER_POINTS:g} points or {OUTLIER_VIEW_SHARE * 100:g}% of the "
+                 f"{time_name} from the median rank):")
+        L.extend(f"    rank {r}: " + "; ".join(items) for r, items in sorted(by_rank.items()))
+    elif n > 1:
+        L.append(f"  no rank stands out (every figure within {OUTLIER_POINTS:g} points or {OUTLIER_VIEW_SHARE * 100:g}% "
+                 f"of the {time_name} of the median rank's)")
+    res = x["results"]
+    if res:
+        sp = res["pipelined_us"]
+        far = res["outliers"]
+        who = ("; stand out (more than 1% from the median): "
+               + ", ".join(f"rank {r} {sp['by_rank'][str(r)]:.3f} us" for r in far)) if far else "; none more than 1% from the median"
+        L.append(f"  from the results, every rank of the run: pipelined {_spread_text(sp, ' us', '{:.3f}')}{who}")
+    return L
 
 
 def _ends(blocks, last=3):
@@ -800,22 +958,32 @@ def kernel_pipe_use(trace, warnings):
     return {"skipped": None, "launches": launches}
 
 
-def _kernel_lines(ku):
-    lines = []
+def _kernel_lines(ku, detail_rank=None):
+    """Per launch (stream, kernel): its kernel time over the ranks, and the pipe ratios of the
+    rank compared with the results (and `detail_rank`'s); every rank's with detail_rank None."""
     if ku is None:
         return ["pipe utilisation per kernel: otherData has no kernels (a trace of an older Tandem)"]
     if ku["skipped"]:
         return [f"pipe utilisation per kernel: not done ({ku['skipped']})"]
-    lines.append("pipe utilisation per kernel launch (busy / kernel time on each core that ran it: mean [min, max]; "
-                 "SCALAR is not in the trace):")
+    lines = ["pipe utilisation per kernel launch (busy / kernel time on each core that ran it: mean [min, max]; "
+             "SCALAR is not in the trace):"]
+    groups = {}
     for k in ku["launches"]:
-        cores = ", ".join(f"{n} {ct}" for ct, n in k["cores"].items())
-        lines.append(f"  rank {k['rank']} {k['stream']} {k['kernel']}: {k['kernel_us']:.3f} us on {cores or 'no'} cores"
-                     + (" (matches the results' pipe_ratio)" if k["compared"] else ""))
-        for ct, pipes in k["pipe_ratio"].items():
-            cells = "  ".join(f"{p} {v['mean'] * 100:.1f}% [{v['min'] * 100:.1f}, {v['max'] * 100:.1f}]"
-                              for p, v in pipes.items())
-            lines.append(f"    {ct}: {cells}")
+        groups.setdefault((k["launch"], k["stream"], k["kernel"]), []).append(k)
+    for (_launch, stream, kernel), ks in groups.items():
+        if len(ks) > 1:
+            sp = _spread({k["rank"]: k["kernel_us"] for k in ks})
+            lines.append(f"  {stream} {kernel} over {len(ks)} ranks: {_spread_text(sp, ' us', '{:.3f}')}")
+        for k in ks:
+            if detail_rank is not None and not k["compared"] and k["rank"] != detail_rank and len(ks) > 1:
+                continue
+            cores = ", ".join(f"{n} {ct}" for ct, n in k["cores"].items())
+            lines.append(f"  rank {k['rank']} {k['stream']} {k['kernel']}: {k['kernel_us']:.3f} us on {cores or 'no'} "
+                         "cores" + (" (matches the results' pipe_ratio)" if k["compared"] else ""))
+            for ct, pipes in k["pipe_ratio"].items():
+                cells = "  ".join(f"{p} {v['mean'] * 100:.1f}% [{v['min'] * 100:.1f}, {v['max'] * 100:.1f}]"
+                                  for p, v in pipes.items())
+                lines.append(f"    {ct}: {cells}")
     return lines
 
 
@@ -890,8 +1058,7 @@ def _all_block_lines(rep, indent):
     return lines
 
 
-def format_text(a, all_blocks=False):
-    L = []
+def _header_lines(a):
     m = a["meta"]
     ident = []
     if "ranks" in m:
@@ -903,9 +1070,9 @@ def format_text(a, all_blocks=False):
             ident.append(str(m[k]))
     if "profile_file" in m:
         ident.append(f"profile {m['profile_file']}")
-    L.append(f"Tandem trace report: {a['trace']}")
-    L.append(f"  run: {', '.join(ident) or 'unknown'}; view {m.get('view')!r}, {a['filter_text']}")
-    L.append(f"  view: {a['view_start_us']:.6f} .. {a['view_end_us']:.6f} us = {a['view_us']:.3f} us")
+    L = [f"Tandem trace report: {a['trace']}",
+         f"  run: {', '.join(ident) or 'unknown'}; view {m.get('view')!r}, {a['filter_text']}",
+         f"  view: {a['view_start_us']:.6f} .. {a['view_end_us']:.6f} us = {a['view_us']:.3f} us"]
     if a["window_us"]:
         w = a["window_us"]
         L.append(f"  window kept by the trace: {w[0]:.3f} .. {w[1]:.3f} us from the view start; busy and blocked "
@@ -914,41 +1081,45 @@ def format_text(a, all_blocks=False):
     L.append("  busy = sum of X durations on the pipe's tracks, summed over cores; "
              f"share = busy / (cores of that type x {time_name} time); cores counted from "
              + ("otherData" if a["core_counts_from"] == "otherData" else "the cores that have tracks"))
-    view_us = a["share_time_us"]
-    for rep in a["ranks"]:
-        L.append("")
-        L.append(f"rank {rep['rank']}")
-        L.append("  busy per pipe:")
-        L.extend(_busy_lines(rep["busy"], view_us, time_name, "    "))
-        L.append("  blocked in TWAIT (stalled waits, per stream):")
-        L.extend(_stream_lines(rep["streams"], "    ") or ["    (no blocks)"])
-        if rep["top_blocks"]:
-            L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
-            L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
-        ends = _end_lines(rep, "    ")
-        if ends:
-            L.append("  when blocks end (us from the view start; busy shares of the block's own time):")
-            L.extend(ends)
-        if all_blocks:
-            L.append("  every block, by stream and end:")
-            L.extend(_all_block_lines(rep, "    "))
-        L.append(f"  critical path: {rep['critical_path']['sentence']}")
-        for ct, o in (rep.get("oversubscribed") or {}).items():
-            L.append(f"  note: up to {o['peak_blocks']} {ct} blocks ran at once on the chip's {o['cores']} {ct} cores "
-                     f"({o['over_us']:.3f} us over, from {o['from_us']:.3f} us; streams {', '.join(o['streams'])}). The "
-                     "simulator gives each stream cores of its own (docs/API.md, \"Known limits\"); a chip would make "
-                     "the later blocks wait for free cores, so these kernels overlap more here than they could there")
-        mem = rep.get("memory")
-        if mem:
-            L.append(f"  chip memory (every stream and the peers' stores into it): L2 {mem['L2']['gib']:.3f} GiB, mean "
-                     f"{mem['L2']['mean_gib_s']:.1f} GiB/s over the {time_name}, busiest 500 ns "
-                     f"{mem['L2']['peak_gib_s']:.1f} GiB/s; HBM {mem['HBM']['gib']:.3f} GiB, mean "
-                     f"{mem['HBM']['mean_gib_s']:.1f} GiB/s, busiest {mem['HBM']['peak_gib_s']:.1f} GiB/s")
+    return L
+
+
+def _rank_lines(rep, a, all_blocks, why):
+    time_name = "window" if a["window_us"] else "view"
+    L = [f"rank {rep['rank']}{why}", "  busy per pipe:"]
+    L.extend(_busy_lines(rep["busy"], a["share_time_us"], time_name, "    "))
+    L.append("  blocked in TWAIT (stalled waits, per stream):")
+    L.extend(_stream_lines(rep["streams"], "    ") or ["    (no blocks)"])
+    if rep["top_blocks"]:
+        L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
+        L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
+    ends = _end_lines(rep, "    ")
+    if ends:
+        L.append("  when blocks end (us from the view start; busy shares of the block's own time):")
+        L.extend(ends)
+    if all_blocks:
+        L.append("  every block, by stream and end:")
+        L.extend(_all_block_lines(rep, "    "))
+    L.append(f"  critical path: {rep['critical_path']['sentence']}")
+    for ct, o in (rep.get("oversubscribed") or {}).items():
+        L.append(f"  note: up to {o['peak_blocks']} {ct} blocks ran at once on the chip's {o['cores']} {ct} cores "
+                 f"({o['over_us']:.3f} us over, from {o['from_us']:.3f} us; streams {', '.join(o['streams'])}). The "
+                 "simulator gives each stream cores of its own (docs/API.md, \"Known limits\"); a chip would make "
+                 "the later blocks wait for free cores, so these kernels overlap more here than they could there")
+    mem = rep.get("memory")
+    if mem:
+        L.append(f"  chip memory (every stream and the peers' stores into it): L2 {mem['L2']['gib']:.3f} GiB, mean "
+                 f"{mem['L2']['mean_gib_s']:.1f} GiB/s over the {time_name}, busiest 500 ns "
+                 f"{mem['L2']['peak_gib_s']:.1f} GiB/s; HBM {mem['HBM']['gib']:.3f} GiB, mean "
+                 f"{mem['HBM']['mean_gib_s']:.1f} GiB/s, busiest {mem['HBM']['peak_gib_s']:.1f} GiB/s")
+    return L
+
+
+def _overall_lines(a):
     o = a["overall"]
-    L.append("")
-    L.append(f"overall ({o['ranks']} ranks in the trace)")
-    L.append("  busy per pipe:")
-    L.extend(_busy_lines(o["busy"], view_us, time_name, "    "))
+    time_name = "window" if a["window_us"] else "view"
+    L = [f"overall ({o['ranks']} ranks in the trace)", "  busy per pipe:"]
+    L.extend(_busy_lines(o["busy"], a["share_time_us"], time_name, "    "))
     L.append("  blocked in TWAIT:")
     L.extend(_stream_lines(o["streams"], "    ") or ["    (no blocks)"])
     if o["top_blocks"]:
@@ -956,50 +1127,78 @@ def format_text(a, all_blocks=False):
         L.extend("    " + _block_line(b, True) for b in o["top_blocks"])
     if o["critical_path"]:
         L.append(f"  critical path (the rank that waited most): {o['critical_path']}")
+    return L
+
+
+def _overlap_lines(res):
+    if res is None:
+        return ["overlap: overlap efficiency and exposed communication need --results RESULTS.json "
+                "(the trace holds only the pipelined view)"]
+    L = [f"overlap (from {res['results_file']}, docs/RESULTS.md formulas):"]
+    if res.get("comm_kind") == "none":
+        L.append("  the op has no communication (comm_kind none): its views are the kernel alone, nothing overlaps")
+    ro = res["results_overlap_eff_pct"]
+    L.append(f"  overlap efficiency {res['overlap_eff_pct']:.1f}% = (({res['seq_comm_us']:.3f} + "
+             f"{res['seq_compute_us']:.3f}) - {res['pipelined_us']:.3f}) / min({res['seq_comm_us']:.3f}, "
+             f"{res['seq_compute_us']:.3f}) x 100, floored at 0"
+             + (f" (results JSON: {ro:.1f}%)" if tt._is_number(ro) else ""))
+    rx = res["results_exposed_comm_us"]
+    L.append(f"  exposed communication {res['exposed_comm_us']:.3f} us = pipelined {res['pipelined_us']:.3f} - "
+             f"compute-only {res['compute_only_us']:.3f} us"
+             + (f" (results JSON: {rx:.3f} us)" if tt._is_number(rx) else ""))
+    L.append(f"  pipelined {res['pipelined_us']:.3f} us (results) vs the trace's view {res['view_us']:.3f} us")
+    if res.get("results_compute_twait_stall_us") is not None:
+        n = res["trace_compute_stalls"]
+        diff = res["trace_compute_stall_us"] - res["results_compute_twait_stall_us"]
+        per = f", {diff / n * 1000:.1f} ns per stall" if n else ""
+        L.append(f"  compute TWAIT stalls: {res['trace_compute_stall_us']:.3f} us in the trace's {n} stall slices "
+                 f"(whole TWAIT slices, final poll included) vs the results' compute_twait_stall_us "
+                 f"{res['results_compute_twait_stall_us']:.3f} us (the simulator's count, issue to release): "
+                 f"{diff:+.3f} us{per}")
+    return L
+
+
+def _busy_check_lines(bc):
+    if not bc["present"]:
+        L = ["busy check: otherData.busy_us absent, not checked"]
+    elif bc.get("skipped"):
+        L = [f"busy check: not done ({bc['skipped']})"]
+    elif bc["mismatches"]:
+        L = [f"busy check: {len(bc['mismatches'])} of {bc['compared']} busy totals differ from otherData.busy_us "
+             f"by more than 1 ns (see warnings)"]
+    else:
+        L = [f"busy check: all {bc['compared']} busy totals match otherData.busy_us within 1 ns"]
+    if bc.get("not_in_busy_us"):
+        L.append(f"  not compared (no entry in otherData.busy_us, which never has SCALAR): {', '.join(bc['not_in_busy_us'])}")
+    return L
+
+
+def format_text(a, all_blocks=False, per_rank=False):
+    """The report: the run, the figures across ranks with the ranks that stand out, one rank in
+    detail (the one that waited most; every rank with per_rank), the overall sums, the kernels,
+    the stages, the overlap and the busy check."""
+    L = _header_lines(a)
     L.append("")
-    L.extend(_kernel_lines(a["kernels"]))
+    L.extend(_across_lines(a))
+    critical = a["overall"]["critical_rank"]
+    if critical is None and a["ranks"]:
+        critical = a["ranks"][0]["rank"]
+    for rep in a["ranks"]:
+        if per_rank or rep["rank"] == critical:
+            why = "" if per_rank else (" (in detail: the rank that waited most" + (
+                "; --per-rank: every rank)" if len(a["ranks"]) > 1 else ")"))
+            L.append("")
+            L.extend(_rank_lines(rep, a, all_blocks, why))
+    L.append("")
+    L.extend(_overall_lines(a))
+    L.append("")
+    L.extend(_kernel_lines(a["kernels"], critical if not per_rank else None))
     if a.get("stages"):
         L.append("")
         L.extend(_stage_lines(a["stages"]))
     L.append("")
-    res = a["results"]
-    if res is None:
-        L.append("overlap: overlap efficiency and exposed communication need --results RESULTS.json "
-                 "(the trace holds only the pipelined view)")
-    else:
-        L.append(f"overlap (from {res['results_file']}, docs/RESULTS.md formulas):")
-        if res.get("comm_kind") == "none":
-            L.append("  the op has no communication (comm_kind none): its views are the kernel alone, nothing overlaps")
-        ro = res["results_overlap_eff_pct"]
-        L.append(f"  overlap efficiency {res['overlap_eff_pct']:.1f}% = (({res['seq_comm_us']:.3f} + "
-                 f"{res['seq_compute_us']:.3f}) - {res['pipelined_us']:.3f}) / min({res['seq_comm_us']:.3f}, "
-                 f"{res['seq_compute_us']:.3f}) x 100, floored at 0"
-                 + (f" (results JSON: {ro:.1f}%)" if tt._is_number(ro) else ""))
-        rx = res["results_exposed_comm_us"]
-        L.append(f"  exposed communication {res['exposed_comm_us']:.3f} us = pipelined {res['pipelined_us']:.3f} - "
-                 f"compute-only {res['compute_only_us']:.3f} us"
-                 + (f" (results JSON: {rx:.3f} us)" if tt._is_number(rx) else ""))
-        L.append(f"  pipelined {res['pipelined_us']:.3f} us (results) vs the trace's view {res['view_us']:.3f} us")
-        if res.get("results_compute_twait_stall_us") is not None:
-            n = res["trace_compute_stalls"]
-            diff = res["trace_compute_stall_us"] - res["results_compute_twait_stall_us"]
-            per = f", {diff / n * 1000:.1f} ns per stall" if n else ""
-            L.append(f"  compute TWAIT stalls: {res['trace_compute_stall_us']:.3f} us in the trace's {n} stall slices "
-                     f"(whole TWAIT slices, final poll included) vs the results' compute_twait_stall_us "
-                     f"{res['results_compute_twait_stall_us']:.3f} us (the simulator's count, issue to release): "
-                     f"{diff:+.3f} us{per}")
-    bc = a["busy_check"]
-    if not bc["present"]:
-        L.append("busy check: otherData.busy_us absent, not checked")
-    elif bc.get("skipped"):
-        L.append(f"busy check: not done ({bc['skipped']})")
-    elif bc["mismatches"]:
-        L.append(f"busy check: {len(bc['mismatches'])} of {bc['compared']} busy totals differ from otherData.busy_us "
-                 f"by more than 1 ns (see warnings)")
-    else:
-        L.append(f"busy check: all {bc['compared']} busy totals match otherData.busy_us within 1 ns")
-    if bc.get("not_in_busy_us"):
-        L.append(f"  not compared (no entry in otherData.busy_us, which never has SCALAR): {', '.join(bc['not_in_busy_us'])}")
+    L.extend(_overlap_lines(a["results"]))
+    L.extend(_busy_check_lines(a["busy_check"]))
     return "\n".join(L) + "\n"
 
 
@@ -1016,6 +1215,8 @@ def main():
     ap.add_argument("--top", type=int, default=5, metavar="N", help="blocks to list by blocked time (default 5)")
     ap.add_argument("--blocks", action="store_true",
                     help="also list every block: its core, start and end, blocked and TTEST time, busy share per pipe")
+    ap.add_argument("--per-rank", action="store_true",
+                    help="every rank in detail (default: the figures across ranks, and the rank that waited most)")
     ap.add_argument("--strict", action="store_true",
                     help="exit with status 3 when a check fails (busy totals vs otherData.busy_us, results formulas)")
     a = ap.parse_args()
@@ -1026,7 +1227,7 @@ def main():
     results = load_results(a.results, trace, pre) if a.results else None
     analysis = analyze(trace, results, a.results, a.top)
     analysis["warnings"] = pre + analysis["warnings"]
-    sys.stdout.write(format_text(analysis, all_blocks=a.blocks))
+    sys.stdout.write(format_text(analysis, all_blocks=a.blocks, per_rank=a.per_rank))
     for w in analysis["warnings"]:
         print(f"report.py: warning: {w}", file=sys.stderr)
     if a.json:

@@ -4,9 +4,9 @@
     op_family_sweep.py [--tandem build/tandem] [--ranks 8] [--shapes 2048x2048x2048,...]
                        [--out out/family] [--jobs 2] [--soc Ascend910B1]
 
-It reads the ops and variants from `tandem --list-ops`, writes one sweep row per op x variant x
+It reads the ops and variants from `tandem --list-ops --json`, writes one sweep row per op x variant x
 shape (timing-only; the flags mean what they mean for each op: --gk is each rank's K for the
-ops whose K is split, see --list-ops), runs `tandem --sweep`, and writes:
+ops whose K is split, see --list-ops), runs `tandem --sweep` (its progress on stderr), and writes:
 
   OUT.csv, OUT.json   the sweep's own results (docs/RESULTS.md objects, one per row that ran)
   OUT.md              per op and shape: each variant's pipelined time, its speedup over the
@@ -29,23 +29,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-OP_LINE = re.compile(r"^(\w+): ")
-VARIANT_LINE = re.compile(r"^  --variant (\w+)")
 BAD_ROW = re.compile(r"^sweep .* line (\d+): (.*)$")
 
 
 def list_variants(tandem):
-    """[(op, variant)] in --list-ops order."""
-    out = subprocess.run([tandem, "--list-ops"], check=True, capture_output=True, text=True).stdout
-    pairs, op = [], None
-    for line in out.splitlines():
-        m = OP_LINE.match(line)
-        if m:
-            op = m.group(1)
-            continue
-        m = VARIANT_LINE.match(line)
-        if m and op:
-            pairs.append((op, m.group(1)))
+    """[(op, variant)] in --list-ops order (`--list-ops --json`: the registry as data)."""
+    out = subprocess.run([tandem, "--list-ops", "--json", "/dev/stdout"], check=True, capture_output=True,
+                         text=True).stdout
+    pairs = [(op["name"], v["name"]) for op in json.loads(out)["ops"] for v in op["variants"]]
     if not pairs:
         raise SystemExit(f"{tandem} --list-ops printed no op with a variant")
     return pairs
@@ -81,18 +72,24 @@ def write_rows(path, ranks, shapes, pairs, soc):
 
 
 def run_sweep(tandem, rows_csv, prefix, jobs):
+    """Runs the sweep; its progress line goes on to stderr as it comes (a family of shapes takes
+    minutes), its refused rows are collected: {sweep line: the op's reason}."""
     cmd = [tandem, "--sweep", rows_csv, "--sweep-out", prefix, "--jobs", str(jobs), "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
     refused = {}
-    for line in proc.stderr.splitlines():
+    tty = sys.stderr.isatty()
+    for line in proc.stderr:  # the sweep ends each progress update with a newline off a terminal
+        line = line.rstrip("\n").split("\r")[-1]
         m = BAD_ROW.match(line)
         if m:
             refused[int(m.group(1))] = m.group(2)
         elif line.startswith("sweep:") and "done" in line:
-            continue
+            print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
         elif line.strip():
             print(line, file=sys.stderr)
-    if proc.returncode not in (0, 1):
+    if tty:
+        print(file=sys.stderr)
+    if proc.wait() not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
     return refused
 

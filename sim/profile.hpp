@@ -125,7 +125,9 @@ Profile load_profile(const std::filesystem::path& file);
 // Finds `<soc>.toml` in `profile_dir` and loads it; the error lists the profiles available.
 Profile load_profile_by_soc(const std::string& soc, const std::filesystem::path& profile_dir);
 
-// The directory holding the shipped profiles (set by CMake; overridable by TANDEM_PROFILE_DIR).
+// The directory holding the shipped profiles: $TANDEM_PROFILE_DIR when set; else, for an installed
+// library, the profiles installed with it (<prefix>/share/tandem/profiles); else the source
+// tree's sim/profiles (set by CMake).
 std::filesystem::path default_profile_dir();
 
 const char* topology_name(TopologyKind kind);

@@ -18,6 +18,8 @@
 #include <utility>
 #include <variant>
 
+#include <dlfcn.h>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -520,9 +522,26 @@ Profile load_profile_by_soc(const std::string& soc, const std::filesystem::path&
                                available.empty() ? std::string("(none)") : join(available)));
 }
 
+namespace {
+
+// The profiles installed beside the library this code is linked into (`cmake --install`:
+// <prefix>/lib/libtandem_api.so finds <prefix>/share/tandem/profiles); empty when there are none
+// there (a program or a library run from the build tree).
+std::filesystem::path installed_profile_dir() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&installed_profile_dir), &info) == 0 || info.dli_fname == nullptr) return {};
+    std::error_code ec;
+    const std::filesystem::path dir =
+        std::filesystem::path(info.dli_fname).parent_path() / TANDEM_PROFILE_DIR_FROM_LIBRARY;
+    return std::filesystem::is_directory(dir, ec) ? dir.lexically_normal() : std::filesystem::path();
+}
+
+}  // namespace
+
 std::filesystem::path default_profile_dir() {
     const char* env = std::getenv("TANDEM_PROFILE_DIR");
     if (env != nullptr && *env != '\0') return env;
+    if (std::filesystem::path installed = installed_profile_dir(); !installed.empty()) return installed;
     return TANDEM_PROFILE_DIR;
 }
 

@@ -93,6 +93,7 @@ TEST(ApiTrace, ACallWithAllViewsTracesWhatTheCommandLineTraces) {
     tandem::host::RunOutputs outputs;
     outputs.trace_file = dir.file("cli.json");
     const tandem::host::ProgramOutput cli_out = tandem::host::run_program(tandem::host::resolve_run(rc, profile), profile, outputs);
+    tandem::host::write_trace(outputs, profile, cli_out);
     const nlohmann::json cli = nlohmann::json::parse(read_file(outputs.trace_file));
 
     const std::multiset<Event> from_api = events_of(api);

@@ -163,7 +163,7 @@ TEST(StreamK, TraceShowsFixupWaitsWithFlowsFromThePartials) {
     RunOutputs traced;
     traced.trace_file = (dir / "t.json").string();
     const Profile p = test::b1_profile();
-    run_program(resolve_run(cfg, p), p, traced);
+    write_trace(traced, p, run_program(resolve_run(cfg, p), p, traced));
     std::ifstream f(traced.trace_file);
     const nlohmann::json trace = nlohmann::json::parse(f);
     fs::remove_all(dir);

@@ -50,6 +50,7 @@ BudgetRun run_with_budget(int threads) {
     outputs.host_threads = threads;
     const Profile p = test::b1_profile();
     const ProgramOutput out = run_program(resolve_run(cfg, p), p, outputs);
+    write_trace(outputs, p, out);
     EXPECT_EQ(out.results.verification, Verification::Passed);
 
     BudgetRun run;

@@ -44,6 +44,7 @@ TraceRun traced_run_of(RunRequest cfg, const std::vector<int>& keep_ranks = {},
     const Profile p = test::b1_profile();
     TraceRun run;
     run.out = run_program(resolve_run(cfg, p), p, outputs);
+    write_trace(outputs, p, run.out);
     std::ifstream f(outputs.trace_file);
     std::stringstream ss;
     ss << f.rdbuf();

@@ -59,6 +59,16 @@ bool valid(const RunRequest& c, const Profile& p) {
     }
 }
 
+// The flags of a "Run it" line as the command line reads them, resolved.
+ResolvedRun run_it(const std::string& flags, const Profile& p) {
+    std::vector<std::string> args = {"tandem"};
+    std::istringstream words(flags);
+    for (std::string w; words >> w;) args.push_back(w);
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    return resolve_run(parse_command_line(static_cast<int>(argv.size()), argv.data()).run, p);
+}
+
 TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     const ResolvedRun ref = small_shape(*b1());
     const TuneResult r = run_tune(ref, b1(), pool(2));
@@ -78,13 +88,7 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     }
     // The best configuration run alone from its "Run it" flags, as the command line reads them.
     const std::string flags = reproduce_flags(best.job.run, *b1());
-    std::vector<std::string> args = {"tandem"};
-    std::istringstream words(flags);
-    for (std::string w; words >> w;) args.push_back(w);
-    std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());
-    const CommandLine alone = parse_command_line(static_cast<int>(argv.size()), argv.data());
-    const ResolvedRun again = resolve_run(alone.run, *b1());
+    const ResolvedRun again = run_it(flags, *b1());
     EXPECT_EQ(again.request.base_m, best.job.run.request.base_m) << flags;
     EXPECT_EQ(again.effective_knobs(), best.job.run.effective_knobs()) << flags;
     EXPECT_EQ(run_program(again, *b1()).results.times.pipelined_us, best.results.times.pipelined_us) << flags;
@@ -94,6 +98,48 @@ TEST(Tune, BestIsNoSlowerThanTheDefaultAndEqualsRunningItAlone) {
     EXPECT_NE(report.find("Best:"), std::string::npos) << report;
     EXPECT_NE(report.find("x vs the default"), std::string::npos) << report;
     EXPECT_NE(report.find("Top 5:"), std::string::npos) << report;
+}
+
+// matmul_all_reduce with an fp32 output: the `ascend` replicas (fp16 out, one B shared by every
+// rank: another problem, half the bytes to reduce) are left out and said so; the winner computes
+// the caller's contract and its "Run it" line, with the dtypes in it, gives the time reported.
+TEST(Tune, ComparesOnlyVariantsThatComputeTheCallersContract) {
+    RunRequest c;
+    c.op = "matmul_all_reduce";
+    c.out_dtype = DType::F32;
+    c.ranks = 2;
+    c.m = 512;
+    c.k = 512;
+    c.n = 512;
+    c.timing_only = true;
+    const ResolvedRun ref = resolve_run(c, *b1());
+    std::vector<LeftOutVariant> left_out;
+    const std::vector<ResolvedRun> a = tune_stage_a(ref, *b1(), true, false, &left_out);
+    std::set<std::string> searched;
+    for (const ResolvedRun& run : a) {
+        searched.insert(run.request.variant);
+        EXPECT_EQ(run.params.out_dtype, DType::F32) << run.request.variant;
+        EXPECT_EQ(run.sharding().b, kernels::Split::Rows) << run.request.variant;
+    }
+    EXPECT_EQ(searched, (std::set<std::string>{"atomic", "one_shot", "two_shot", "ring"}));
+    ASSERT_EQ(left_out.size(), 2u);
+    EXPECT_EQ(left_out[0].variant, "ascend");
+    EXPECT_EQ(left_out[1].variant, "ascend_subtile");
+    EXPECT_NE(left_out[0].reason.find("fp16 output only (asked: fp32)"), std::string::npos) << left_out[0].reason;
+    EXPECT_NE(left_out[0].reason.find("B the same on every rank (asked: split by rows)"), std::string::npos)
+        << left_out[0].reason;
+
+    const TuneResult r = run_tune(ref, b1(), pool(2), true, false);
+    ASSERT_FALSE(r.ranking.empty());
+    const std::string report = format_tune_report(r, true);
+    EXPECT_NE(report.find("Left out: ascend, ascend_subtile: "), std::string::npos) << report;
+    const SweepEntry& best = r.entries[r.ranking.front()];
+    const std::string flags = reproduce_flags(best.job.run, *b1());
+    EXPECT_NE(flags.find("--out-dtype fp32"), std::string::npos) << flags;
+    const ResolvedRun again = run_it(flags, *b1());
+    EXPECT_EQ(again.request.variant, best.job.run.request.variant) << flags;
+    EXPECT_EQ(again.params.out_dtype, DType::F32) << flags;
+    EXPECT_EQ(run_program(again, *b1()).results.times.pipelined_us, best.results.times.pipelined_us) << flags;
 }
 
 TEST(Tune, GridHoldsOnlyValidConfigsAndStaysBounded) {

@@ -71,14 +71,30 @@ nlohmann::json sweep_json(const std::vector<SweepEntry>& entries) {
 }
 
 std::string format_sweep_table(const std::vector<SweepEntry>& entries) {
-    std::string out = fmt::format("{:>6} {:>5} {:>7} {:>7} {:>7} {:>14} {:>8} {:>9}\n", "line", "ranks", "m", "k", "n",
-                                  "pipelined us", "TFLOPS", "overlap %");
+    // What ran, after the figures: op, variant (and its schedule when not the first) and comm mode,
+    // each column as wide as its longest entry.
+    std::size_t op_width = 2;
+    std::size_t variant_width = 7;
+    auto variant_of = [](const RunRequest& r) {
+        const kernels::VariantDesc* v = r.op_desc == nullptr ? kernels::find_op(r.op).find_variant(r.variant) : nullptr;
+        const bool first_schedule = v == nullptr || v->schedules.empty() || v->schedules.front() == r.schedule;
+        return first_schedule ? r.variant : r.variant + " " + r.schedule;
+    };
+    for (const SweepEntry& e : entries) {
+        if (!e.has_results) continue;
+        op_width = std::max(op_width, e.results.id.run.op.size());
+        variant_width = std::max(variant_width, variant_of(e.results.id.run).size());
+    }
+    std::string out = fmt::format("{:>6} {:>5} {:>7} {:>7} {:>7} {:>14} {:>8} {:>9}  {:<{}} {:<{}} {}\n", "line", "ranks", "m",
+                                  "k", "n", "pipelined us", "TFLOPS", "overlap %", "op", op_width, "variant", variant_width,
+                                  "comm mode");
     for (const SweepEntry& e : entries) {
         if (!e.has_results) continue;
         const RunRequest& run = e.results.id.run;
         const RunMetrics m = compute_metrics(e.results.id, e.results.times);
-        out += fmt::format("{:>6} {:>5} {:>7} {:>7} {:>7} {:>14.3f} {:>8.2f} {:>9.1f}{}\n", e.job.line, run.ranks, run.m,
-                           run.k, run.n, e.results.times.pipelined_us, m.tflops_per_rank, m.overlap_eff_pct,
+        out += fmt::format("{:>6} {:>5} {:>7} {:>7} {:>7} {:>14.3f} {:>8.2f} {:>9.1f}  {:<{}} {:<{}} {}{}\n", e.job.line,
+                           run.ranks, run.m, run.k, run.n, e.results.times.pipelined_us, m.tflops_per_rank,
+                           m.overlap_eff_pct, run.op, op_width, variant_of(run), variant_width, run.comm_mode,
                            e.status == SweepStatus::Failed ? "  verification FAILED" : "");
     }
     return out;

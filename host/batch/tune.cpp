@@ -18,6 +18,7 @@
 #include "host/params/param_words.hpp"
 #include "host/batch/sweep_peers.hpp"
 #include "host/batch/sweep_wire.hpp"
+#include "host/batch/tune_contract.hpp"
 #include "sim/sim_error.hpp"
 
 namespace tandem::host {
@@ -91,15 +92,32 @@ RunRequest without(const RunRequest& c, Param p) {
 }
 
 // Whether running `r` again needs parameter `p`'s flag: always for the shape, the tiles and the
-// blocks (what a configuration is); for the others, when the run would resolve differently
-// without it (another op's variant does not resolve on the default op: the flag is needed).
+// blocks (what a configuration is) and the dtypes (the contract the search kept: a reader adding
+// --out-dtype to the line gets what was timed); for the others, when the run would resolve
+// differently without it (another op's variant does not resolve on the default op).
 bool needs_flag(const RunRequest& r, const ParamDesc& p, const Profile& profile) {
-    if (p.type == ParamType::Int) return true;
+    if (p.type == ParamType::Int || p.id == Param::Dtype || p.id == Param::OutDtype) return true;
     try {
         return param_text(with_defaults(without(r, p.id), profile), p.id) != param_text(r, p.id);
     } catch (const tandem::SimError&) {
         return true;
     }
+}
+
+// The variants left out, those with the same reason on one line: "ascend, ascend_subtile: fp16 ...".
+std::vector<std::string> left_out_lines(const std::vector<LeftOutVariant>& left_out) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+    for (const LeftOutVariant& v : left_out) {
+        auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.first == v.reason; });
+        if (it == by_reason.end()) by_reason.push_back({v.reason, {v.variant}});
+        else it->second.push_back(v.variant);
+    }
+    std::vector<std::string> lines;
+    for (const auto& [reason, variants] : by_reason) {
+        lines.push_back(fmt::format("{}: {} (another problem than the default's, not compared)", fmt::join(variants, ", "),
+                                    reason));
+    }
+    return lines;
 }
 
 }  // namespace
@@ -134,14 +152,19 @@ std::string reproduce_flags(const ResolvedRun& c, const Profile& profile) {
 }
 
 std::vector<ResolvedRun> tune_stage_a(const ResolvedRun& ref, const Profile& profile, bool search_variants,
-                                      bool search_schedules) {
+                                      bool search_schedules, std::vector<LeftOutVariant>* left_out) {
     std::vector<ResolvedRun> out = {ref};
     std::set<TuneKey> seen = {key_of(ref)};
     const RunRequest& rr = ref.request;
-    // The variants and schedules searched, ref's first.
+    const TuneContract contract = contract_of(ref);
+    // The variants and schedules searched, ref's first; only variants that compute ref's contract.
     std::vector<RunRequest> bases = {rr};
     for (const kernels::VariantDesc& v : ref.op->variants) {
         if (!search_variants && v.name != rr.variant) continue;
+        if (const std::string why = contract_difference(*ref.op, v, contract); !why.empty()) {
+            if (left_out != nullptr) left_out->push_back({v.name, why});
+            continue;
+        }
         for (const std::string& schedule : v.schedules) {
             if (!search_schedules && v.name == rr.variant && schedule != rr.schedule) continue;
             if (!search_schedules && v.name != rr.variant && schedule != v.schedules.front()) continue;
@@ -150,8 +173,7 @@ std::vector<ResolvedRun> tune_stage_a(const ResolvedRun& ref, const Profile& pro
             b.variant = v.name;
             b.schedule = schedule;
             b.knobs.clear();
-            if (std::find(v.out_dtypes.begin(), v.out_dtypes.end(), *rr.out_dtype) == v.out_dtypes.end())
-                b.out_dtype = v.out_dtypes.front();
+            b.out_dtype = ref.params.out_dtype;  // the contract's, whatever the variant's default
             bases.push_back(b);
         }
     }
@@ -257,10 +279,10 @@ TuneResult run_tune(const ResolvedRun& ref_in, const std::shared_ptr<const Profi
         timing.timing_only = true;
         ref = resolve_run(timing, *profile);
     }
-    std::vector<ResolvedRun> stage_a = tune_stage_a(ref, *profile, search_variants, search_schedules);
+    TuneResult result;
+    std::vector<ResolvedRun> stage_a = tune_stage_a(ref, *profile, search_variants, search_schedules, &result.left_out);
     const int splits = static_cast<int>(tune_block_splits(ref, *profile).size());
 
-    TuneResult result;
     // Many variants: keep each variant's default tile and knobs so that stage B still fits.
     const int stage_b_max = kTuneStageBTop * (splits - 1);
     if (static_cast<int>(stage_a.size()) + stage_b_max > kMaxTuneConfigs) {
@@ -371,6 +393,7 @@ std::string format_tune_report(const TuneResult& r, bool brief) {
     auto line = [&out](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<10}{}\n", fmt::format("{}:", label), value);
     };
+    for (const std::string& text : left_out_lines(r.left_out)) line("Left out", text);
     if (!ref.has_results) {
         line("Default", fmt::format("{}: did not run{}", config_text(rc), ref.error.empty() ? "" : " (" + ref.error + ")"));
     } else {

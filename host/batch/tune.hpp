@@ -31,6 +31,7 @@
 #include "host/batch/sweep_command.hpp"
 #include "host/batch/sweep_entry.hpp"
 #include "host/batch/sweep_runner.hpp"
+#include "host/batch/tune_contract.hpp"
 #include "host/ops/op_facade.hpp"
 #include "sim/profile.hpp"
 
@@ -44,9 +45,11 @@ const std::vector<int>& tune_base_m_values();      // 64, 128, 256
 const std::vector<int>& tune_base_n_values();      // 128, 256, 512
 
 // Stage A: `ref` first, then (variant x schedule when searched) x tile x knob values at ref's
-// block split; only configurations the ops facade accepts, each once.
+// block split; only configurations the ops facade accepts, each once, and only variants that
+// compute ref's contract (tune_contract.hpp: its inputs, output dtype, bias and what each rank
+// ends with); the others go to `left_out` with the reason.
 std::vector<ResolvedRun> tune_stage_a(const ResolvedRun& ref, const Profile& profile, bool search_variants = false,
-                                      bool search_schedules = false);
+                                      bool search_schedules = false, std::vector<LeftOutVariant>* left_out = nullptr);
 
 // The block splits of stage B: (compute blocks, comm blocks), ascending, including ref's.
 std::vector<std::pair<int, int>> tune_block_splits(const ResolvedRun& ref, const Profile& profile);
@@ -72,6 +75,7 @@ struct TuneResult {
     int tiles_tried = 0;               // base tiles of the grid that fit the shape and the buffers
     int tiles_in_grid = 0;
     bool grid_reduced = false;         // stage A kept each variant's default tile (the bound)
+    std::vector<LeftOutVariant> left_out;  // variants that compute another contract, not searched
     double elapsed_s = 0;
     std::vector<int> rows_by_process;  // over MPI (rank 0): configurations run, by rank; else empty
 };

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
@@ -18,7 +21,9 @@
 
 #include "host/run/blas_threads.hpp"
 #include "host/batch/mpi_launch.hpp"
+#include "host/cli/list_ops_json.hpp"
 #include "host/cli/options.hpp"
+#include "host/cli/results_diff.hpp"
 #include "host/params/param_values.hpp"
 #include "host/run/program.hpp"
 #include "host/batch/sweep_command.hpp"
@@ -82,9 +87,14 @@ std::string run_label(const ResolvedRun& run) {
 }
 
 int run(int argc, char** argv) {
+    // `tandem diff A.json B.json`: two results compared, no simulation (results_diff.hpp).
+    if (argc >= 2 && std::string_view(argv[1]) == "diff") {
+        return run_diff_command(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
+    }
     const CommandLine cl = parse_command_line(argc, argv);
     if (cl.list_ops) {
-        fmt::print("{}", list_ops_text());
+        if (cl.json_file.empty()) fmt::print("{}", list_ops_text());
+        else write_json_atomic(cl.json_file, list_ops_json());  // for scripts: --json /dev/stdout prints it
         return 0;
     }
     // Started P times by mpirun, anything but a sweep would run P times over the same files.
@@ -107,8 +117,6 @@ int run(int argc, char** argv) {
         std::fflush(stdout);
     }
     const ProgramOutput out = run_program(run, profile, cl.outputs);
-    write_program_files(run, cl.outputs, out);
-    if (!cl.json_file.empty()) write_json_atomic(cl.json_file, to_json(out.results));
     if (!cl.quiet) {
         switch (out.results.verification) {
             case Verification::Passed: fmt::print("[INFO] Functional run completed. Verification PASSED.\n"); break;
@@ -116,7 +124,16 @@ int run(int argc, char** argv) {
             case Verification::Skipped: fmt::print("[INFO] Timing-only run: no data, verification skipped.\n"); break;
         }
     }
-    fmt::print("{}", format_summary(out.results));  // --quiet keeps the summary (and errors)
+    // The summary first (--quiet keeps it, and errors), then the files, smallest first: a file
+    // that cannot be written after all (a full disk) loses neither the summary nor the others.
+    fmt::print("{}", format_summary(out.results));
+    std::fflush(stdout);
+    if (!cl.json_file.empty()) write_json_atomic(cl.json_file, to_json(out.results));
+    write_program_files(run, cl.outputs, out);
+    if (!cl.outputs.trace_file.empty()) {
+        const TraceWritten t = write_trace(cl.outputs, profile, out);
+        fmt::print("  {:<29}{}\n", "Trace:", describe_trace(cl.outputs.trace_file, t, r.ranks));
+    }
     if (!cl.quiet) {
         fmt::print("[INFO] simulated {} instructions in {:.2f} s of host time\n", out.bench.instructions, out.wall_seconds);
         if (!r.timing_only) fmt::print("[INFO] outputs: {}/output_rank<r>.bin\n", cl.outputs.out_dir);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "host/io/atomic_file.hpp"
 #include "host/params/param_schema.hpp"
 #include "host/params/param_values.hpp"
 #include "host/params/param_words.hpp"
@@ -121,6 +122,7 @@ void build_app(CLI::App& app, ParseTargets& t, const std::string& program_name) 
         "  --op matmul_all_reduce --variant one_shot -n 4 --sanitize\n"
         "  --sweep rows.csv --sweep-out out/sweep --jobs 2\n"
         "  -n 8 --gm 16384 --gk 4096 --gn 4096 --tune\n"
+        "  diff a.json b.json                 which figures of two results JSONs moved (diff --help)\n"
         "Exit codes: 0 done, 1 verification failed, 2 error, 4 --sanitize found a violation.");
 }
 
@@ -168,6 +170,8 @@ void set_program_param(CommandLine& cl, Param p, const std::string& text, bool o
         case Param::Json: cl.json_file = text; return;
         case Param::Trace: cl.outputs.trace_file = text; return;
         case Param::TraceRanks:
+            cl.outputs.trace_default_ranks = false;
+            if (text == "all") return;  // every rank: no list
             try {
                 cl.outputs.trace_ranks = tandem::parse_rank_list(text);
             } catch (const tandem::SimError& e) {
@@ -218,14 +222,19 @@ void check_output_file(const char* flag, const std::string& file) {
     const std::filesystem::path path(file);
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) fail(fmt::format("{} {}: is a directory; give a file name", flag, file));
+    // A device or a FIFO (--json /dev/stdout) is written in place (sim/output_file.hpp).
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) return;
     const std::filesystem::path parent = path.parent_path();
-    if (parent.empty()) return;
     if (std::filesystem::exists(parent, ec) && !std::filesystem::is_directory(parent, ec)) {
         fail(fmt::format("{} {}: '{}' is not a directory; choose another path", flag, file, parent.string()));
     }
-    if (!std::filesystem::is_directory(parent, ec)) {
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
         fail(fmt::format("{} {}: directory '{}' does not exist; create it or choose another path", flag, file,
                          parent.string()));
+    }
+    if (const std::string why = cannot_create_in(parent); !why.empty()) {
+        fail(fmt::format("{} {}: cannot write in '{}' ({}); choose another path", flag, file,
+                         parent.empty() ? "." : parent.string(), why));
     }
 }
 
@@ -243,6 +252,8 @@ void check_out_dir(const std::string& dir) {
         }
         if (p == p.parent_path()) return;
     }
+    if (const std::string why = cannot_create_in(dir); !why.empty())
+        fail(fmt::format("--out-dir {}: cannot write there ({}); choose another directory", dir, why));
 }
 
 }  // namespace
@@ -254,6 +265,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     build_app(app, t, program);
     app.parse(argc, argv);
     CommandLine cl;
+    cl.outputs.trace_default_ranks = true;  // a trace a user can open: rank 0 and the slowest (RunOutputs)
     for (const ParamDesc& p : param_schema()) {
         if (p.cli_flag.empty() || p.id == Param::Help || app.count(p.cli_flag) == 0) continue;
         const bool on = p.type == ParamType::Flag && t.flags[p.id];

@@ -2,6 +2,7 @@
 #include "host/io/atomic_file.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -13,6 +14,19 @@
 namespace tandem::host {
 
 std::filesystem::path temp_path_for(const std::filesystem::path& path) { return plan_output_file(path).write_path; }
+
+std::string cannot_create_in(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::path at = dir.empty() ? std::filesystem::path(".") : dir;
+    while (!std::filesystem::exists(at, ec) && at.has_parent_path() && at != at.parent_path()) at = at.parent_path();
+    if (!std::filesystem::is_directory(at, ec)) return {};  // a path through a file: the callers' own checks say so
+    const std::filesystem::path probe = temp_path_for(at / ".tandem_write_check");
+    std::FILE* f = std::fopen(probe.c_str(), "wb");
+    if (f == nullptr) return std::strerror(errno);
+    std::fclose(f);
+    std::filesystem::remove(probe, ec);
+    return {};
+}
 
 void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes) {
     OutputFile file;

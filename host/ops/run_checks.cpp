@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -120,6 +121,12 @@ void check_ranks(const RunRequest& r, const kernels::OpDesc& op, const Profile& 
     }
     // The forwarding ring needs a neighbour to forward to: at least 2 ranks, which the op's
     // least ranks already guarantee for every op that communicates.
+}
+
+void check_sizes(const RunRequest& r) {
+    for (const auto& [ref, value] : {std::pair{kernels::kParamM, r.m}, {kernels::kParamK, r.k}, {kernels::kParamN, r.n}}) {
+        if (value < 1) throw ParamError({{ref, value}}, fmt::format("{} must be positive (at least 1)", ref.word));
+    }
 }
 
 void check_op_choices(const RunRequest& r, const kernels::OpDesc& op, const kernels::VariantDesc& v) {

@@ -194,7 +194,8 @@ std::vector<ParamDesc> make_schema() {
         ParamDesc{.id = Param::Help, .name = "help", .type = ParamType::Flag, .scope = ParamScope::Program,
                   .word = "help", .help = "Print this help and exit", .cli_flag = "--help", .cli_aliases = {"-h"}},
         ParamDesc{.id = Param::ListOps, .name = "list_ops", .type = ParamType::Flag, .scope = ParamScope::Program,
-                  .word = "list ops", .help = "Print the ops, their variants, knobs and constraints, and exit",
+                  .word = "list ops", .help = "Print the ops, their variants, knobs and constraints, and exit (with --json FILE: as JSON, for "
+                          "scripts; --json /dev/stdout prints it)",
                   .cli_flag = "--list-ops"},
         ParamDesc{.id = Param::Json, .name = "json", .type = ParamType::Path, .scope = ParamScope::Program,
                   .word = "results file",
@@ -207,8 +208,9 @@ std::vector<ParamDesc> make_schema() {
                   .python_place = PythonPlace::Config, .api_field = "OpConfig::trace"},
         ParamDesc{.id = Param::TraceRanks, .name = "trace_ranks", .type = ParamType::Text,
                   .scope = ParamScope::Program, .word = "trace ranks",
-                  .help = "Keep only these ranks in the trace, e.g. 0,3; only their instructions are held while the run simulates, "
-                          "so a trace of one rank of many is faster and smaller (default: all)",
+                  .help = "Keep only these ranks in the trace, e.g. 0,3, or all; only their instructions are held while the run "
+                          "simulates, so a trace of one rank of many is faster and smaller (default: on the command line rank 0 "
+                          "and the slowest other rank, in an API call every rank)",
                   .cli_flag = "--trace-ranks", .cli_type_name = "LIST", .python_keyword = "trace_ranks",
                   .python_place = PythonPlace::Config, .api_field = "OpConfig::trace_ranks"},
         ParamDesc{.id = Param::TraceWindowUs, .name = "trace_window_us", .type = ParamType::Text,

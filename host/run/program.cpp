@@ -189,12 +189,42 @@ ProgramOutput run_program(const ResolvedRun& run, const Profile& profile, const 
     if (variant.effective_knobs) {
         for (const auto& [name, value] : variant.effective_knobs(params)) r.extras[name] = value;
     }
-    if (!outputs.trace_file.empty()) write_trace(outputs, profile, out);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return out;
 }
 
-void write_trace(const RunOutputs& outputs, const Profile& profile, const ProgramOutput& out) {
+namespace {
+
+// The rank other than 0 whose pipelined view took longest (the lowest of equals); 0 when rank 0
+// is alone.
+int slowest_other_rank(const BenchOutcome& bench) {
+    int slowest = bench.per_rank.size() > 1 ? 1 : 0;
+    for (std::size_t r = 2; r < bench.per_rank.size(); ++r) {
+        if (bench.per_rank[r].pipelined_us > bench.per_rank[static_cast<std::size_t>(slowest)].pipelined_us)
+            slowest = static_cast<int>(r);
+    }
+    return slowest;
+}
+
+}  // namespace
+
+std::string describe_trace(const std::string& path, const TraceWritten& t, int ranks) {
+    std::string which;
+    if (t.ranks.empty()) {
+        which = fmt::format("every rank of {}", ranks);
+    } else if (t.default_ranks) {
+        which = fmt::format("ranks 0 and {} of {} (rank 0 and the slowest other rank; --trace-ranks all keeps every rank)",
+                            t.ranks.back(), ranks);
+    } else {
+        which = fmt::format("rank{} {} of {} (--trace-ranks)", t.ranks.size() == 1 ? "" : "s", fmt::join(t.ranks, ", "), ranks);
+    }
+    const std::string window = t.window_us ? fmt::format("the events overlapping {:g}..{:g} us of the pipelined view",
+                                                         t.window_us->first, t.window_us->second)
+                                           : std::string("the whole pipelined view");
+    return fmt::format("{} ({:.1f} MB): {}, {}", path, static_cast<double>(t.bytes) / 1e6, which, window);
+}
+
+TraceWritten write_trace(const RunOutputs& outputs, const Profile& profile, const ProgramOutput& out) {
     TraceInput in;
     in.log = &out.bench.pipelined_log;
     in.stream_names = out.bench.stream_names;
@@ -211,7 +241,18 @@ void write_trace(const RunOutputs& outputs, const Profile& profile, const Progra
     in.metadata["aic_cores"] = profile.chip.aic_cores;
     in.metadata["aiv_cores"] = profile.chip.aiv_cores;
     in.signal_name = out.bench.signal_name;
-    write_chrome_trace(outputs.trace_file, in, TraceFilter{outputs.trace_ranks, outputs.trace_window_us});
+    TraceWritten t;
+    t.ranks = outputs.trace_ranks;
+    if (t.ranks.empty() && outputs.trace_default_ranks && out.bench.per_rank.size() > 2) {
+        t.default_ranks = true;
+        t.ranks = {0, slowest_other_rank(out.bench)};
+    }
+    t.window_us = outputs.trace_window_us;
+    write_chrome_trace(outputs.trace_file, in, TraceFilter{t.ranks, t.window_us});
+    std::error_code ec;
+    t.bytes = std::filesystem::file_size(outputs.trace_file, ec);
+    if (ec) t.bytes = 0;
+    return t;
 }
 
 void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, const ProgramOutput& out) {

@@ -120,6 +120,7 @@ public:
             instruction(r);
             if (r.stage >= 0 && on_data_pipe(r.op)) note_stage(r);
         }
+        end_poll_runs();
         stage_slices();
         link_counters();
         memory_counters();
@@ -203,19 +204,68 @@ private:
 
     void instruction(const InstrRecord& r) {
         int tid;
-        std::string name;
         if (on_data_pipe(r.op)) {
             tid = use_track(r, pipe_index(r.pipe), pipe_name(r.pipe));
-            name = opcode_name(r.op);
         } else if (on_scalar(r)) {
             tid = use_track(r, pipe_index(Pipe::S), pipe_name(Pipe::S));
-            name = opcode_name(r.op);
         } else if (r.op == Opcode::BLOCK) {
             tid = use_track(r, kBlocksTrack, "BLOCKS");
-            name = fmt::format("block {}", r.block);
         } else {
             return;  // set_flag / wait_flag / single-pipe barriers: no duration of their own
         }
+        if (r.op == Opcode::TTEST) {
+            poll(r, tid);
+            return;
+        }
+        slice(r, tid, r.end, {});
+    }
+
+    // Back-to-back TTEST polls of one block on one track (a kernel sweeping its chunk flags: on
+    // a big run a million slices of one poll each, most of the trace's bytes) are one slice with
+    // "polls": N, from the first's start to the last's end: the same busy time, exactly.
+    struct PollRun {
+        const InstrRecord* first = nullptr;
+        const InstrRecord* last = nullptr;
+        int polls = 0;
+    };
+
+    void poll(const InstrRecord& r, int tid) {
+        PollRun& run = polls_[{r.rank, tid}];
+        if (run.polls > 0 && run.last->end == r.start && run.last->block == r.block && run.last->stream == r.stream) {
+            run.last = &r;
+            ++run.polls;
+            return;
+        }
+        end_poll_run(run, tid);
+        run = PollRun{&r, &r, 1};
+    }
+
+    void end_poll_run(PollRun& run, int tid) {
+        if (run.polls == 0) return;
+        std::string more;
+        if (run.polls > 1) {
+            more = fmt::format(",\"polls\":{},\"last_value\":{}", run.polls, run.last->value);
+            const std::string sig = signal_of(*run.last);
+            if (!sig.empty()) more += fmt::format(",\"last_signal\":{}", json_string(sig));
+        }
+        slice(*run.first, tid, run.last->end, more);
+        run.polls = 0;
+    }
+
+    void end_poll_runs() {
+        for (auto& [key, run] : polls_) end_poll_run(run, key.second);
+    }
+
+    // The name of the signal word a TNOTIFY, TWAIT or TTEST touches ("" when it has none).
+    std::string signal_of(const InstrRecord& r) const {
+        if (!in_.signal_name) return {};
+        return in_.signal_name(r.op == Opcode::TNOTIFY ? r.peer : r.rank, r.address);
+    }
+
+    // One X event: record `r` on track `tid`, ending at `end` (a run of polls ends later than its
+    // first), `more` appended to its args.
+    void slice(const InstrRecord& r, int tid, SimTime end, const std::string& more) {
+        const std::string name = r.op == Opcode::BLOCK ? fmt::format("block {}", r.block) : std::string(opcode_name(r.op));
         const bool stalled = r.op == Opcode::TWAIT && r.end - r.start > stalled_min_ps_;
         const std::string& stream = stream_name(r.stream);
         std::string args = fmt::format("\"block\":{},\"stream\":{}", r.block, json_string(stream));
@@ -228,16 +278,14 @@ private:
         if (r.op == Opcode::CROSS_CORE_WAIT_FLAG) args += fmt::format(",\"flag\":{}", r.value);
         if (r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST) {
             args += fmt::format(",\"value\":{}", r.value);
-            const int sig_rank = r.op == Opcode::TNOTIFY ? r.peer : r.rank;
-            if (in_.signal_name) {
-                const std::string sig = in_.signal_name(sig_rank, r.address);
-                if (!sig.empty()) args += fmt::format(",\"signal\":{}", json_string(sig));
-            }
+            const std::string sig = signal_of(r);
+            if (!sig.empty()) args += fmt::format(",\"signal\":{}", json_string(sig));
         }
         if (r.op == Opcode::TNOTIFY) args += fmt::format(",\"visible_us\":{}", us(r.visible));
         if (r.op == Opcode::TGET_ASYNC || r.op == Opcode::WAIT_ASYNC) args += fmt::format(",\"done_us\":{}", us(r.visible));
+        args += more;
         out_ += fmt::format("{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{{{}}}}},\n",
-                            json_string(name), json_string(stalled ? stream + ",stall" : stream), us(r.start), us(r.end - r.start),
+                            json_string(name), json_string(stalled ? stream + ",stall" : stream), us(r.start), us(end - r.start),
                             r.rank, tid, args);
         if (stalled) flow_to(r, tid);
         if (out_.size() > kFlushBytes) flush();
@@ -290,7 +338,10 @@ private:
         auto it = notifies_.find(std::make_tuple(wait.rank, wait.address, released));
         if (it == notifies_.end()) return;  // released by a host write
         const InstrRecord& n = (*in_.log)[it->second];
-        if (!keep_rank(n.rank)) return;
+        // Only to a TNOTIFY the trace holds: one on a rank or outside the window left out would
+        // start an arrow at no slice (check_trace.py: a stalled TWAIT without its flow is expected
+        // in a filtered trace).
+        if (!keep_rank(n.rank) || !in_window(n.start, n.end)) return;
         const int id = next_flow_++;
         const int notify_tid = use_track(n, pipe_index(Pipe::S), pipe_name(Pipe::S));
         out_ += fmt::format("{{\"name\":\"notify\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":{},\"ts\":{},\"pid\":{},\"tid\":{}}},\n",
@@ -372,6 +423,7 @@ private:
     std::multimap<std::tuple<int, std::int64_t, SimTime>, std::size_t> notifies_;
     std::set<std::tuple<int, int, std::string>> tracks_;
     std::map<std::pair<int, int>, StageSpan> stages_;  // by (rank, stage)
+    std::map<std::pair<int, int>, PollRun> polls_;     // the open run of polls by (rank, track)
     int next_flow_ = 1;
 };
 
