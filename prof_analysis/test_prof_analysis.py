@@ -9,6 +9,7 @@ build/allgather_gemm): it runs a small 2-rank timing-only case with --trace and 
 checks the trace (check_trace.py), the report's overlap efficiency against the results JSON
 and the busy totals against otherData.busy_us.
 """
+import csv
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import check_trace  # noqa: E402
+import kernel_csv  # noqa: E402
 import report  # noqa: E402
 import sweep_chart  # noqa: E402
 import tandem_trace as tt  # noqa: E402
@@ -396,6 +398,49 @@ class ReportTest(TmpDirCase):
         self.assertTrue(k["compared"])
         self.assertEqual(a["warnings"], [])
         self.assertIn("pipe utilisation per kernel launch", report.format_text(a))
+
+    def test_kernel_csv_per_core(self):
+        b = self.kernel_case()
+        b.x(0, "AIC0 MTE2", "TLOAD", 20 * US, 1 * US, "compute", 0, bytes=4096, peer=1)
+        b.x(0, "AIC1 FIXP", "TSTORE", 40 * US, 2 * US, "compute", 1, bytes=8192)
+        t = tt.trace_from_json(b.doc(), "mem")
+        res = {"kernels": [{"view": "pipelined", "launch": 0, "rank": 0, "l2_hit_pct": 87.5}]}
+        table = kernel_csv.rows(t, res)
+        self.assertEqual([(r["core_type"], r["core"]) for r in table], [("AIC", 0), ("AIC", 1)])
+        r0, r1 = table
+        self.assertEqual(r0["aic_cube_ratio"], "0.500000")
+        self.assertEqual(r0["aic_mte2_ratio"], "0.125000")  # 4 + 1 us of 40
+        self.assertEqual(r0["aiv_vec_ratio"], "")
+        self.assertEqual(r0["bound_pipe"], "CUBE")
+        self.assertEqual((r0["gm_read_bytes"], r0["remote_read_bytes"], r0["gm_write_bytes"]), (4096, 4096, 0))
+        self.assertEqual((r1["gm_write_bytes"], r1["remote_write_bytes"]), (8192, 0))
+        self.assertEqual(r0["l2_hit_pct"], "87.50")
+        text = kernel_csv.to_csv(table)
+        self.assertTrue(text.startswith(",".join(kernel_csv.HEADER) + "\n"))
+        self.assertEqual(len(text.splitlines()), 3)
+
+    def test_polls_of_a_merged_ttest_count_as_polls(self):
+        b = known_case()
+        b.x(0, "AIC0 SCALAR", "TTEST", 70 * US, 3 * US, "compute", 0, polls=5, signal="flag[src=1][chunk=0]")
+        a = self.analyze(b)
+        blk = next(x for x in a["ranks"][0]["blocks"] if x["stream"] == "compute" and x["block"] == 0)
+        self.assertEqual(blk["ttests"], 5 + 1)  # the known case's one poll of block 0, and these 5
+
+    def test_across_ranks_names_the_rank_that_stands_out(self):
+        a = self.analyze(known_case())
+        x = a["across_ranks"]
+        self.assertEqual(x["ranks"], [0, 1])
+        cube = x["busy"]["AIC CUBE"]
+        self.assertEqual(set(cube["by_rank"]), {"0", "1"})
+        self.assertLessEqual(cube["min"], cube["mean"])
+        self.assertLessEqual(cube["mean"], cube["max"])
+        text = report.format_text(a)
+        self.assertIn("across the 2 ranks in the trace (0, 1)", text)
+        res = results_obj(per_rank=[{"pipelined_us": 100.0}, {"pipelined_us": 100.0}, {"pipelined_us": 130.0},
+                                    {"pipelined_us": 100.5}])
+        x = report.across_ranks(a["ranks"], res, 100 * US)
+        self.assertEqual(x["results"]["outliers"], [2])
+        self.assertEqual(x["results"]["pipelined_us"]["max_rank"], 2)
 
     def test_pipe_use_mismatch_warns(self):
         a = self.analyze(self.kernel_case(cube_mean=0.4))
@@ -968,6 +1013,38 @@ class EndToEndTest(TmpDirCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, "rb") as f:
             self.assertEqual(f.read(8), PNG_MAGIC)
+
+    def test_a_trace_cut_to_a_window_passes_check_trace(self):
+        # two_shot's waits are released by notifies of other ranks, often before the window.
+        tp = self.path("window.json")
+        cmd = [os.environ["TANDEM_BIN"], "--op", "matmul_all_reduce", "--variant", "two_shot", "-n", "4", "--gm", "1024",
+               "--gk", "1024", "--gn", "1024", "--timing-only", "--quiet", "--trace", tp, "--trace-window-us", "20:60"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, f"{' '.join(cmd)} failed:\n{r.stdout}\n{r.stderr}")
+        self.assertIn("the events overlapping 20..60 us of the pipelined view", r.stdout)
+        r = run_tool(os.path.join(HERE, "check_trace.py"), tp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_default_trace_keeps_rank_0_and_the_slowest_other_rank(self):
+        tp, rp = self.path("default.json"), self.path("default_results.json")
+        cmd = [os.environ["TANDEM_BIN"], "-n", "4", "--gm", "1024", "--gk", "512", "--gn", "512", "--timing-only",
+               "--quiet", "--trace", tp, "--json", rp]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(rp) as f:
+            per_rank = [t["pipelined_us"] for t in json.load(f)["per_rank"]]
+        slowest = max(range(1, 4), key=lambda i: (per_rank[i], -i))
+        self.assertEqual(tt.load_trace(tp).ranks, [0, slowest])
+        self.assertIn(f"ranks 0 and {slowest} of 4 (rank 0 and the slowest other rank", r.stdout)
+        r = run_tool(os.path.join(HERE, "check_trace.py"), tp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        csv_path = self.path("kernels.csv")
+        r = run_tool(os.path.join(HERE, "kernel_csv.py"), tp, "--results", rp, "-o", csv_path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(csv_path) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual({int(row["rank"]) for row in rows}, {0, slowest})
+        self.assertTrue(any(row["bound_pipe"] == "CUBE" for row in rows if row["core_type"] == "AIC"))
 
     def traced_run(self, name, *args):
         """The host program run timing-only with a trace and results (`name`.*), then report.py

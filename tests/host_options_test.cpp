@@ -261,6 +261,12 @@ TEST(HostOptions, NonPositiveSizes) {
     expect_contains(validation_error({"--gm", "0"}), {"--gm 0", "positive", "nearest valid: 256"});
     expect_contains(validation_error({"--gk", "-5"}), {"--gk -5", "positive"});
     expect_contains(validation_error({"--base-m", "0"}), {"--base-m 0", "nearest valid: 16"});
+    // A variant that pads its tensors has no rule of its own on them: the host's, before any simulation.
+    for (const char* flag : {"--gm", "--gk", "--gn"}) {
+        const std::string e = validation_error({"--op", "matmul_all_reduce", "-n", "4", flag, "-1"});
+        expect_contains(e, {std::string(flag) + " -1", "must be positive (at least 1)"});
+        expect_one_line(e);
+    }
 }
 
 TEST(HostOptions, BaseNNotDivisibleByFour) {
@@ -324,6 +330,15 @@ TEST(HostOptions, OutputDirectoryMustExist) {
                     {"--json /no/such/dir/r.json", "'/no/such/dir' does not exist"});
     expect_contains(validation_error({"--trace", "/no/such/dir/t.json"}), {"--trace"});
     expect_contains(validation_error({"--out-dir", "/dev/null"}), {"--out-dir /dev/null", "not a directory"});
+}
+
+// A place that exists but takes no file (a read-only file system: even root cannot write there)
+// is refused before the run, not after it.
+TEST(HostOptions, OutputPlacesMustBeWritable) {
+    expect_contains(validation_error({"--out-dir", "/proc/tandem_out"}), {"--out-dir /proc/tandem_out", "cannot write there"});
+    expect_contains(validation_error({"--json", "/proc/r.json"}), {"--json /proc/r.json", "cannot write in '/proc'"});
+    expect_contains(validation_error({"--trace", "/proc/t.json", "--timing-only"}), {"--trace /proc/t.json"});
+    EXPECT_EQ(validation_error({"--json", "/dev/null", "--timing-only"}), "");  // a device is written in place
 }
 
 TEST(HostOptions, HugeValuesGiveMessagesNotOverflow) {

@@ -20,6 +20,7 @@
 #include "host/batch/sweep_wire.hpp"
 #include "host/cli/options.hpp"
 #include "host/ops/op_facade.hpp"
+#include "host/params/nearest_word.hpp"
 #include "host/params/param_schema.hpp"
 #include "host/params/param_values.hpp"
 #include "host/params/param_words.hpp"
@@ -121,6 +122,28 @@ TEST(ParamSchema, GemmSmsMeansTheComputeBlocksEverywhere) {
     EXPECT_TRUE(c.knobs.empty());
     EXPECT_EQ(param_of_cli_flag("--gemm_sms")->id, Param::ComputeBlocks);
     EXPECT_EQ(param_of_python_keyword("gemm_sms")->id, Param::ComputeBlocks);
+}
+
+// A config key that names no parameter and no op's knob is refused as such, with the nearest
+// known key, whatever its value (not read as a knob's integer).
+TEST(ParamSchema, AnUnknownConfigKeyNamesTheNearestKnownOne) {
+    api::OpConfig c;
+    try {
+        api::set_config(c, "varient", std::string("two_shot"));
+        ADD_FAILURE() << "config['varient'] accepted";
+    } catch (const api::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("config['varient']: not a config key or a knob of any op; the nearest "
+                                             "known key: 'variant'"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(api::set_config(c, "chunk_tile", 4), api::Error);  // chunk_tiles, a knob
+    EXPECT_THROW(api::set_config(c, "zzzz", 4), api::Error);
+    api::set_config(c, "chunk_tiles", 4);  // a knob of an op
+    EXPECT_EQ(c.knobs.at("chunk_tiles"), 4);
+    EXPECT_EQ(nearest_word("varient", {"variant", "schedule"}), "variant");
+    EXPECT_EQ(nearest_word("zzzz", {"variant", "schedule"}), "");
+    EXPECT_EQ(nearest_word("bsae_m", {"base_m", "base_n"}), "base_m");  // two letters swapped: one edit
 }
 
 TEST(ParamSchema, EveryCommandLineFlagIsAParameterOrAKnobAndBack) {

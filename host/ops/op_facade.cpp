@@ -118,6 +118,7 @@ ResolvedRun resolve_run(const RunRequest& given, const Profile& profile, std::in
     check_blocks(run.request, *run.op, limits);
     run.params = op_params_of(run.request, profile.interconnect.topology);
     run.variant->validate(run.params, limits);
+    check_sizes(run.request);  // after the variant's own rules, which suggest a valid size
     check_memory(run, limits, host_memory_limit_bytes);
     return run;
 }

@@ -12,8 +12,9 @@ namespace tandem::host {
 // and at most the profile's cluster holds (its nodes x ranks per node).
 void check_ranks(const RunRequest& r, const kernels::OpDesc& op, const Profile& profile);
 
-// M, K and N at least 1, for every op: a variant that pads its tensors would otherwise take a
-// negative size as a padded empty one and fail inside the simulation.
+// M, K and N at least 1, for every op (after the variant's own checks, which name a valid size
+// where they know one): a variant that pads its tensors would otherwise take a negative size as
+// a padded empty one and fail inside the simulation.
 void check_sizes(const RunRequest& r);
 
 // The schedule, dtypes, bias, comm mode, knobs and fault are ones the variant offers.

@@ -2,6 +2,7 @@
 codes"): an output path is checked before the run, a symlink or a device at it survives the
 write, every error exits 2 with one message naming the flag, and the seed's input files are all
 read (every rank's B, and golden.bin as the reference)."""
+import json
 import os
 import stat
 import subprocess
@@ -120,6 +121,73 @@ class RefusedBeforeTheRun(unittest.TestCase):
             self.assertEqual(run.returncode, 2)
             self.assertIn("host.launch_host_us", run.stderr)
             self.assertIn("must be in [0, 1000000] us", run.stderr)
+
+    def test_the_summary_comes_before_the_files(self):
+        # The JSON's directory taken away during the run would lose it, not the summary: the
+        # summary is printed first. Here: the summary precedes the trace's line, which names it.
+        with tempfile.TemporaryDirectory() as d:
+            run = tandem(*SMALL, "--timing-only", "--trace", os.path.join(d, "t.json"))
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertLess(run.stdout.index("Pipelined:"), run.stdout.index("Trace:"))
+            self.assertIn("every rank of 2", run.stdout)
+
+
+class ListOpsJson(unittest.TestCase):
+    def test_every_op_and_variant_of_the_text_is_in_the_json(self):
+        text = tandem("--list-ops").stdout
+        run = tandem("--list-ops", "--json", "/dev/stdout")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        ops = json.loads(run.stdout)["ops"]
+        self.assertEqual([op["name"] for op in ops], [l.split(":")[0] for l in text.splitlines() if l and l[0] != " "])
+        variants = [v["name"] for op in ops for v in op["variants"]]
+        self.assertEqual(variants, [l.split()[1] for l in text.splitlines() if l.startswith("  --variant ")])
+        for op in ops:
+            for v in op["variants"]:
+                self.assertTrue(v["test_shapes"], (op["name"], v["name"]))
+                self.assertIn(v["sharding"]["a"], ("replicated", "rows", "cols"))
+
+
+class Diff(unittest.TestCase):
+    def test_two_variants_and_the_same_run_twice(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b, c = (os.path.join(d, n) for n in ("a.json", "b.json", "c.json"))
+            for variant, path in (("two_shot", a), ("ring", b), ("two_shot", c)):
+                run = tandem("--op", "matmul_all_reduce", "--variant", variant, *SMALL, "--timing-only", "--json", path)
+                self.assertEqual(run.returncode, 0, run.stderr)
+            run = tandem("diff", a, b)
+            self.assertEqual(run.returncode, 1, run.stderr)  # as diff(1): something moved
+            self.assertIn("runs differ in: variant two_shot -> ring", run.stdout)
+            self.assertIn("figures that moved", run.stdout)
+            line = next(l for l in run.stdout.splitlines() if l.strip().startswith("pipelined_us "))
+            want_a, want_b = (json.load(open(p))["pipelined_us"] for p in (a, b))
+            self.assertIn(f"({want_b - want_a:+.6g}, {(want_b - want_a) / want_a * 100:+.2f}%)", line)
+            same = tandem("diff", a, c)
+            self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+            self.assertIn("the same run", same.stdout)
+            bad = tandem("diff", a)
+            self.assertEqual(bad.returncode, 2)
+            self.assertEqual(len(bad.stderr.strip().splitlines()), 1)
+            self.assertIn("diff takes two results JSONs", bad.stderr)
+
+
+class RunShFastPath(unittest.TestCase):
+    def test_a_current_build_runs_the_binary_at_once(self):
+        # A build directory whose binary is current (the stamp run.sh leaves after a build, newer
+        # than every input): run.sh neither installs, configures nor builds; it runs the binary.
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "tandem")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho \"fake tandem $*\"\n")
+            os.chmod(fake, 0o755)
+            open(os.path.join(d, "CMakeCache.txt"), "w").close()
+            open(os.path.join(d, ".run_sh_built"), "w").close()
+            env = dict(os.environ, TANDEM_BUILD_DIR=d)
+            run = subprocess.run([os.path.join(ROOT, "run.sh"), "-n", "2", "--quiet"], capture_output=True, text=True,
+                                 env=env, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(run.stdout, "fake tandem -n 2 --quiet\n")
+            self.assertEqual(run.stderr, "")
+            self.assertEqual(sorted(os.listdir(d)), [".run_sh_built", "CMakeCache.txt", "tandem"])
 
 
 if __name__ == "__main__":
