@@ -32,11 +32,30 @@ import matplotlib.pyplot as plt  # noqa: E402
 BAD_ROW = re.compile(r"^sweep .* line (\d+): (.*)$")
 
 
+SPLIT_WORDS = {"replicated": "the same on every rank", "rows": "split by rows", "cols": "split by columns"}
+
+
+def contract_note(first, v):
+    """"" when variant v computes what its op's first variant computes (inputs, output dtype, what
+    each rank ends with, as each runs by default); else how it differs ("fp16 out, B the same on
+    every rank"): another problem, which the table does not rank beside the others."""
+    diff = []
+    if v["out_dtypes"][0] != first["out_dtypes"][0]:
+        diff.append(f"{v['out_dtypes'][0]} out")
+    for key, name in (("a", "A"), ("b", "B")):
+        if v["sharding"][key] != first["sharding"][key]:
+            diff.append(f"{name} {SPLIT_WORDS[v['sharding'][key]]}")
+    if (v["sharding"]["out"], v["sharding"]["k_per_rank"]) != (first["sharding"]["out"], first["sharding"]["k_per_rank"]):
+        diff.append("another output")
+    return ", ".join(diff)
+
+
 def list_variants(tandem):
-    """[(op, variant)] in --list-ops order (`--list-ops --json`: the registry as data)."""
+    """[(op, variant, contract note)] in --list-ops order (`--list-ops --json`: the registry as data)."""
     out = subprocess.run([tandem, "--list-ops", "--json", "/dev/stdout"], check=True, capture_output=True,
                          text=True).stdout
-    pairs = [(op["name"], v["name"]) for op in json.loads(out)["ops"] for v in op["variants"]]
+    pairs = [(op["name"], v["name"], contract_note(op["variants"][0], v))
+             for op in json.loads(out)["ops"] for v in op["variants"]]
     if not pairs:
         raise SystemExit(f"{tandem} --list-ops printed no op with a variant")
     return pairs
@@ -57,17 +76,17 @@ def shape_label(m, k, n):
 
 
 def write_rows(path, ranks, shapes, pairs, soc):
-    """One row per (shape, op, variant); returns {sweep line: (shape, op, variant)}."""
+    """One row per (shape, op, variant); returns {sweep line: (shape, op, variant, contract note)}."""
     rows = {}
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ranks", "m", "k", "n", "op", "variant", "profile"])
         line = 1
         for shape in shapes:
-            for op, variant in pairs:
+            for op, variant, note in pairs:
                 line += 1
                 w.writerow([ranks, *shape, op, variant, soc])
-                rows[line] = (shape, op, variant)
+                rows[line] = (shape, op, variant, note)
     return rows
 
 
@@ -95,14 +114,14 @@ def run_sweep(tandem, rows_csv, prefix, jobs):
 
 
 def collect(prefix, rows, refused):
-    """{(shape, op): [(variant, result or None, reason)]} in row order."""
+    """{(shape, op): [(variant, result or None, reason, contract note)]} in row order."""
     with open(prefix + ".json") as f:
         results = {r["sweep_line"]: r for r in json.load(f)}
     table = {}
-    for line, (shape, op, variant) in sorted(rows.items()):
+    for line, (shape, op, variant, note) in sorted(rows.items()):
         r = results.get(line)
         reason = refused.get(line, "" if r else "did not run")
-        table.setdefault((shape, op), []).append((variant, r, reason))
+        table.setdefault((shape, op), []).append((variant, r, reason, note))
     return table
 
 
@@ -113,18 +132,21 @@ def baseline_us(r):
 def markdown(table, ranks, soc):
     lines = [f"{ranks} ranks, {soc}, timing-only. Speedup = the op's sequential baseline "
              "(collective kernel and GEMM kernel one after the other) / the variant's pipelined time; "
-             "below 1.00 the fused kernel loses to the baseline.", "",
+             "below 1.00 the fused kernel loses to the baseline. `best` is the fastest of the variants that "
+             "compute what the op's first variant computes; a variant that computes another problem says how.", "",
              "| op | M x K x N | variant | pipelined us | baseline us | speedup | |",
              "|---|---|---|---|---|---|---|"]
     for (shape, op), entries in table.items():
-        ran = [(v, r) for v, r, _ in entries if r]
+        ran = [(v, r) for v, r, _, note in entries if r and not note]
         best = max(ran, key=lambda vr: baseline_us(vr[1]) / vr[1]["pipelined_us"])[0] if ran else None
-        for variant, r, reason in entries:
+        for variant, r, reason, note in entries:
             if r:
                 s = baseline_us(r) / r["pipelined_us"]
-                mark = "best" if variant == best else ("fusion loses" if s < 1.0 else "")
+                marks = ["best"] if variant == best else (["fusion loses"] if s < 1.0 else [])
+                if note:
+                    marks.append(f"another problem: {note}")
                 lines.append(f"| {op} | {shape_label(*shape)} | {variant} | {r['pipelined_us']:.1f} | "
-                             f"{baseline_us(r):.1f} | {s:.2f}x | {mark} |")
+                             f"{baseline_us(r):.1f} | {s:.2f}x | {'; '.join(marks)} |")
             else:
                 lines.append(f"| {op} | {shape_label(*shape)} | {variant} | refused | | | {reason} |")
     return "\n".join(lines) + "\n"
@@ -135,12 +157,12 @@ def chart(table, path, ranks):
     shapes = list(dict.fromkeys(shape for shape, _ in table))
     fig, axes = plt.subplots(len(ops), 1, figsize=(10, 2.6 * len(ops)), squeeze=False)
     for ax, op in zip(axes[:, 0], ops):
-        variants = list(dict.fromkeys(v for (s, o), es in table.items() if o == op for v, _, _ in es))
+        variants = list(dict.fromkeys(v for (s, o), es in table.items() if o == op for v, _, _, _ in es))
         width = 0.8 / max(1, len(variants))
         for i, v in enumerate(variants):
             xs, ys = [], []
             for j, shape in enumerate(shapes):
-                for variant, r, _ in table.get((shape, op), []):
+                for variant, r, _, _ in table.get((shape, op), []):
                     if variant == v and r:
                         xs.append(j + (i - (len(variants) - 1) / 2) * width)
                         ys.append(baseline_us(r) / r["pipelined_us"])

@@ -248,9 +248,9 @@ void check_out_dir(const std::string& dir) {
             if (!std::filesystem::is_directory(p, ec)) {
                 fail(fmt::format("--out-dir {}: '{}' exists and is not a directory; choose another path", dir, p.string()));
             }
-            return;
+            break;
         }
-        if (p == p.parent_path()) return;
+        if (p == p.parent_path()) break;
     }
     if (const std::string why = cannot_create_in(dir); !why.empty())
         fail(fmt::format("--out-dir {}: cannot write there ({}); choose another directory", dir, why));

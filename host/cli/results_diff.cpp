@@ -24,11 +24,13 @@ const std::set<std::string>& aliases() {
     return a;
 }
 
-// Where a number sits: its group (figures, kernels, ranks, stages) and a readable path.
-struct Leaf {
-    std::string group;
-    std::string path;
-};
+// The figures a user reads first (the summary's): listed before the others when they moved.
+const std::set<std::string>& headline() {
+    static const std::set<std::string> h = {"pipelined_us",    "sequential_us",   "seq_comm_us", "seq_compute_us",
+                                            "compute_only_us", "speedup",         "overlap_eff_pct",
+                                            "exposed_comm_us", "tflops_per_rank", "comm_gib_s"};
+    return h;
+}
 
 // An array element's name: by what tells the elements apart ("pipelined launch 1 MoeGmm1",
 // "rank 3", "stage gmm1"), else its index.
@@ -173,13 +175,18 @@ std::string diff_results(const json& a, const json& b, const DiffOptions& option
     for (const char* group : {"figures", "kernels", "ranks", "stages"}) {
         std::vector<Change>& changes = groups[group];
         if (changes.empty()) continue;
+        // The views and what follows from them first, then the rest by the size of the change.
         std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+            const bool hx = headline().count(x.path) > 0, hy = headline().count(y.path) > 0;
+            if (hx != hy) return hx;
             return std::fabs(x.rel_pct) > std::fabs(y.rel_pct);
         });
         const std::size_t shown = options.limit > 0 ? std::min<std::size_t>(changes.size(), options.limit) : changes.size();
         std::size_t width = 0;
         for (std::size_t i = 0; i < shown; ++i) width = std::max(width, changes[i].path.size());
-        out += fmt::format("  {} that moved ({}, the largest relative change first):\n", group, changes.size());
+        out += fmt::format("  {} that moved ({}{}):\n", group, changes.size(),
+                           std::string(group) == "figures" ? ": the views and their metrics, then the largest relative change first"
+                                                           : ", the largest relative change first");
         for (std::size_t i = 0; i < shown; ++i) out += change_line(changes[i], width);
         if (shown < changes.size()) out += fmt::format("    ... and {} more (--all lists every one)\n", changes.size() - shown);
     }

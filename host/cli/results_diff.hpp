@@ -6,7 +6,7 @@
 // number that differs, B against A with its change and relative change, in four groups: the run's
 // figures (top-level keys), its kernels (each launch's device time and pipe ratios, by view,
 // launch and kernel), its ranks (per_rank) and its stages; each group by the size of the
-// relative change, the first `limit` of each (all with limit 0). Aliases of another key
+// relative change (the summary's figures first), the first `limit` of each (all with limit 0). Aliases of another key
 // (allgather_*, tflops_pipelined) are left out. Two sweeps' arrays are compared entry by entry,
 // matched by sweep_line.
 #include <iosfwd>
