@@ -288,8 +288,11 @@ struct CallRanks {
         double co = 0, sc = 0, sp = 0;
         for (std::size_t r = 0; r < set.per_rank.size(); ++r) {
             co = std::max(co, compute_only[r].total_us);
-            sc = std::max(sc, sequential[r].comm_us);
-            sp = std::max(sp, sequential[r].compute_us);
+            // The sequential view's slowest rank and its two parts (as the command line's).
+            if (sequential[r].comm_us + sequential[r].compute_us > sc + sp) {
+                sc = sequential[r].comm_us;
+                sp = sequential[r].compute_us;
+            }
         }
         res.compute_only_us = co;
         res.seq_comm_us = sc;

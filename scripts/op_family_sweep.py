@@ -93,7 +93,7 @@ def write_rows(path, ranks, shapes, pairs, soc):
 def run_sweep(tandem, rows_csv, prefix, jobs):
     """Runs the sweep; its progress line goes on to stderr as it comes (a family of shapes takes
     minutes), its refused rows are collected: {sweep line: the op's reason}."""
-    cmd = [tandem, "--sweep", rows_csv, "--sweep-out", prefix, "--jobs", str(jobs), "--quiet"]
+    cmd = [tandem, "--sweep", rows_csv, "--sweep-out", prefix, "--jobs", str(jobs)]  # not --quiet: its progress
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
     refused = {}
     tty = sys.stderr.isatty()

@@ -197,7 +197,7 @@ namespace {
 
 // The rank other than 0 whose pipelined view took longest (the lowest of equals); 0 when rank 0
 // is alone.
-int slowest_other_rank(const BenchOutcome& bench) {
+int slowest_other_rank(const ViewsOutcome& bench) {
     int slowest = bench.per_rank.size() > 1 ? 1 : 0;
     for (std::size_t r = 2; r < bench.per_rank.size(); ++r) {
         if (bench.per_rank[r].pipelined_us > bench.per_rank[static_cast<std::size_t>(slowest)].pipelined_us)

@@ -25,6 +25,7 @@ class OpFamilySweepScript(unittest.TestCase):
                                    "--shapes", "512x512x512,500x512x512", "--out", out],
                                   capture_output=True, text=True)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertRegex(proc.stderr, r"sweep: \d+/\d+ done")  # the sweep's progress, passed on as it comes
             with open(out + ".md") as f:
                 rows = [l for l in f.read().splitlines() if l.startswith("| ") and not l.startswith("| op ")]
             self.assertEqual(len(rows), 2 * len(variants), rows)
