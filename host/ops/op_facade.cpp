@@ -113,7 +113,6 @@ ResolvedRun resolve_run(const RunRequest& given, const Profile& profile, std::in
     run.variant = &variant_of(run.request);
     const kernels::BufferLimits limits = buffer_limits_of(profile);
     check_ranks(run.request, *run.op, profile);
-    check_sizes(run.request);
     check_op_choices(run.request, *run.op, *run.variant);
     check_blocks(run.request, *run.op, limits);
     run.params = op_params_of(run.request, profile.interconnect.topology);

@@ -158,8 +158,7 @@ void MemMove::await_resume() {
     // (A store whose write is quicker than the read, an fp32 accumulator cast to fp16, ends with its read.)
     SimTime busy_end = end;
     if (pipe_ == Pipe::FIX) {
-        const SimTime read = static_cast<SimTime>(static_cast<double>(tile_.bytes()) * 1e12 /
-                                                  static_cast<double>(cost.fix_l0c_read_bps));
+        const SimTime read = cost.transfer_ps(tile_.bytes(), cost.fix_l0c_read_bps);
         busy_end = start_ + cost.gm_latency_ps + read;
         end = std::max(end, busy_end);
     }

@@ -140,7 +140,7 @@ class ListOpsJson(unittest.TestCase):
         ops = json.loads(run.stdout)["ops"]
         self.assertEqual([op["name"] for op in ops], [l.split(":")[0] for l in text.splitlines() if l and l[0] != " "])
         variants = [v["name"] for op in ops for v in op["variants"]]
-        self.assertEqual(variants, [l.split()[1] for l in text.splitlines() if l.startswith("  --variant ")])
+        self.assertEqual(variants, [l.split()[1].rstrip(":") for l in text.splitlines() if l.startswith("  --variant ")])
         for op in ops:
             for v in op["variants"]:
                 self.assertTrue(v["test_shapes"], (op["name"], v["name"]))
