@@ -1,7 +1,7 @@
 #pragma once
 // OpConfig's fields, each by the schema parameter it is (host/params/param_schema.hpp: its
 // api_field). A call's request is made from them through the schema, and the Python module's
-// config keys set them through it (set_config); tests/param_schema_test.cpp holds this table and
+// config keys set them through it (set_config); tests/host/param_schema_test.cpp holds this table and
 // the schema's OpConfig:: fields to each other.
 #include <optional>
 #include <string>

@@ -309,7 +309,7 @@ struct OpDesc {
     // and for Iris's fused ops, which Iris runs on one GPU too (their collective moves nothing).
     int min_ranks = 2;
     // Where tests and benches run it, so that a registered op is covered with nothing else to
-    // write (tests/op_conformance_test.cpp, bench/op_functional_bench.cpp, bench/scale_bench.cpp):
+    // write (tests/kernels/op_conformance_test.cpp, bench/op_functional_bench.cpp, bench/scale_bench.cpp):
     //   test_shape(ranks): a small shape every variant accepts on that many ranks (2, 4 and 8,
     //     and 1 when min_ranks is 1), a functional run of well under a second, whose tile count
     //     does not divide over its compute blocks (so that stream-K schedules split tiles);

@@ -9,7 +9,7 @@
 namespace tandem::kernels {
 
 // A table of ops (immutable once made): the shipped one below, or one a test makes with an op
-// of its own (tests/toy_op_test.cpp), looked up the same way.
+// of its own (tests/kernels/toy_op_test.cpp), looked up the same way.
 class OpRegistry {
 public:
     // Throws SimError naming the op when two ops share a name or an op has no variant.

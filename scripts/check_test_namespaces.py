@@ -26,8 +26,11 @@ def violations(tests_dir):
     """(file, line number, message) for each anonymous namespace, and for a file-named namespace
     opened in another file than its own."""
     found = []
-    for name in sorted(os.listdir(tests_dir)):
-        match = TEST_FILE.match(name)
+    # The tests are laid out by layer (tests/sim, tests/kernels, ...): every folder below.
+    paths = sorted(os.path.relpath(os.path.join(d, n), tests_dir)
+                   for d, _, names in os.walk(tests_dir) for n in names)
+    for name in paths:
+        match = TEST_FILE.match(os.path.basename(name))
         if not match:
             continue
         stem = match.group("stem")
@@ -83,7 +86,7 @@ def main():
         print(f"tests/{name}:{number}: {message}")
     if found:
         return 1
-    print(f"test namespaces: every tests/*_test.cpp keeps its own ({tests_dir})")
+    print(f"test namespaces: every tests/**/*_test.cpp keeps its own ({tests_dir})")
     return 0
 
 

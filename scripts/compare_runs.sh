@@ -71,7 +71,7 @@ if ! generated="$(op_configs "$new")" || [ -z "$generated" ]; then
     exit 2
 fi
 while IFS= read -r line; do configs+=("$line"); done <<<"$generated"
-if [ "${COMPARE_RUNS_LIST:-}" = 1 ]; then  # the configurations only (tests/python/test_compare_runs.py)
+if [ "${COMPARE_RUNS_LIST:-}" = 1 ]; then  # the configurations only (tests/python/scripts/test_docs_figures.py)
     printf '%s\n' "${configs[@]}"
     exit 0
 fi

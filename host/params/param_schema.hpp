@@ -4,7 +4,7 @@
 // the results JSON's key, the Python module's keyword, the C++ API's field). The command line,
 // the sweep rows, the results JSON and the MPI wire, --tune's "Run it" line, --help (and run.sh's
 // help, which is the binary's), the C++ API and the Python keywords are built from this table;
-// tests/param_schema_test.cpp holds each surface to it both ways.
+// tests/host/param_schema_test.cpp holds each surface to it both ways.
 //
 // One name, one meaning: an alias means exactly what its parameter means, on every surface
 // (Iris's `gemm_sms` is the GEMM kernel's blocks, `--compute-blocks`, on the command line, in
