@@ -15,11 +15,10 @@ Iris's B is K x N); scripts/datasets/all_gather_matmul.json is the default. Stan
 import argparse
 import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from iris_driver import DEFAULT_BINARY, HERE, require_binary, run_tandem, timing_line, verdict_line
+
 VARIANTS = ("pull", "push", "staged")
 
 
@@ -32,7 +31,7 @@ def parse_args(argv):
     p.add_argument("--variant", default="pull", choices=VARIANTS + ("all",), help="pull (default), push, staged or all")
     p.add_argument("--dataset", default=os.path.join(HERE, "datasets", "all_gather_matmul.json"))
     p.add_argument("--results", default="results", help="results folder for -b (created)")
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "tandem"))
+    p.add_argument("--binary", default=DEFAULT_BINARY)
     p.add_argument("extra", nargs="*", help="more tandem flags after --, e.g. -- --dtype bf16 --bias n")
     return p.parse_args(argv)
 
@@ -53,18 +52,13 @@ def run_one(args, variant, shape, json_path, timing_only):
            "--gm", str(shape["m"]), "--gn", str(shape["n"]), "--gk", str(shape["k"]), "--json", json_path, "--quiet"]
     if timing_only:
         cmd.append("--timing-only")
-    cmd += args.extra
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 and not os.path.exists(json_path):
-        return None, (proc.stderr or proc.stdout).strip()
-    with open(json_path) as f:
-        return json.load(f), None
+    results, error = run_tandem(cmd + args.extra, json_path)
+    return results, (error if results is None else None)
 
 
 def main(argv):
     args = parse_args(argv)
-    if not os.access(args.binary, os.X_OK):
-        raise SystemExit(f"{args.binary}: not built (cmake --build build -j2)")
+    require_binary(args.binary)
     shapes = load_dataset(args.dataset)
     variants = VARIANTS if args.variant == "all" else (args.variant,)
     out_dir = args.results if args.benchmark else os.path.join(args.results, "validate")
@@ -81,13 +75,14 @@ def main(argv):
                 print(f"ERROR  {label}: {error}")
                 continue
             if args.validate:
-                ok = results["verification"] == "passed"
+                line, ok = verdict_line(label, results)
                 failures += 0 if ok else 1
-                print(f"{'PASS' if ok else 'FAIL'}   {label}")
+                print(line)
             else:
-                print(f"{label}: pipelined {results['pipelined_us']:.1f} us, sequential {results['sequential_us']:.1f} us, "
-                      f"speedup {results['speedup']:.2f}x, {results['tflops_per_rank']:.1f} TFLOPS/rank, "
-                      f"{results['comm_bytes_per_rank'] / 2**20:.1f} MiB moved per rank -> {path}")
+                print(timing_line(label, results, path,
+                                  ("sequential", f"sequential {results['sequential_us']:.1f} us"),
+                                  ("speedup", f"speedup {results['speedup']:.2f}x"),
+                                  ("moved", f"{results['comm_bytes_per_rank'] / 2**20:.1f} MiB moved per rank")))
     return 1 if failures else 0
 
 

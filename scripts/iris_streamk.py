@@ -30,11 +30,10 @@ Flags after -- go to tandem unchanged. Standard library only.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from iris_driver import DEFAULT_BINARY, require_binary, run_tandem, timing_line, verdict_line
+
 ALGORITHMS = {
     "all_reduce": ("matmul_all_reduce", "atomic"),
     "one_shot": ("matmul_all_reduce", "one_shot"),
@@ -63,7 +62,7 @@ def parse_args(argv):
     p.add_argument("--total_sms", type=int)
     p.add_argument("--communication_block_size", type=int)
     p.add_argument("--schedule", default="stream_k", choices=("stream_k", "hybrid", "data_parallel"))
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "tandem"))
+    p.add_argument("--binary", default=DEFAULT_BINARY)
     p.add_argument("extra", nargs="*", help="more tandem flags after --")
     return p.parse_args(argv)
 
@@ -109,16 +108,12 @@ def tandem_command(a):
 
 def main(argv):
     a = parse_args(argv)
-    if not os.access(a.binary, os.X_OK):
-        raise SystemExit(f"{a.binary}: not built (cmake --build build -j2)")
+    require_binary(a.binary)
     if not (a.validate or a.benchmark):
         raise SystemExit("nothing to do: give --validate and/or --benchmark")
-    cmd = tandem_command(a)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 and not os.path.exists(a.output_file):
-        raise SystemExit((proc.stderr or proc.stdout).strip() or f"tandem exited with {proc.returncode}")
-    with open(a.output_file) as f:
-        results = json.load(f)
+    results, error = run_tandem(tandem_command(a), a.output_file)
+    if results is None:
+        raise SystemExit(error)
     results["iris_args"] = {key: value for key, value in vars(a).items() if key not in ("binary", "extra")}
     tmp = a.output_file + ".tmp"
     with open(tmp, "w") as f:
@@ -127,12 +122,13 @@ def main(argv):
     label = f"{a.algorithm} ({results['op']} {results['variant']}, {results['schedule']}) M={a.m} N={a.n} K={a.k} ranks={a.num_ranks}"
     ok = True
     if a.validate:
-        ok = results["verification"] == "passed"
-        print(f"{'PASS' if ok else 'FAIL'}   {label}")
+        line, ok = verdict_line(label, results)
+        print(line)
     if a.benchmark:
-        print(f"{label}: pipelined {results['pipelined_us']:.1f} us, compute-only {results['compute_only_us']:.1f} us, "
-              f"sequential {results['sequential_us']:.1f} us, {results['tflops_per_rank']:.1f} TFLOPS/rank -> {a.output_file}")
-    return 0 if ok and proc.returncode == 0 else 1
+        print(timing_line(label, results, a.output_file,
+                          ("compute-only", f"compute-only {results['compute_only_us']:.1f} us"),
+                          ("sequential", f"sequential {results['sequential_us']:.1f} us")))
+    return 0 if ok and error is None else 1
 
 
 if __name__ == "__main__":
