@@ -77,7 +77,7 @@ def main():
         try:
             specs, outliers = parse_specs(doc, set(rows_by_id))
             fitted = {k for s in specs for k in s.parameters}
-            assumptions = parse_assumptions(doc, profile_text, fitted)
+            assumptions = parse_assumptions(doc, profile_text, fitted, derived_texts)
         except (ValueError, SimulationError) as e:
             sys.exit(f"fidelity: {os.path.relpath(spec_path, ROOT)}: {e}")
     elif args.uncertainty:

@@ -15,7 +15,7 @@ The figures moved are the rows no fit uses (out of sample, outliers) and the pre
 from dataclasses import dataclass, field
 
 from .fit import rel_error
-from .simulate import profile_value
+from .simulate import profile_value, split_key
 
 
 @dataclass
@@ -53,8 +53,9 @@ class Target:
     measured: float = None
 
 
-def parse_assumptions(doc, profile_text, fitted_parameters):
-    """The `[[assumption]]` entries of a fits file, checked against the profile."""
+def parse_assumptions(doc, profile_text, fitted_parameters, derived_texts=None):
+    """The `[[assumption]]` entries of a fits file, checked against the profile (a parameter
+    "Soc:section.key" against the derived profile `derived_texts[Soc]`)."""
     out, seen = [], set()
     for a in doc.get("assumption", []):
         p = a.get("parameter")
@@ -67,7 +68,10 @@ def parse_assumptions(doc, profile_text, fitted_parameters):
             raise ValueError(f"assumption {p}: it is a fitted parameter (its spread is the calibration's)")
         if not low < high:
             raise ValueError(f"assumption {p}: low {low:g} must be below high {high:g}")
-        value = profile_value(profile_text, p)
+        soc, key = split_key(p)
+        if soc and soc not in (derived_texts or {}):
+            raise ValueError(f"assumption {p}: no derived profile {soc} in this report")
+        value = profile_value(derived_texts[soc] if soc else profile_text, key)
         if not low <= value <= high:
             raise ValueError(f"assumption {p}: the profile's value {value:g} is outside its range [{low:g}, {high:g}]")
         seen.add(p)

@@ -130,9 +130,24 @@ class AssumptionSpecTest(unittest.TestCase):
             doc = tomllib.load(f)
         with open(os.path.join(ROOT, "sim", "profiles", "Ascend910B1.toml")) as f:
             profile = f.read()
+        with open(os.path.join(ROOT, "sim", "profiles", "Ascend910_9392.toml")) as f:
+            a3 = f.read()
         fitted = {k for fit in doc["fit"] for k in fit["parameters"]}
-        names = {a.parameter for a in parse_assumptions(doc, profile, fitted)}
+        names = {a.parameter for a in parse_assumptions(doc, profile, fitted, {"Ascend910_9392": a3})}
         self.assertIn("interconnect.link_latency_ns", names)
+        self.assertIn("Ascend910_9392:interconnect.link_latency_ns", names)
+
+    def test_a_derived_profiles_entry(self):
+        derived = {"Other": "[net]\nhop = { value = 5 }\n"}
+        (a,) = parse_assumptions({"assumption": [{"parameter": "Other:net.hop", "low": 1, "high": 9}]}, PROFILE,
+                                 set(), derived)
+        self.assertEqual((a.parameter, a.low, a.high), ("Other:net.hop", 1.0, 9.0))
+        with self.assertRaisesRegex(ValueError, "outside its range"):
+            parse_assumptions({"assumption": [{"parameter": "Other:net.hop", "low": 6, "high": 9}]}, PROFILE, set(),
+                              derived)
+        with self.assertRaisesRegex(ValueError, "no derived profile Nope"):
+            parse_assumptions({"assumption": [{"parameter": "Nope:net.hop", "low": 1, "high": 9}]}, PROFILE, set(),
+                              derived)
 
 
 @unittest.skipUnless(os.access(BINARY, os.X_OK), f"{BINARY} is not built")
