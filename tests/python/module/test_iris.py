@@ -256,7 +256,7 @@ def test_sms_fields_set_the_block_counts():
     default = iris.spawn(fn, w, args=(None,), functional=False)[0]
     fewer = iris.spawn(fn, w, args=(iris.FusedConfig(gemm_sms=2, comm_sms=2),), functional=False)[0]
     same = iris.spawn(fn, w, args=(iris.FusedConfig(num_sms=2, comm_sms=2),), functional=False)[0]
-    assert fewer["pipelined_us"] > 2 * default["pipelined_us"]  # 2 AI cores instead of every one
+    assert fewer["pipelined_us"] > 1.5 * default["pipelined_us"]  # 2 AI cores instead of every one
     assert same["pipelined_us"] == fewer["pipelined_us"]        # num_sms and gemm_sms: one meaning
 
 
