@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/mem/usage_runs.hpp"
+
 namespace tandem {
 
 namespace {
@@ -254,11 +256,10 @@ void MemoryView::publish(int rank, const MemUsage& u) {
         own_published_ = true;
         return;
     }
-    const auto r = static_cast<std::size_t>(rank);
-    if (r >= peer_bins_.size()) peer_bins_.resize(r + 1);
-    UsageBins& bins = peer_bins_[r];
-    if (bins.l2.empty() && bins.hbm.empty()) peers_published_.push_back(rank);
-    bins.add(u);
+    // A peer's usages wait in its record as they were made, turned into runs at the window's end.
+    std::vector<MemUsage>& usage = traffic_for(rank).usage;
+    if (usage.empty()) peers_published_.push_back(rank);
+    usage.push_back(u);
 }
 
 void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
@@ -266,38 +267,16 @@ void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
         std::fill(own_touched_.begin(), own_touched_.end(), WindowTouch{});
         window_number_ = 1;
     }
-    // One record per run of equal bins with bytes.
-    const auto emit = [this](UsageBins& bins, int rank) {
-        if (bins.l2.empty() && bins.hbm.empty()) return;
-        std::vector<MemUsage>& out = traffic_for(rank).usage;
-        const std::int64_t first = bins.l2.empty()    ? bins.hbm.first_bin()
-                                   : bins.hbm.empty() ? bins.l2.first_bin()
-                                                      : std::min(bins.l2.first_bin(), bins.hbm.first_bin());
-        const std::int64_t end = std::max(bins.l2.end_bin(), bins.hbm.end_bin());
-        // Walks the pages that hold bins, not the gaps between (a comm block's stores into a peer
-        // may lie far apart in one window: its scalar issues them long before its pipe runs them).
-        const auto next_in = [](const BinnedUsage& u, std::int64_t b) {
-            const std::int64_t n = u.next_kept_bin(b);
-            return n < u.end_bin() ? n : std::numeric_limits<std::int64_t>::max();
-        };
-        const auto next_kept = [&](std::int64_t b) { return std::min(next_in(bins.l2, b), next_in(bins.hbm, b)); };
-        for (std::int64_t b = next_kept(first); b < end; b = next_kept(b + 1)) {
-            const double l2 = bins.l2.bytes_in(b);
-            const double hbm = bins.hbm.bytes_in(b);
-            if (!(l2 > 0 || hbm > 0)) continue;
-            MemUsage* last = out.empty() ? nullptr : &out.back();
-            if (last != nullptr && last->per_bin && last->end == b * kMemUsageBinPs && last->l2_bytes == l2 &&
-                last->hbm_bytes == hbm) {
-                last->end += kMemUsageBinPs;
-            } else {
-                out.push_back(MemUsage{b * kMemUsageBinPs, (b + 1) * kMemUsageBinPs, l2, hbm, true});
-            }
-        }
-        bins.clear();
-    };
-    if (own_published_) emit(own_bins_, rank_);
+    // One record per run of equal bins with bytes (sim/mem/usage_runs.hpp).
+    if (own_published_ && !(own_bins_.l2.empty() && own_bins_.hbm.empty())) {
+        append_bin_runs(own_bins_, traffic_for(rank_).usage);
+    }
     own_published_ = false;
-    for (int rank : peers_published_) emit(peer_bins_[static_cast<std::size_t>(rank)], rank);
+    for (int rank : peers_published_) {
+        const auto r = static_cast<std::size_t>(rank);
+        if (r >= peer_bins_.size()) peer_bins_.resize(r + 1);
+        usages_to_runs(traffic_[r]->usage, peer_bins_[r]);
+    }
     peers_published_.clear();
     out.clear();
     std::sort(traffic_ranks_.begin(), traffic_ranks_.end());

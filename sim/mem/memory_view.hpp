@@ -110,10 +110,10 @@ private:
     std::shared_ptr<TrafficPool> pool_ = TrafficPool::make();
     std::vector<std::shared_ptr<MemTraffic>> traffic_;
     std::vector<int> traffic_ranks_;
-    // What this window publishes, in bins: for its own chip and for the peers it touched.
+    // What this window publishes for its own chip, in bins (sim/mem/usage_runs.hpp).
     UsageBins own_bins_;
     bool own_published_ = false;
-    // Kept from window to window (emptied, not freed), with the peers published to in this one.
+    // Bins for a peer's usages in a window with many (kept, emptied), and the peers published to.
     std::vector<UsageBins> peer_bins_;  // indexed by rank
     std::vector<int> peers_published_;
     // Own chip's regions touched this window: region r's cells own_touched_[r].cells were when
