@@ -24,7 +24,6 @@ using kernels::Split;
 
 // The streams of input_gen.hpp (kStreamA, kStreamB), and one for the bias ("CCCCCCCC").
 constexpr std::uint64_t kStreamBias = 0x4343434343434343ULL;
-constexpr std::int64_t kMinBandElements = 1 << 20;
 
 // An input element's bits: int8 (the low byte, two's complement), fp16/bf16 (the low 2 bytes) or
 // fp32.

@@ -15,6 +15,10 @@
 
 namespace tandem::host {
 
+// Bands of at least this many elements (or rows x columns) are worth a thread: the host-side
+// work's common band size (input generation, the golden, verification).
+inline constexpr std::int64_t kMinBandElements = 1 << 20;
+
 template <class Fn>
 void for_each_band(std::int64_t count, std::int64_t min_band, int threads, Fn&& fn) {
     const std::int64_t cores = threads > 0 ? std::min<std::int64_t>(threads, host_core_count()) : host_core_count();

@@ -19,9 +19,6 @@ namespace tandem::host {
 namespace {
 constexpr std::size_t kWorstKept = 5;
 
-// Bands of at least this many elements (or rows x columns) are worth a thread.
-constexpr std::int64_t kMinBandElements = 1 << 20;
-
 // Largest absolute error first; equal errors by element index, so that the kept mismatches do
 // not depend on how the check was split over threads.
 bool worse(const Mismatch& x, const Mismatch& y) {
