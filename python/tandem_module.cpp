@@ -176,28 +176,8 @@ Workspace call_op(Ops& ops, const std::string& op, Tensor& out, const Tensor& a,
     return ops.run(op, out, a, b, bias_t ? &*bias_t : nullptr, async_op, cfg, ws);
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__init__.py)
-    m.doc() = "Tandem: a simulated Ascend-style NPU cluster running fused communication + compute ops (Iris-style API)";
-    m.def("parameters", [] {
-        py::list out;
-        for (const ParameterInfo& p : parameters()) {
-            py::dict d;
-            d["name"] = p.name;
-            d["type"] = p.type;
-            d["help"] = p.help;
-            d["api_field"] = p.api_field;
-            d["python_keyword"] = p.python_keyword;
-            d["python_aliases"] = p.python_aliases;
-            d["python_place"] = p.python_place;
-            d["python_call_keyword"] = p.python_call_keyword;
-            out.append(d);
-        }
-        return out;
-    }, "The parameters the module takes (Tandem's parameter schema): keyword, aliases, where, type, help");
-    py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
-
+// tandem.Tensor: one buffer per rank, to and from numpy.
+void bind_tensor(py::module_& m) {
     py::class_<Tensor>(m, "Tensor", "One buffer per rank in the context's symmetric memory")
         .def_property_readonly("shape", [](const Tensor& t) { return py::make_tuple(t.ranks(), t.rows(), t.cols()); })
         .def_property_readonly("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
@@ -222,14 +202,20 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
             return "tandem.Tensor(ranks=" + std::to_string(t.ranks()) + ", rows=" + std::to_string(t.rows()) +
                    ", cols=" + std::to_string(t.cols()) + ", dtype=" + dtype_name(t.dtype()) + ")";
         });
+}
 
+// tandem.Workspace: an op's device memory and its latest results.
+void bind_workspace(py::module_& m) {
     py::class_<Workspace>(m, "Workspace", "An op's device memory for one shape and configuration; pass it back to reuse it")
         .def_property_readonly("op", &Workspace::op)
         .def_property_readonly("results", [](const Workspace& w) { return results_dict(w.results()); },
                                "The simulated times of its latest call (complete after barrier() for async calls)")
         .def_property_readonly("calls", &Workspace::calls)
         .def("__repr__", [](const Workspace& w) { return "tandem.Workspace(" + w.describe() + ")"; });
+}
 
+// ctx.ops: the registered ops as methods, their descriptions.
+void bind_ops(py::module_& m) {
     py::class_<Ops>(m, "Ops", "ctx.ops.<op>(output_tensor, A, B, bias=None, async_op=False, config=None, workspace=None, "
                               "sanitize=False) -> workspace")
         .def("names", &Ops::names)
@@ -274,7 +260,10 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
                 py::arg(keyword("async_op")) = false, py::arg("config") = py::none(), py::arg("workspace") = py::none(),
                 py::arg(keyword("sanitize")) = false);
         });
+}
 
+// tandem.Context: the simulated cluster and its tensors.
+void bind_context(py::module_& m) {
     py::class_<Context>(m, "Context", "A simulated cluster: profile, ranks, functional or timing-only")
         .def(py::init([](int ranks, const std::string& soc, const std::string& profile_file, bool functional,
                          int host_threads) {
@@ -311,4 +300,32 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
         .def("barrier", &Context::barrier, py::call_guard<py::gil_scoped_release>())
         .def("synchronize", &Context::synchronize, py::call_guard<py::gil_scoped_release>())
         .def("now_us", &Context::now_us);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__init__.py)
+    m.doc() = "Tandem: a simulated Ascend-style NPU cluster running fused communication + compute ops (Iris-style API)";
+    m.def("parameters", [] {
+        py::list out;
+        for (const ParameterInfo& p : parameters()) {
+            py::dict d;
+            d["name"] = p.name;
+            d["type"] = p.type;
+            d["help"] = p.help;
+            d["api_field"] = p.api_field;
+            d["python_keyword"] = p.python_keyword;
+            d["python_aliases"] = p.python_aliases;
+            d["python_place"] = p.python_place;
+            d["python_call_keyword"] = p.python_call_keyword;
+            out.append(d);
+        }
+        return out;
+    }, "The parameters the module takes (Tandem's parameter schema): keyword, aliases, where, type, help");
+    py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+    bind_tensor(m);
+    bind_workspace(m);
+    bind_ops(m);
+    bind_context(m);
 }

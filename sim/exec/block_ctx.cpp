@@ -31,7 +31,7 @@ BlockCtx::BlockCtx(LogicalProcess& lp, CoreState& core, const BlockPlace& place,
 
 int BlockCtx::rank() const { return lp_.rank(); }
 int BlockCtx::ranks() const { return lp_.ranks(); }
-bool BlockCtx::functional() const { return lp_.data_effects(); }
+bool BlockCtx::functional() const { return lp_.functional(); }
 const CostModel& BlockCtx::cost() const { return lp_.cost(); }
 
 Tile& BlockCtx::alloc_tile(MemKind kind, int rows, int cols, DType dtype, const std::string& name) {

@@ -98,7 +98,7 @@ KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start
     // Read per kernel: the API logs only the calls it traces (Cluster::set_logging).
     record_log_ = machine_.record_log();
     record_instructions_ = machine_.record_instructions_of(rank_);
-    data_effects_ = machine_.functional() && !launch.timing_only;
+    functional_ = machine_.functional() && !launch.timing_only;
     const bool mix = launch.core_type.mix();
     blocks_.clear();
     blocks_.resize(static_cast<std::size_t>(launch.blocks) * (mix ? 3 : 1));

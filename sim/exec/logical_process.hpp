@@ -136,7 +136,7 @@ public:
     // + stream id (hosts use ids from kHostSourceBase on, sim/exec/message.hpp).
     int source_id() const { return rank_ * kMaxStreamsPerRank + stream_id_; }
     // Does the running kernel move and compute data? (functional cluster, launch not timing-only)
-    bool data_effects() const { return data_effects_; }
+    bool functional() const { return functional_; }
 
     // ---- used by instructions ----
     // May `blk` act on shared state at time t now? (t inside the window and nothing earlier left.)
@@ -280,7 +280,7 @@ private:
     std::vector<CoreBusy> core_busy_before_;
     std::array<std::vector<int>, 2> ran_;
     std::vector<StageBusy> stage_busy_;  // the running kernel's, by stage id
-    bool data_effects_ = false;
+    bool functional_ = false;
     std::vector<std::unique_ptr<BlockCtx>> blocks_;  // by slot
     int next_block_ = 0;
     int first_live_slot_ = 0;   // slots below it are done (booking_horizon starts here)

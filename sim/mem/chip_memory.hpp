@@ -90,13 +90,6 @@ inline constexpr BandMask kAllBands = ~BandMask{0};
 static_assert(kRegionBands == 64, "BandMask holds one bit per band");
 using RegionCells = std::array<BandMask, kRegionSlices>;  // per slice, its bands
 
-// std::popcount without the processor's instruction (not assumed: a library call otherwise).
-inline int bit_count(BandMask m) {
-    m = m - ((m >> 1) & 0x5555555555555555ULL);
-    m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
-    m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return static_cast<int>((m * 0x0101010101010101ULL) >> 56);
-}
 
 struct RegionPart {
     BandMask bands = kAllBands;
@@ -110,12 +103,12 @@ struct RegionPart {
             BandMask m = cells[static_cast<std::size_t>(s)];
             if (more != nullptr) m |= (*more)[static_cast<std::size_t>(s)];
             m &= bands;
-            n += m == bands ? band_count : (m == 0 ? 0 : bit_count(m));
+            n += m == bands ? band_count : (m == 0 ? 0 : std::popcount(m));
         }
         return n;
     }
-    int count_in(const RegionCells& cells) const { return count_in(cells, bit_count(bands)); }
-    int cell_count() const { return bit_count(bands) * (slice_end - slice_first); }
+    int count_in(const RegionCells& cells) const { return count_in(cells, std::popcount(bands)); }
+    int cell_count() const { return std::popcount(bands) * (slice_end - slice_first); }
     // Adds the part to `cells`; returns whether they now hold every cell.
     bool add_to(RegionCells& cells) const {
         bool all = true;
