@@ -83,8 +83,9 @@ host::RunRequest request_of(const ContextState& ctx, const std::string& op_name,
     }
     r.dtype = to_sim(a.dtype);
     r.out_dtype = to_sim(out.dtype);
-    // M, K, N from A (per rank) and the output, through the op's sharding.
-    r.m = out.rows;
+    // M, K, N from A (per rank) and the output, through the op's sharding. An output shaped like
+    // A, or of the op's own shape (Sharding::out_shape, moe_dispatch's received rows), has A's M.
+    r.m = s.out_like_a ? a.rows : out.rows;
     // An output shaped like A (Sharding::out_like_a) says nothing of N: B (K x N) gives it.
     r.n = s.out_like_a ? b.cols : (s.out == Split::Cols ? out.cols * w : out.cols);
     const int k_total = s.a == Split::Cols ? a.cols * w : a.cols;
@@ -463,12 +464,15 @@ void WorkspaceState::verify_own_math(int ranks) {
     const host::Tolerance tol = host::own_math_tolerance(*own_math, params.out_dtype);
     std::vector<host::RankVerification> found;
     bool passed = true;
+    std::vector<kernels::OwnMathInput> xs;
+    for (int r = 0; r < ranks; ++r) {
+        const GmTensor& a = session->tensors(r).a;
+        xs.push_back(kernels::OwnMathInput{reinterpret_cast<const std::uint16_t*>(a.element_ptr(0, 0)), a.ld(), a.rows(), a.cols(),
+                                           a.dtype()});
+    }
     for (int r = 0; r < ranks; ++r) {
         const host::DeviceMatrix actual = host::read_output(session->tensors(r).out, shapes.out_rows, shapes.out_cols);
-        const GmTensor& a = session->tensors(r).a;
-        const kernels::OwnMathInput x{reinterpret_cast<const std::uint16_t*>(a.element_ptr(0, 0)), a.ld(), a.rows(), a.cols(),
-                                      a.dtype()};
-        found.push_back(host::verify_rank(r, actual.data(), own_math->golden(params, r, x), tol));
+        found.push_back(host::verify_rank(r, actual.data(), own_math->golden(params, r, xs), tol));
         passed = passed && found.back().passed;
     }
     results.verification = passed ? "passed" : "failed";

@@ -38,6 +38,8 @@ enum class Split : std::uint8_t {
     Cols,        // rank r holds column block r
 };
 
+struct OpParams;
+
 // The op's math over the ranks. The global problem is C = A x B (+ bias) with A: M x K_total,
 // B: K_total x N; the host generates the global operands, cuts each rank's share out of them,
 // and computes the golden as one GEMM of the global operands.
@@ -53,6 +55,9 @@ struct Sharding {
     // of its input to an output row (moe_ffn). Such an op gives its own golden
     // (OpDesc::own_math): its math is not A x B.
     bool out_like_a = false;
+    // The rank's output rows and columns when they are neither (moe_dispatch: the rows its
+    // experts receive, each K int8 and a 32-byte scale): set by an op with its own math.
+    std::function<std::array<int, 2>(const OpParams&)> out_shape = {};
 };
 
 enum class BiasKind : std::uint8_t { None, M, N };  // a vector of M or of N, broadcast, added once
@@ -282,9 +287,10 @@ struct OwnMathInput {
 // (weights, routes) in its own workspace, and gives the host each rank's expected output and the
 // tolerance to check it with.
 struct OwnMath {
-    // Rank `rank`'s expected output (its out_rows x out_cols, row-major, fp32), from the rank's A
-    // and the op's deterministic data (the same the op's workspace holds in a functional run).
-    std::function<std::vector<float>(const OpParams&, int rank, const OwnMathInput& a)> golden;
+    // Rank `rank`'s expected output (its out_rows x out_cols, row-major, fp32), from the ranks' A
+    // (`a[r]` is rank r's: an op that moves tokens between ranks reads its peers') and the op's
+    // deterministic data (the same the op's workspace holds in a functional run).
+    std::function<std::vector<float>(const OpParams&, int rank, const std::vector<OwnMathInput>& a)> golden;
     // An element errs when |actual - expected| > abs + rel * |expected|; a rank passes when at
     // most max_failure_share of its elements err (and no NaN where the golden has none).
     double abs = 0;

@@ -13,6 +13,8 @@
 #include "kernels/matmul_all_scatter/op.hpp"
 #include "kernels/matmul_all_reduce/op.hpp"
 #include "kernels/matmul_reduce_scatter/op.hpp"
+#include "kernels/moe_combine/op.hpp"
+#include "kernels/moe_dispatch/op.hpp"
 #include "kernels/moe_ffn/op.hpp"
 #include "kernels/param_error.hpp"
 
@@ -28,6 +30,8 @@ const OpRegistry& shipped_registry() {
         &matmul_reduce_scatter_op(),
         &gemm_op(),
         &moe_ffn_op(),
+        &moe_dispatch_op(),
+        &moe_combine_op(),
     });
     return registry;
 }

@@ -87,6 +87,9 @@ DeviceMatrix read_output(const GmTensor& out, int rows, int cols) {
         float* row = dst + static_cast<std::size_t>(r) * cols;
         if (out.dtype() == DType::F32) {
             std::memcpy(row, src, static_cast<std::size_t>(cols) * sizeof(float));
+        } else if (out.dtype() == DType::I8) {  // moe_dispatch's received rows
+            const auto* v = reinterpret_cast<const std::int8_t*>(src);
+            for (int c = 0; c < cols; ++c) row[c] = static_cast<float>(v[c]);
         } else {
             widen_bits(out.dtype(), reinterpret_cast<const std::uint16_t*>(src), row, static_cast<std::size_t>(cols));
         }

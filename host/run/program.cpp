@@ -86,12 +86,14 @@ ViewsOutcome simulate_views(const ResolvedRun& run, const Profile& profile, cons
         return run_op_views_in_place(
             profile, run,
             [&](const OpInputs& in_gm) {
+                std::vector<kernels::OwnMathInput> xs;
                 for (int rank = 0; rank < params.ranks; ++rank) {
                     const HostMatrix& a = in_gm.a[static_cast<std::size_t>(rank)];
                     // An op with its own math takes 2-byte A (moe_ffn: bf16 or fp16 x).
                     const auto* x = reinterpret_cast<const std::uint16_t*>(a.row(0));
-                    expected.own.push_back(own->golden(params, rank, kernels::OwnMathInput{x, a.ld(), a.rows, a.cols, in_gm.dtype}));
+                    xs.push_back(kernels::OwnMathInput{x, a.ld(), a.rows, a.cols, in_gm.dtype});
                 }
+                for (int rank = 0; rank < params.ranks; ++rank) expected.own.push_back(own->golden(params, rank, xs));
             },
             log, threads);
     }
@@ -290,7 +292,7 @@ void write_program_files(const ResolvedRun& run, const RunOutputs& outputs, cons
     const ShardShapes sh = shard_shapes(run.sharding(), run.params);
     for (int rank = 0; rank < run.params.ranks; ++rank) {
         const std::span<const float> values = out.bench.out[static_cast<std::size_t>(rank)].floats();
-        if (t == DType::F32) {
+        if (t == DType::F32 || t == DType::I8) {  // int8 (moe_dispatch's rows): their values as fp32
             write_fp32_file(output_path(outputs.out_dir, rank), values, sh.out_rows, sh.out_cols);
         } else {
             write_fp16_file(output_path(outputs.out_dir, rank), narrowed(t, values), sh.out_rows, sh.out_cols);

@@ -26,8 +26,9 @@ inline constexpr int kUnpermuteChunk = 2048;
 
 // Sabotage for tests (OpParams::fault): a route left out of the sum, s1 not applied, a dispatch
 // arrival raised before its rows have landed (the replicas), the signal words not reset between
-// launches, so a later launch sees an earlier one's epochs (the replicas).
-enum class Fault { None, SkipLastRoute, DropScale1, FlagBeforeRows, StaleEpoch };
+// launches, so a later launch sees an earlier one's epochs (the replicas), a Dispatch pull that
+// leaves the last row of each (expert, source) out (moe_dispatch).
+enum class Fault { None, SkipLastRoute, DropScale1, FlagBeforeRows, StaleEpoch, DropLastPulledRow };
 
 struct MoeRank {
     int rank = 0;

@@ -30,7 +30,8 @@ Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, 
     const MoeShape& s = t.shape;
     const int P = s.packed_row_bytes(), K = s.k;
     const int g = t.global_expert(a.rank, e);
-    const int rows = t.count[sz(src)][sz(g)];
+    const int count = t.count[sz(src)][sz(g)];
+    const int rows = a.fault == Fault::DropLastPulledRow ? std::max(0, count - 1) : count;
     const int from = t.first_row[sz(src)][sz(g)];
     const int to = t.recv_row(a.rank, e, src);
     for (int i = 0; i < rows; i += 2) {

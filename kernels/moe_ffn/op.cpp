@@ -23,6 +23,8 @@
 #include "kernels/moe_ffn/expert_major.hpp"
 #include "kernels/moe_ffn/moe_data.hpp"
 #include "kernels/moe_ffn/moe_kernels.hpp"
+#include "kernels/moe_ffn/moe_knobs.hpp"
+#include "kernels/moe_ffn/moe_layout.hpp"
 #include "kernels/moe_ffn/moe_slots.hpp"
 #include "kernels/moe_ffn/moe_stages.hpp"
 #include "kernels/param_error.hpp"
@@ -41,73 +43,6 @@ constexpr int kFront = 0, kGmm1 = 1, kSwiglu = 2, kGmm2 = 3, kCombine = 4, kMega
 // The schedules (README.md "Variants").
 enum class Plan { Bulk, PerExpert, ExpertMajor, Baseline };
 
-std::int64_t align64(std::int64_t v) { return round_up(v, std::int64_t{64}); }
-
-// Offsets of the window (same on every rank) and of the local buffers.
-struct Layout {
-    explicit Layout(const RouteTables& t) : slots(t.shape.ranks, t.shape.experts) {
-        const MoeShape& s = t.shape;
-        const std::int64_t R = s.routes(), K = s.k, N = s.n, H = s.half_n(), E = s.experts, P = s.packed_row_bytes();
-        const std::int64_t rows = std::max(1, t.max_recv);
-        global_experts = s.global_experts();
-        packed = 0;
-        combined = align64(packed + R * P);
-        count_rows = align64(combined + R * K * 2);
-        counters = align64(count_rows + std::int64_t{s.ranks} * 256 * 4);
-        barrier1 = DeviceBarrierLayout(s.ranks, align64(counters + 4LL * slots.table.words()));
-        barrier2 = DeviceBarrierLayout(s.ranks, align64(barrier1.region_offset + barrier1.bytes()));
-        window = align64(barrier2.region_offset + barrier2.bytes());
-        keys = 0;  // x is the caller's A (RankTensors::a)
-        probs = align64(keys + R * 4);
-        sorted = align64(probs + R * 4);
-        row_of_route = align64(sorted + 2 * R * 4);
-        token_counts = align64(row_of_route + R * 4);
-        w1 = align64(token_counts + token_count_cols() * 4);
-        w2 = align64(w1 + E * K * N);
-        scale1 = align64(w2 + E * H * K);
-        scale2 = align64(scale1 + E * N * 4);
-        recv = align64(scale2 + E * K * 4);
-        gmm1_out = align64(recv + rows * P);
-        swiglu_q = align64(gmm1_out + rows * N * 2);
-        swiglu_s = align64(swiglu_q + rows * H);
-        gmm2_out = align64(swiglu_s + rows * 32);
-        local = align64(gmm2_out + rows * K * 2);
-    }
-    MoeSlots slots;
-    std::int64_t packed, combined, count_rows, counters, window;
-    DeviceBarrierLayout barrier1, barrier2;
-    std::int64_t keys, probs, sorted, row_of_route, token_counts, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s,
-        gmm2_out, local;
-    int global_experts = 0;
-    int token_count_cols() const { return std::max(256, global_experts); }
-};
-
-// The knobs, as given or defaulted (the published cases' topK 8, 16 experts per rank).
-std::map<std::string, int> moe_knobs(const OpParams& p) {
-    const MoeShape s = moe_shape_of(p);
-    return {{"topk", s.topk},
-            {"experts_per_rank", s.experts},
-            {"routing", static_cast<int>(s.routing)},
-            {"zipf_s_pct", s.zipf_s_pct},
-            {"route_seed", s.seed},
-            {"max_output_size", s.max_output_size}};
-}
-
-// --routing's words: round_robin (0), uniform (1), zipf (2), zipf:S (2, and zipf_s_pct = 100 S).
-std::optional<std::map<std::string, int>> routing_words(const std::string& text) {
-    std::string t = text;
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (t == "round_robin" || t == "round-robin") return std::map<std::string, int>{{"routing", 0}};
-    if (t == "uniform") return std::map<std::string, int>{{"routing", 1}};
-    if (t == "zipf") return std::map<std::string, int>{{"routing", 2}};
-    if (t.rfind("zipf:", 0) != 0) return std::nullopt;
-    const std::string s = t.substr(5);
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    // S in 0.01 steps, as zipf_s_pct holds it (its range is checked with the knob's).
-    if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || v > 1e6) return std::nullopt;
-    return std::map<std::string, int>{{"routing", 2}, {"zipf_s_pct", static_cast<int>(std::lround(v * 100))}};
-}
 
 void validate(const OpParams& p, const BufferLimits& lim) {
     const MoeShape s = moe_shape_of(p);
@@ -116,26 +51,7 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     check_positive(kParamN, p.n, kTileN, "256");
     check_multiple(kParamK, p.k, kTileN, "256", "GMM2's output tiles are 256 columns of K");
     check_multiple(kParamN, p.n, kTileN, "256", "GMM1's output tiles are 256 columns of N, and N/2 is GMM2's K in 128 steps");
-    check_knob_range(p, "experts_per_rank", 1, 256, "local experts per rank (a count row holds 256)");
-    check_knob_range(p, "topk", 1, std::min(256, s.global_experts()), "routes per token, at most the global experts");
-    check_knob_range(p, "routing", 0, 2, "the router, 0 round_robin (published), 1 uniform or 2 zipf:");
-    check_knob_range(p, "zipf_s_pct", 1, 1000, "the Zipf exponent S x 100");
-    check_knob_range(p, "max_output_size", 1, std::numeric_limits<int>::max(), "rows a rank's receive buffers hold:");
-    {
-        // The receive buffers hold max_output_size rows: a rank routed more has no room (the
-        // published kernel would overrun them), so the run is refused naming the rank.
-        const RouteTables t = make_route_tables(s);
-        for (int r = 0; r < s.ranks; ++r) {
-            const int rows = t.recv_total[static_cast<std::size_t>(r)];
-            if (rows > s.max_output_size) {
-                throw ParamError({ParamValue::knob("max_output_size", s.max_output_size)},
-                                 fmt::format("rank {} receives {} routed rows, more than its receive buffers hold (the "
-                                             "rows its local experts get from every rank's routes)",
-                                             r, rows),
-                                 {ParamValue::knob("max_output_size", t.max_recv)});
-            }
-        }
-    }
+    check_moe_routing(p);
     // UB: the stages whose buffers grow with K. FrontReorder holds a token's bf16, fp32 and |x|
     // rows, the packed row and two sort chunks; the combine block holds two rows in and out, an
     // fp32 row and Unpermute's chunks. The nearest valid K is the largest multiple of 256 below
@@ -195,8 +111,7 @@ public:
         : p_(p), plan_(plan), overlapped_(plan != Plan::Bulk),
           tables_(std::make_shared<RouteTables>(make_route_tables(moe_shape_of(p)))), lay_(*tables_),
           slots_(std::make_shared<MoeSlots>(lay_.slots)), schedule_(expert_major_schedule(tables_->shape, p.compute_blocks)),
-          window_(static_cast<std::size_t>(p.ranks), nullptr), local_(static_cast<std::size_t>(p.ranks), nullptr),
-          window_bases_(static_cast<std::size_t>(p.ranks), -1), ranks_(static_cast<std::size_t>(p.ranks)) {
+          mem_(p.ranks), ranks_(static_cast<std::size_t>(p.ranks)) {
         const std::string& f = p.fault;
         fault_ = f == "skip_last_route"    ? Fault::SkipLastRoute
                  : f == "drop_scale1"      ? Fault::DropScale1
@@ -223,58 +138,12 @@ public:
     }
 
     void allocate_workspace(int rank, GlobalMemory& gm) override {
-        const GmAllocation& w = gm.allocate("moe_window", lay_.window, /*shared=*/true);
-        const GmAllocation& l = gm.allocate("moe_local", lay_.local);
-        window_[static_cast<std::size_t>(rank)] = &w;
-        local_[static_cast<std::size_t>(rank)] = &l;
-        window_bases_[static_cast<std::size_t>(rank)] = w.base;
-        if (gm.functional()) fill_inputs(rank, l);
+        const GmAllocation& l = mem_.allocate(rank, gm, lay_);
+        if (gm.functional()) fill_moe_inputs(*tables_, lay_, rank, l);
     }
 
     void bind(int rank, const RankTensors& t) override {
-        const MoeShape& s = tables_->shape;
-        auto a = std::make_shared<MoeRank>();
-        a->rank = rank;
-        a->tables = tables_;
-        a->slots = slots_;
-        a->fault = fault_;
-        const GmAllocation& l = *local_[static_cast<std::size_t>(rank)];
-        const int K = s.k, N = s.n, H = s.half_n(), E = s.experts, P = s.packed_row_bytes(), R = s.routes();
-        const int rows = std::max(1, tables_->max_recv);
-        if (t.a.rows() != s.m || t.a.cols() != K || t.a.dtype() != s.x_dtype)
-            throw std::invalid_argument(fmt::format("moe_ffn rank {}: x (A) is {} x {} {}, the op needs {} x {} {}", rank,
-                                                    t.a.rows(), t.a.cols(), dtype_name(t.a.dtype()), s.m, K,
-                                                    dtype_name(s.x_dtype)));
-        a->x = t.a;  // the caller's tokens, M x K in s.x_dtype (the sharding's A)
-        a->keys = GmTensor(l, lay_.keys, 1, R, R, DType::F32);
-        a->probs = GmTensor(l, lay_.probs, s.m, s.topk, s.topk, DType::F32);
-        a->sorted = GmTensor(l, lay_.sorted, 2, R, R, DType::F32);
-        a->row_of_route = GmTensor(l, lay_.row_of_route, 1, R, R, DType::I32);
-        a->token_counts = GmTensor(l, lay_.token_counts, 1, lay_.token_count_cols(), lay_.token_count_cols(), DType::F32);
-        for (int e = 0; e < E; ++e) {
-            a->w1.emplace_back(l, lay_.w1 + std::int64_t{e} * K * N, K, N, N, DType::I8);
-            a->w2.emplace_back(l, lay_.w2 + std::int64_t{e} * H * K, H, K, K, DType::I8);
-        }
-        a->scale1 = GmTensor(l, lay_.scale1, E, N, N, DType::F32);
-        a->scale2 = GmTensor(l, lay_.scale2, E, K, K, DType::F32);
-        a->recv = GmTensor(l, lay_.recv, rows, P, P, DType::I8);
-        a->recv_scale = GmTensor(l, lay_.recv, rows, P / 4, P / 4, DType::F32);
-        a->gmm1_out = GmTensor(l, lay_.gmm1_out, rows, N, N, DType::F16);
-        a->swiglu_q = GmTensor(l, lay_.swiglu_q, rows, H, H, DType::I8);
-        a->swiglu_s = GmTensor(l, lay_.swiglu_s, rows, 8, 8, DType::F32);
-        a->gmm2_out = GmTensor(l, lay_.gmm2_out, rows, K, K, DType::F16);
-        a->out = t.out;
-        for (int r = 0; r < p_.ranks; ++r) {
-            const GmAllocation& w = *window_[static_cast<std::size_t>(r)];
-            a->packed.emplace_back(w, lay_.packed, R, P, P, DType::I8);
-            a->combined.emplace_back(w, lay_.combined, R, K, K, DType::F16);
-            a->count_rows.emplace_back(w, lay_.count_rows, p_.ranks, 256, 256, DType::I32);
-        }
-        a->window_bases = window_bases_;
-        a->slots_offset = lay_.counters;
-        a->after_reorder = DeviceBarrier{lay_.barrier1, rank, window_bases_};
-        a->after_combine = DeviceBarrier{lay_.barrier2, rank, window_bases_};
-        ranks_[static_cast<std::size_t>(rank)] = std::move(a);
+        ranks_[static_cast<std::size_t>(rank)] = bind_moe_rank("moe_ffn", rank, t, lay_, mem_, tables_, slots_, fault_);
     }
 
     ViewPlan view(ViewKind kind, int rank) const override {
@@ -282,7 +151,7 @@ public:
         const bool fused = kind != ViewKind::Sequential && overlapped_;
         const StageBlocks& b = fused ? blocks_ : all_blocks_;
         ViewPlan plan;
-        const std::int64_t base = window_bases_[static_cast<std::size_t>(rank)];
+        const std::int64_t base = mem_.window_bases[static_cast<std::size_t>(rank)];
         const int E = tables_->shape.experts;
         const bool compute_only = kind == ViewKind::ComputeOnly;
         const bool v1 = plan_ == Plan::ExpertMajor && kind != ViewKind::Sequential;
@@ -349,55 +218,22 @@ public:
     std::vector<std::string> stage_names() const override { return moe_stage_names(); }
 
     std::string signal_name(int rank, std::int64_t address) const override {
-        const std::int64_t base = window_bases_.at(static_cast<std::size_t>(rank));
-        if (base < 0 || address < base || address >= base + lay_.window) return {};
-        const std::int64_t off = address - base;
-        if (off >= lay_.barrier2.region_offset) return "combine_" + lay_.barrier2.name_of(rank, off);
-        if (off >= lay_.barrier1.region_offset) return "reorder_" + lay_.barrier1.name_of(rank, off);
-        if (off >= lay_.counters) return lay_.slots.table.name_of(static_cast<int>((off - lay_.counters) / 4));
-        return {};
+        const std::int64_t base = mem_.window_bases.at(static_cast<std::size_t>(rank));
+        return base < 0 ? std::string{} : lay_.signal_name(rank, address - base);
     }
 
 private:
-    // The op's inputs besides x (the caller's A), written where the kernels read them (functional
-    // runs only).
-    void fill_inputs(int rank, const GmAllocation& l) const {
-        const MoeShape& s = tables_->shape;
-        std::byte* d = const_cast<std::byte*>(l.data.data());  // the host places the inputs before any kernel runs
-        const int K = s.k, N = s.n, H = s.half_n(), E = s.experts;
-        auto* keys = reinterpret_cast<float*>(d + lay_.keys);
-        auto* probs = reinterpret_cast<float*>(d + lay_.probs);
-        const std::vector<std::int32_t>& ex = tables_->expert[static_cast<std::size_t>(rank)];
-        for (int i = 0; i < s.routes(); ++i) {
-            keys[i] = -static_cast<float>(ex[static_cast<std::size_t>(i)]);
-            probs[i] = prob_value(s, rank, i / s.topk, i % s.topk);
-        }
-        auto* w1 = reinterpret_cast<std::int8_t*>(d + lay_.w1);
-        auto* w2 = reinterpret_cast<std::int8_t*>(d + lay_.w2);
-        auto* s1 = reinterpret_cast<float*>(d + lay_.scale1);
-        auto* s2 = reinterpret_cast<float*>(d + lay_.scale2);
-        for (int e = 0; e < E; ++e) {
-            const int g = rank * E + e;
-            for (int kk = 0; kk < K; ++kk) w1_row(s, g, kk, w1 + (std::int64_t{e} * K + kk) * N);
-            for (int j = 0; j < H; ++j) w2_row(s, g, j, w2 + (std::int64_t{e} * H + j) * K);
-            for (int nn = 0; nn < N; ++nn) s1[std::int64_t{e} * N + nn] = scale1_value(s, g, nn);
-            for (int c = 0; c < K; ++c) s2[std::int64_t{e} * K + c] = scale2_value(s, g, c);
-        }
-    }
-
     OpParams p_;
     Plan plan_;
     bool overlapped_;
     Fault fault_ = Fault::None;
     std::shared_ptr<RouteTables> tables_;
-    Layout lay_;
+    MoeLayout lay_;
     std::shared_ptr<const MoeSlots> slots_;
     ExpertMajorSchedule schedule_;
     StageBlocks blocks_;
     StageBlocks all_blocks_;
-    std::vector<const GmAllocation*> window_;
-    std::vector<const GmAllocation*> local_;
-    std::vector<std::int64_t> window_bases_;
+    MoeAllocations mem_;
     std::vector<std::shared_ptr<const MoeRank>> ranks_;
 };
 
@@ -432,20 +268,11 @@ VariantDesc moe_defaults() {
     v.dtypes = {DType::BF16, DType::F16};  // x: bf16 as the published build, or fp16 (its README: half/bf16)
     v.out_dtypes = {DType::F16};
     v.default_shape = std::array<int, 3>{2048, 7168, 4096};
-    v.knobs = {KnobDesc{"topk", {}, "routes per token (default 8, the published cases')", {}},
-               KnobDesc{"experts_per_rank", {}, "local experts per rank E (default 16)", {}},
-               KnobDesc{"routing", {},
-                        "router: round_robin (0, the published one, default), uniform (1, seeded), zipf (2) or zipf:S "
-                        "(2 with the exponent S: --zipf-s-pct 100 S)",
-                        {}, routing_words, "round_robin, uniform, zipf or zipf:S (S > 0, like zipf:1.2)"},
-               KnobDesc{"zipf_s_pct", {}, "routing 2: the Zipf exponent S x 100 (default 120)", {}},
-               KnobDesc{"route_seed", {}, "routing 1 and 2: the seed (default 0)", {}},
-               KnobDesc{"max_output_size", {}, "rows a rank's receive buffers hold; more routed to a rank is refused "
-                                               "(default 81940, the published cases')", {}}};
+    v.knobs = moe_knob_descs();
     v.faults = {"skip_last_route", "drop_scale1"};
     v.validate = validate;
     v.workspace_bytes = [](const OpParams& p) {
-        const Layout l(make_route_tables(moe_shape_of(p)));
+        const MoeLayout l(make_route_tables(moe_shape_of(p)));
         return static_cast<double>(l.window + l.local);
     };
     v.effective_knobs = moe_knobs;
@@ -511,7 +338,9 @@ const OpDesc& moe_ffn_op() {
         baseline.test_shape = expert_major.test_shape;
         baseline.faults = {"skip_last_route", "drop_scale1"};
         d.variants = {per_expert, bulk, expert_major, baseline};
-        d.own_math = OwnMath{[](const OpParams& p, int rank, const OwnMathInput& x) { return golden_rank(moe_shape_of(p), rank, x); }, 1e-4, 1e-3, 1e-3,
+        d.own_math = OwnMath{[](const OpParams& p, int rank, const std::vector<OwnMathInput>& x) {
+                                 return golden_rank(moe_shape_of(p), rank, x[static_cast<std::size_t>(rank)]);
+                             }, 1e-4, 1e-3, 1e-3,
                              "the published host's check: |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
                              "floor(rtol x numel) elements may err",
                              moe_extras};

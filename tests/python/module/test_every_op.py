@@ -95,10 +95,15 @@ def test_one_rank_runs_an_op_without_communication_and_iris_s_ops():
 @pytest.mark.parametrize("op,variant", own_math_variants())
 @pytest.mark.parametrize("async_op", [False, True])
 def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op):
-    """An op with its own math (moe_ffn) reads the caller's A (its tokens) and is checked by the
+    """An op with its own math (moe_ffn, moe_dispatch, moe_combine) reads the caller's A (its tokens) and is checked by the
     module against the op's golden of that A once the call completed (results['verification']),
     as the command line does; timing-only skips it."""
-    out = ctx.zeros((32, 256), dtype="fp16")
+    # The output is shaped like A, except moe_dispatch's: a row per route its experts receive (with
+    # topK 4 and 4 experts per rank on 2 ranks, the round-robin router sends each rank 32 x 4 rows),
+    # K int8 values and the scale's 32 bytes.
+    out_shape = (32 * 4, 256 + 32) if op == "moe_dispatch" else (32, 256)
+    out_dtype = ctx.ops.info(op, variant)["out_dtypes"][0]
+    out = ctx.zeros(out_shape, dtype=out_dtype)
     rng = np.random.default_rng(7)
     a = rng.uniform(-1, 1, size=(RANKS, 32, 256)).astype(np.float16)  # one x per rank
     b = np.zeros((256, 512), dtype=np.float16)
@@ -111,12 +116,12 @@ def test_own_math_ops_verify_against_their_own_golden(ctx, op, variant, async_op
     assert ws.results["verification"] == "passed", ws.results.get("verification_report")
     assert np.abs(out.numpy().astype(np.float32)).max() > 0.01  # the tokens went through the experts
     # Zero tokens: every FFN gives 0 (no bias), so the output is 0: the op read A, not data of its own.
-    zero = ctx.zeros((32, 256), dtype="fp16")
+    zero = ctx.zeros(out_shape, dtype=out_dtype)
     ws = getattr(ctx.ops, op)(zero, np.zeros((32, 256), dtype=np.float16), b, config=config)
     assert ws.results["verification"] == "passed", ws.results.get("verification_report")
     assert not zero.numpy().any()
     timing = tandem.Context(num_ranks=RANKS, functional=False)
-    ws = getattr(timing.ops, op)(timing.zeros((32, 256), dtype="fp16"), a, b, config=config)
+    ws = getattr(timing.ops, op)(timing.zeros(out_shape, dtype=out_dtype), a, b, config=config)
     assert ws.results["verification"] == "skipped"
 
 
