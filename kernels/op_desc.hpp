@@ -299,6 +299,8 @@ struct OwnMath {
     std::string source;  // where the rule comes from (the published host's tolerance, ...)
     // Figures of the run for the results' extras (name -> values), e.g. rows per expert.
     std::function<std::map<std::string, std::vector<double>>(const OpParams&)> extras;
+    // What each rank gets, one line for the docs' op tables (--list-ops --json's own_output).
+    std::string output = {};
 };
 
 struct OpDesc {

@@ -146,7 +146,7 @@ def render_ops_sharding(text):
     """docs/ops/README.md's table of what each rank holds and gets, from each op's Sharding."""
     lines = ["| op | each rank holds | each rank gets | collective (`comm_kind`) |", "|---|---|---|---|"]
     for op in _ops(text):
-        gets = "out: M x K, its tokens' outputs" if op["own_math"] else _gets(op["sharding"])
+        gets = op.get("own_output", "out: M x K, its tokens' outputs") if op["own_math"] else _gets(op["sharding"])
         lines.append(f"| `{op['name']}` | {_holds(op, op['sharding'])}{_variant_note(op)} | {gets} | "
                      f"`{op['comm_kind']}` |")
     return lines

@@ -86,6 +86,7 @@ nlohmann::json list_ops_json() {
                             {"sharding", sharding_json(op->sharding)},
                             {"bench_shape", shape_json(op->bench_shape)},
                             {"scale_shape", shape_json(op->scale_shape)}};
+        if (op->own_math && !op->own_math->output.empty()) j["own_output"] = op->own_math->output;
         j["variants"] = nlohmann::json::array();
         for (const kernels::VariantDesc& v : op->variants) j["variants"].push_back(variant_json(*op, v));
         ops.push_back(std::move(j));

@@ -6,7 +6,8 @@
 
 namespace tandem::host {
 
-// {"ops": [{name, title, doc, comm_kind, min_ranks, own_math, seed_format, sharding, test_shapes
+// {"ops": [{name, title, doc, comm_kind, min_ranks, own_math, own_output (an op with its own math:
+// what each rank gets, when it says), seed_format, sharding, test_shapes
 // (by ranks), bench_shape, scale_shape, variants: [{name, doc, constraints, schedules, dtypes,
 // out_dtypes, takes_bias, comm_modes, sharding, default_shape, knobs: [{name, flag, aliases, doc,
 // tune_values, words}]}]}]}, in registry order (the first op and each op's first variant are the

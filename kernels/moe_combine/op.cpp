@@ -157,7 +157,7 @@ const OpDesc& moe_combine_op() {
         d.own_math = OwnMath{golden_combined, 1e-4, 1e-3, 1e-3,
                              "moe_ffn's (the published host's): |a - e| > atol + rtol |e| with atol 1e-4, rtol 1e-3, at most "
                              "floor(rtol x numel) elements may err",
-                             nullptr};
+                             nullptr, "out: M x K fp16, its tokens' weighted rows"};
         return d;
     }();
     return op;

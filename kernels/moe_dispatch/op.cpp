@@ -134,7 +134,7 @@ const OpDesc& moe_dispatch_op() {
         d.own_math = OwnMath{golden_received, 0.0, 0.0, 0.0,
                              "exact: every received int8 value and scale byte as the golden's per-token quantisation "
                              "(s1 = max|x|/127, q = rint(x 127/max)) of the source rank's token",
-                             nullptr};
+                             nullptr, "int8: a row per route its experts receive (K values, then the fp32 scale's 32 bytes)"};
         return d;
     }();
     return op;
