@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The docs' quoted figures, re-run from one manifest (docs/figures.toml), so that none goes stale.
 
-    docs_figures.py check  [--fast] [--only ID,...] [--bin-dir DIR]   re-run and compare; exit 1 on a difference
-    docs_figures.py update [--fast] [--only ID,...] [--bin-dir DIR]   re-run and rewrite the docs' blocks
+    docs_figures.py check  [--fast] [--heavy] [--only ID,...] [--bin-dir DIR]   re-run and compare; exit 1 on a difference
+    docs_figures.py update [--fast] [--heavy] [--only ID,...] [--bin-dir DIR]   re-run and rewrite the docs' blocks
     docs_figures.py list                                              the manifest: id, doc, fast, command
 
 A doc quotes a figure between two markers, on lines of their own:
@@ -19,9 +19,12 @@ Each entry of the manifest ([[figure]] in docs/figures.toml) says:
   drop     regular expressions: lines dropped after `keep` (host times, which no run repeats)
   render   how the kept lines become the block: "code" (a ``` block, the default), "command"
            (a ```sh block with the command, then the lines in a ``` block), "markdown" (the lines
-           as they are: a table), or the name of a renderer below that makes Markdown of the
+           as they are: a table), "command_markdown" (the ```sh block, then the lines as they
+           are), or the name of a renderer below that makes Markdown of the
            command's stdout (the op tables, from `--list-ops --json`)
   fast     true when it runs in seconds: ctest's docs_figures checks these on every build
+  heavy    true when it takes many CPU minutes (the MoE layer at hundreds of ranks): run only
+           when named with --only or with --heavy
 
 `--bin-dir DIR` runs the commands with DIR in place of their leading `build/` (ctest's build
 directory). Exit status: 0 when every block matches (check) or was written (update), 1 when a
@@ -40,7 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "docs", "figures.toml")
 BEGIN = re.compile(r"^<!-- figure (\S+) -->\s*$")
 END = re.compile(r"^<!-- /figure (\S+) -->\s*$")
-FIELDS = {"id", "doc", "command", "keep", "drop", "render", "fast"}
+FIELDS = {"id", "doc", "command", "keep", "drop", "render", "fast", "heavy"}
 
 
 class ManifestError(Exception):
@@ -64,8 +67,9 @@ def load_manifest(path=MANIFEST):
             raise ManifestError(f"{where}: id '{e['id']}' is used twice")
         seen.add(e["id"])
         render = e.get("render", "code")
-        if render not in ("code", "command", "markdown") and render not in RENDERERS:
-            raise ManifestError(f"{where} ({e['id']}): render '{render}' is not code, command, markdown or one of "
+        if render not in ("code", "command", "markdown", "command_markdown") and render not in RENDERERS:
+            raise ManifestError(f"{where} ({e['id']}): render '{render}' is not code, command, markdown, "
+                                f"command_markdown or one of "
                                 f"{', '.join(sorted(RENDERERS))}")
         for field in ("keep", "drop"):
             for rx in e.get(field, []):
@@ -184,6 +188,8 @@ def generate(entry, bin_dir):
         raise ManifestError(f"{entry['id']}: `{cmd}` printed no line the entry keeps")
     if render == "markdown":
         return lines
+    if render == "command_markdown":
+        return ["```sh", entry["command"], "```", *lines]
     block = ["```", *lines, "```"]
     if render == "command":
         block = ["```sh", entry["command"], "```", *block]
@@ -221,11 +227,22 @@ def docs_with_markers():
     return out
 
 
+def choose(entries, only, fast, heavy):
+    """The entries a run re-runs: those named (heavy ones too), else all but the heavy ones
+    (unless `heavy`); only the fast ones when `fast`."""
+    if only is not None:
+        chosen = [e for e in entries if e["id"] in only]
+    else:
+        chosen = [e for e in entries if heavy or not e.get("heavy")]
+    return [e for e in chosen if e.get("fast")] if fast else chosen
+
+
 def main():
     ap = argparse.ArgumentParser(prog="docs_figures.py", description=__doc__.split("\n")[0])
     ap.add_argument("action", choices=("check", "update", "list"))
     ap.add_argument("--fast", action="store_true", help="only the entries marked fast (what ctest checks)")
-    ap.add_argument("--only", metavar="ID,...", help="only these entries")
+    ap.add_argument("--heavy", action="store_true", help="also the entries marked heavy (many CPU minutes)")
+    ap.add_argument("--only", metavar="ID,...", help="only these entries (heavy ones too)")
     ap.add_argument("--bin-dir", metavar="DIR", help="run the commands with DIR in place of their leading build/")
     args = ap.parse_args()
     try:
@@ -235,7 +252,8 @@ def main():
         return 2
     if args.action == "list":
         for e in entries:
-            print(f"{e['id']}\t{e['doc']}\t{'fast' if e.get('fast') else 'slow'}\t{e['command']}")
+            speed = "heavy" if e.get("heavy") else "fast" if e.get("fast") else "slow"
+            print(f"{e['id']}\t{e['doc']}\t{speed}\t{e['command']}")
         return 0
     status = 0
     # Every marker in the docs has its entry, every entry its marker.
@@ -244,16 +262,12 @@ def main():
         for fid in sorted(markers_in(path) - known):
             print(f"docs_figures.py: {os.path.relpath(path, ROOT)}: marker '{fid}' has no entry in docs/figures.toml")
             status = 1
-    chosen = entries
-    if args.only:
-        ids = args.only.split(",")
-        missing = [i for i in ids if i not in known]
-        if missing:
-            print(f"docs_figures.py: --only: no entry {', '.join(missing)}", file=sys.stderr)
-            return 2
-        chosen = [e for e in entries if e["id"] in ids]
-    if args.fast:
-        chosen = [e for e in chosen if e.get("fast")]
+    only = args.only.split(",") if args.only else None
+    missing = [i for i in only or [] if i not in known]
+    if missing:
+        print(f"docs_figures.py: --only: no entry {', '.join(missing)}", file=sys.stderr)
+        return 2
+    chosen = choose(entries, only, args.fast, args.heavy)
     for e in chosen:
         path = os.path.join(ROOT, e["doc"])
         try:

@@ -23,14 +23,14 @@ namespace {
 
 using namespace moe;
 
-float round_half(float v) { return half_to_float(float_to_half(v)); }
+float fp16_rounded(float v) { return half_to_float(float_to_half(v)); }
 
 // The scale of received row j of rank r (the expert output's s2).
 float row_scale(int rank, int j) { return 1.0f + static_cast<float>((j + rank) % 5) / 8.0f; }
 
 std::int64_t combine_block_ub_bytes(const MoeShape& s) { return combine_ub_bytes(s) + unpermute_ub_bytes(s); }
 
-void validate(const OpParams& p, const BufferLimits& lim) {
+void validate_combine(const OpParams& p, const BufferLimits& lim) {
     check_stage_alone(p, lim, combine_block_ub_bytes, "Combine holds two rows in and out, an fp32 row and Unpermute's chunks",
                       "Combine");
 }
@@ -54,11 +54,11 @@ std::vector<float> golden_combined(const OpParams& p, int rank, const std::vecto
             const float s2 = row_scale(dst, j), prob = prob_value(s, rank, tok, k);
             const OwnMathInput& xd = x[static_cast<std::size_t>(dst)];
             for (int c = 0; c < K; ++c) {
-                const float v = round_half(round_half(xd.at(j % M, c)) * s2) * prob;
+                const float v = fp16_rounded(fp16_rounded(xd.at(j % M, c)) * s2) * prob;
                 sum[static_cast<std::size_t>(c)] = k == 0 ? v : sum[static_cast<std::size_t>(c)] + v;
             }
         }
-        for (int c = 0; c < K; ++c) out[static_cast<std::size_t>(tok) * K + c] = round_half(sum[static_cast<std::size_t>(c)]);
+        for (int c = 0; c < K; ++c) out[static_cast<std::size_t>(tok) * K + c] = fp16_rounded(sum[static_cast<std::size_t>(c)]);
     }
     return out;
 }
@@ -151,7 +151,7 @@ const OpDesc& moe_combine_op() {
             "read");
         v.out_dtypes = {DType::F16};
         v.faults = {"skip_last_route"};
-        v.validate = validate;
+        v.validate = validate_combine;
         v.make = [](const OpParams& p) { return std::make_unique<MoeCombineRun>(p); };
         d.variants = {v};
         d.own_math = OwnMath{golden_combined, 1e-4, 1e-3, 1e-3,

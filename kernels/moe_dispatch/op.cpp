@@ -24,7 +24,7 @@ std::int64_t front_ub_bytes(const MoeShape& s) {
     return std::int64_t{s.k} * (2 + 4 + 4 + 1) + 32 + 2LL * 4 * std::min(s.routes(), kSortChunk) + 1024 + 64;
 }
 
-void validate(const OpParams& p, const BufferLimits& lim) {
+void validate_dispatch(const OpParams& p, const BufferLimits& lim) {
     check_stage_alone(p, lim, front_ub_bytes, "FrontReorder holds a token's rows and two sort chunks", "FrontReorder");
 }
 
@@ -128,7 +128,7 @@ const OpDesc& moe_dispatch_op() {
             "and the fp32 scale's 32 bytes per row); N is not read");
         v.out_dtypes = {DType::I8};
         v.faults = {"drop_last_row"};
-        v.validate = validate;
+        v.validate = validate_dispatch;
         v.make = [](const OpParams& p) { return std::make_unique<MoeDispatchRun>(p); };
         d.variants = {v};
         d.own_math = OwnMath{golden_received, 0.0, 0.0, 0.0,
