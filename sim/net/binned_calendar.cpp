@@ -27,9 +27,6 @@ struct BinnedCursor {
     SimTime background_until;
 };
 
-// Bins made ready at a time: a transfer spans a few; more are made ready if it needs them.
-constexpr std::int64_t kBinnedChunkBins = 32;
-
 }  // namespace
 
 BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps, SimTime origin_ps)
@@ -48,49 +45,70 @@ BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per
     }
 }
 
+BinnedCalendar::~BinnedCalendar() {
+    for (double* p : pages_) delete[] p;
+    for (double* p : spare_) delete[] p;
+}
+
 void BinnedCalendar::restart(SimTime origin_ps) {
     origin_ = origin_ps;
-    used_.clear();
-    head_ = 0;
-    first_bin_ = 0;
+    for (double* p : pages_) release(p);
+    pages_.clear();
+    page0_ = 0;
+    pages_held_ = 0;
+    keep_from_bin_ = std::numeric_limits<std::int64_t>::min();
     horizon_ = 0;
     bytes_booked_ = 0;
 }
 
-void BinnedCalendar::forget_before(SimTime t) {
-    horizon_ = std::max(horizon_, t);
-    const std::int64_t keep_from = bin_of(horizon_);  // t's own bin is still booked into
-    const std::int64_t drop = std::min(keep_from - first_bin_, static_cast<std::int64_t>(bins_kept()));
-    if (drop <= 0) return;
-    head_ += drop;
-    first_bin_ += drop;
-    if (head_ > 1024 && 2 * head_ > static_cast<std::int64_t>(used_.size())) {
-        used_.erase(used_.begin(), used_.begin() + head_);
-        head_ = 0;
+void BinnedCalendar::release(double* page) {
+    if (page == nullptr) return;
+    if (spare_.size() < kSparePages) {
+        spare_.push_back(page);
+    } else {
+        delete[] page;
     }
 }
 
-double* BinnedCalendar::slots(std::int64_t from, std::int64_t to) {
-    if (bins_kept() == 0) {
-        used_.clear();
-        head_ = 0;
-        first_bin_ = from;
+void BinnedCalendar::forget_before(SimTime t) {
+    horizon_ = std::max(horizon_, t);
+    keep_from_bin_ = bin_of(horizon_);  // t's own bin is still booked into
+    // Pages wholly before the horizon's bin go; the one holding it stays (its earlier bins are
+    // never booked into again, and bytes_in() reads them as 0).
+    const std::int64_t drop = std::min((keep_from_bin_ >> kPageShift) - page0_, static_cast<std::int64_t>(pages_.size()));
+    if (drop <= 0) return;
+    for (std::int64_t i = 0; i < drop; ++i) {
+        double* p = pages_[static_cast<std::size_t>(i)];
+        if (p != nullptr) --pages_held_;
+        release(p);
     }
-    if (from < first_bin_) {  // bookings come in any order of time: one may start before the others
-        const std::int64_t more = first_bin_ - from;
-        if (head_ >= more) {
-            head_ -= more;
-            std::fill(used_.begin() + head_, used_.begin() + head_ + more, 0.0);
+    pages_.erase(pages_.begin(), pages_.begin() + drop);
+    page0_ += drop;
+}
+
+double* BinnedCalendar::make_page(std::int64_t page) {
+    // Bookings come in any order of time: one may land before the pages held.
+    if (pages_.empty()) {
+        page0_ = page;
+        pages_.push_back(nullptr);
+    } else if (page < page0_) {
+        pages_.insert(pages_.begin(), static_cast<std::size_t>(page0_ - page), nullptr);
+        page0_ = page;
+    } else if (page - page0_ >= static_cast<std::int64_t>(pages_.size())) {
+        pages_.resize(static_cast<std::size_t>(page - page0_ + 1), nullptr);
+    }
+    double*& slot = pages_[static_cast<std::size_t>(page - page0_)];
+    if (slot == nullptr) {
+        if (!spare_.empty()) {
+            slot = spare_.back();
+            spare_.pop_back();
         } else {
-            used_.insert(used_.begin() + head_, static_cast<std::size_t>(more - head_), 0.0);
-            std::fill(used_.begin(), used_.begin() + head_, 0.0);
-            head_ = 0;
+            slot = new double[kPageBins];
         }
-        first_bin_ = from;
+        std::fill(slot, slot + kPageBins, 0.0);
+        ++pages_held_;
     }
-    const std::int64_t end = head_ + (to - first_bin_);
-    if (end > static_cast<std::int64_t>(used_.size())) used_.resize(static_cast<std::size_t>(end), 0.0);
-    return used_.data() + head_ + (from - first_bin_);
+    return slot;
 }
 
 SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s,
@@ -104,8 +122,8 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
     SimTime t = start_ps;
     std::int64_t bin = bin_of(t);
     SimTime bin_end = origin_ + (bin + 1) * bin_ps_;
-    double* slot = slots(bin, bin + kBinnedChunkBins);
-    double* chunk_end = slot + kBinnedChunkBins;
+    double* slot = this->slot(bin);
+    double* page_end = slot + (page_end_bin(bin) - bin);
     // The background's bytes per bin, read again where it may change (at its own bins' edges).
     double background_bytes = 0;
     SimTime background_until = background != nullptr ? std::numeric_limits<SimTime>::min() : kNever;
@@ -145,9 +163,9 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
         t = bin_end;  // a full bin simply waits for the next one
         bin_end += bin_ps_;
         ++bin;
-        if (++slot == chunk_end) {
-            slot = slots(bin, bin + kBinnedChunkBins);
-            chunk_end = slot + kBinnedChunkBins;
+        if (++slot == page_end) {
+            slot = this->slot(bin);
+            page_end = slot + kPageBins;
         }
         const double full = std::min(cap_bytes, spare());
         if (full > 0) {
@@ -216,11 +234,11 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     SimTime t = start_ps;
     const SimTime origin = path[0]->origin();
     std::int64_t bin = path[0]->bin_of(t);
-    std::int64_t chunk_end = bin;  // the bins before it have slots ready
+    std::int64_t page_end = bin;  // the bins before it have slots ready (pages end at the same bins)
     for (;;) {
-        if (bin == chunk_end) {
-            chunk_end = bin + kBinnedChunkBins;
-            for (BinnedCursor& c : used) c.slot = c.calendar->slots(bin, chunk_end);
+        if (bin == page_end) {
+            page_end = BinnedCalendar::page_end_bin(bin);
+            for (BinnedCursor& c : used) c.slot = c.calendar->slot(bin);
         }
         const SimTime bin_end = origin + (bin + 1) * bin_ps;
         // What this transfer gets in this bin, in bytes over the whole bin: its cap, or what the

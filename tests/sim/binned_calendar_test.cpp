@@ -189,6 +189,26 @@ TEST(BinnedCalendar, ForgettingHistoryDoesNotChangeResults) {
     EXPECT_LT(a2.bins_kept(), a1.bins_kept());
 }
 
+TEST(BinnedCalendar, BookingsFarApartHoldOnlyThePagesTheyLandIn) {
+    // A block's scalar books loads milliseconds past the horizon with little between: the bins
+    // are kept in pages made where bytes land, not as one span from the first to the last.
+    BinnedCalendar l2("l2", 100 * kGBps, kBin);
+    constexpr SimTime kFar = 10'000'000'000;  // 10 ms: ten million bins of 1 ns
+    EXPECT_EQ(book({&l2}, kFar, 1000, 50 * kGBps), kFar + 20 * kBin);
+    EXPECT_EQ(book({&l2}, 0, 1000, 50 * kGBps), 20 * kBin);            // before it: out of order
+    EXPECT_EQ(book({&l2}, kFar / 2 - 5 * kBin, 600, 50 * kGBps), kFar / 2 + 7 * kBin);  // across a page edge
+    EXPECT_LE(l2.bins_kept(), 4U * 64U);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(kFar / kBin), 50.0);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(kFar / kBin / 2 - 1), 50.0);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(kFar / kBin / 2), 50.0);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(kFar / kBin / 3), 0.0);
+    // Forgetting the first millisecond releases its page and reads its bins as 0.
+    l2.forget_before(1'000'000'000);
+    EXPECT_DOUBLE_EQ(l2.bytes_in(0), 0.0);
+    EXPECT_LE(l2.bins_kept(), 3U * 64U);
+    EXPECT_EQ(book({&l2}, kFar, 1000, 100 * kGBps), kFar + 20 * kBin);  // 50 GB/s left until kFar + 20 ns
+}
+
 TEST(BinnedCalendar, ARestartedCalendarBooksAsANewOne) {
     // A used calendar, history forgotten, restarted at another origin, books what a calendar
     // made at that origin books: none of the old bookings, horizon or byte count remain.
