@@ -28,7 +28,8 @@ import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from calibration.datasets import error_of, error_unit, load_predictions, load_rows, unit_of  # noqa: E402
+from calibration.datasets import (error_of, error_unit, load_predictions, load_rows, megamoe_expert_windows,  # noqa: E402
+                                  unit_of)
 from calibration.fit import parse_specs, run_fit  # noqa: E402
 from calibration.simulate import SimulationError, Simulator, profile_value  # noqa: E402
 from calibration.uncertainty import (Target, assumption_variants, calibration_variants,  # noqa: E402
@@ -85,7 +86,7 @@ def main():
     sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs, derived_texts)
     try:
         return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json,
-                      assumptions if args.uncertainty else None)
+                      assumptions if args.uncertainty else None, args.calibration_dir)
     except SimulationError as e:
         sys.exit(f"fidelity: {e}")
     finally:
@@ -141,7 +142,8 @@ def make_errors_of(sim):
     return errors_of
 
 
-def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path, assumptions=None):
+def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path, assumptions=None,
+           calibration_dir=None):
     errors_of = make_errors_of(sim)
     runs = sorted({r.run for r in rows} | {p.run for p in predictions}, key=repr)
     outs = dict(zip(runs, sim.run_many([(run, None) for run in runs])))
@@ -222,6 +224,7 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
                                          for k, f, v, e in res.sensitivity]})
     for row_id, why in outliers.items():
         print(f"  outlier {row_id}: {why}")
+    out_experts = print_expert_windows(rows, outs, calibration_dir)
     out_predictions = print_predictions(predictions, outs)
     out_uncertainty = None
     if assumptions is not None:
@@ -232,7 +235,8 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
     if json_path:
         with open(json_path + ".tmp", "w") as f:
             json.dump({"soc": sim.soc, "rows": out_rows, "fits": out_fits, "outliers": outliers,
-                       "predictions": out_predictions, "uncertainty": out_uncertainty, "problems": problems},
+                       "expert_windows": out_experts, "predictions": out_predictions, "uncertainty": out_uncertainty,
+                       "problems": problems},
                       f, indent=2)
         os.replace(json_path + ".tmp", json_path)
     if problems:
@@ -241,6 +245,46 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
             print(f"FAILED: {p}")
         return 1
     return 0
+
+
+def print_expert_windows(rows, outs, calibration_dir):
+    """The published per-expert stage windows (megamoe_stages_<soc>.csv) against the model's, expert
+    by expert: each window's start, end and span, and per stage the mean and largest error of the
+    ends in % of the published kernel (the windows' scale: an expert's window is tens of us)."""
+    stage_rows = [r for r in rows if r.dataset == "megamoe_stages"]
+    if not stage_rows or calibration_dir is None:
+        return []
+    run = stage_rows[0].run
+    published = megamoe_expert_windows(os.path.join(calibration_dir, f"megamoe_stages_{run.soc}.csv"))
+    if not published:
+        return []
+    values = outs[run]
+    kernel_us = max(r.extra["end_us"] for r in stage_rows)
+    print()
+    print(f"Stage profile expert by expert ({stage_rows[0].id.rsplit('/', 1)[0]}, rank 0; windows in us from the earliest "
+          f"block start; end errors in % of the published kernel, {kernel_us:.0f} us):")
+    out = []
+    for stage in dict.fromkeys(s for s, _ in sorted(published, key=lambda k: (k[1], k[0]))):
+        experts = sorted(e for s, e in published if s == stage)
+        print(f"  {stage}:  expert  published      model          start   end     span")
+        end_errs = []
+        for e in experts:
+            lo, hi = published[(stage, e)]
+            k0, k1 = f"stage_item_start_{stage}_{e}", f"stage_item_end_{stage}_{e}"
+            if k0 not in values:
+                raise SimulationError(f"{run.args}: the simulation reports no window of {stage} expert {e}")
+            mlo, mhi = values[k0], values[k1]
+            end_err = (mhi - hi) / kernel_us * 100.0
+            end_errs.append(end_err)
+            span_err = ((mhi - mlo) - (hi - lo)) / (hi - lo) * 100.0 if hi > lo else 0.0
+            print(f"    {e:>14}  {lo:5.0f}-{hi:5.0f}  {mlo:6.0f}-{mhi:6.0f}  {mlo - lo:+6.0f}  {mhi - hi:+6.0f}  "
+                  f"{span_err:+6.1f}%")
+            out.append({"stage": stage, "expert": e, "published": [lo, hi], "model": [mlo, mhi],
+                        "end_error_pct_of_kernel": end_err, "span_error_pct": span_err})
+        mean = sum(abs(x) for x in end_errs) / len(end_errs)
+        worst = max(end_errs, key=abs)
+        print(f"    {stage}: ends off by {mean:.1f}% of the kernel on average, at most {worst:+.1f}%")
+    return out
 
 
 def print_predictions(predictions, outs):

@@ -57,6 +57,10 @@ struct PipeProfile {
     double vector_startup_cycles = 0;
     // Exp and divide (TEXP, TDIV) cost this many times an add's per-byte term.
     double vector_transcendental_cost_factor = 0;
+    // The sort unit (TSORT's block sort and merge rounds, TMRGSORT): cycles per element (a key
+    // with its payload) per pass, beside vector_startup_cycles. A merge picks one element at a
+    // time, so its pass costs per element, not per 256-byte repeat.
+    double vector_sort_cycles_per_element = 0;
     // Scalar unit and intra-core synchronisation.
     double scalar_issue_cycles = 0;      // scalar cost of dispatching one instruction
     double set_flag_cycles = 0;

@@ -134,6 +134,7 @@ constexpr std::array kFields{
     field<kPipes, &P::vector_bytes_per_cycle>("pipes", "vector_bytes_per_cycle", kPerCycle),
     field<kPipes, &P::vector_startup_cycles>("pipes", "vector_startup_cycles", kCycles),
     field<kPipes, &P::vector_transcendental_cost_factor>("pipes", "vector_transcendental_cost_factor", kFactor),
+    field<kPipes, &P::vector_sort_cycles_per_element>("pipes", "vector_sort_cycles_per_element", kCycles),
     field<kPipes, &P::scalar_issue_cycles>("pipes", "scalar_issue_cycles", kCycles),
     field<kPipes, &P::set_flag_cycles>("pipes", "set_flag_cycles", kCycles),
     field<kPipes, &P::wait_flag_cycles>("pipes", "wait_flag_cycles", kCycles),

@@ -120,14 +120,24 @@ nlohmann::json stages_json(const KernelFigures& k, const std::vector<std::string
             const SimTime ps = f.busy->busy_ps[static_cast<std::size_t>(p)];
             if (ps > 0) busy[pipe_key(static_cast<Pipe>(p))] = to_us(ps);
         }
-        out.push_back({{"stage", f.name},
-                       {"start_us", to_us(f.busy->start)},
-                       {"end_us", to_us(f.busy->end)},
-                       {"span_us", to_us(f.busy->end - f.busy->start)},
-                       {"blocks", f.busy->blocks},
-                       {"busy_us", busy},
-                       {"busiest_pipe", f.busiest_pct > 0 ? pipe_key(f.busiest) : "none"},
-                       {"busiest_pipe_pct", f.busiest_pct}});
+        nlohmann::json entry_json = {{"stage", f.name},
+                                     {"start_us", to_us(f.busy->start)},
+                                     {"end_us", to_us(f.busy->end)},
+                                     {"span_us", to_us(f.busy->end - f.busy->start)},
+                                     {"blocks", f.busy->blocks},
+                                     {"busy_us", busy},
+                                     {"busiest_pipe", f.busiest_pct > 0 ? pipe_key(f.busiest) : "none"},
+                                     {"busiest_pipe_pct", f.busiest_pct}};
+        // Each item's window (moe_ffn: a local expert's envelope over the cores that worked on
+        // it, as the published stage profile gives it).
+        nlohmann::json items = nlohmann::json::array();
+        for (std::size_t i = 0; i < f.busy->items.size(); ++i) {
+            const auto& [lo, hi] = f.busy->items[i];
+            if (lo == kNever) continue;
+            items.push_back({{"item", static_cast<int>(i)}, {"start_us", to_us(lo)}, {"end_us", to_us(hi)}});
+        }
+        if (!items.empty()) entry_json["items"] = std::move(items);
+        out.push_back(std::move(entry_json));
         if (bound == nullptr || f.busiest_pct > bound->busiest_pct) bound = &f;
     }
     if (bound != nullptr) entry["bounding_stage"] = bound->name;

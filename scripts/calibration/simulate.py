@@ -194,8 +194,9 @@ def pipelined_device_span_max_rank(result):
 def pipelined_stage_windows(result):
     """Rank 0's stage windows in the pipelined view, from its first kernel's start (what a
     profile's timeline shows, 0 = the earliest block start): stage_start_<s>, stage_end_<s> and
-    stage_span_<s> in us, for every stage the op names."""
-    starts, windows = [], {}
+    stage_span_<s> in us, for every stage the op names, and for every item of a stage (moe_ffn:
+    a local expert) stage_item_start_<s>_<i> and stage_item_end_<s>_<i>."""
+    starts, windows, items = [], {}, {}
     for launch in result.get("kernels") or []:
         if launch.get("view") != "pipelined" or not launch.get("per_rank"):
             continue
@@ -206,6 +207,10 @@ def pipelined_stage_windows(result):
         for st in launch.get("stages") or []:
             lo, hi = windows.get(st["stage"], (st["start_us"], st["end_us"]))
             windows[st["stage"]] = (min(lo, st["start_us"]), max(hi, st["end_us"]))
+            for it in st.get("items") or []:
+                key = (st["stage"], it["item"])
+                lo, hi = items.get(key, (it["start_us"], it["end_us"]))
+                items[key] = (min(lo, it["start_us"]), max(hi, it["end_us"]))
     if not starts:
         return {}
     origin = min(starts)
@@ -214,6 +219,9 @@ def pipelined_stage_windows(result):
         out[f"stage_start_{name}"] = lo - origin
         out[f"stage_end_{name}"] = hi - origin
         out[f"stage_span_{name}"] = hi - lo
+    for (name, item), (lo, hi) in items.items():
+        out[f"stage_item_start_{name}_{item}"] = lo - origin
+        out[f"stage_item_end_{name}_{item}"] = hi - origin
     return out
 
 

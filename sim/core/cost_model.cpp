@@ -26,6 +26,7 @@ CostModel::CostModel(const Profile& p)
       cube_int8_factor(p.pipes.cube_int8_cost_factor),
       cube_fp32_factor(p.pipes.cube_fp32_cost_factor),
       vector_transcendental_factor(p.pipes.vector_transcendental_cost_factor),
+      vector_sort_cycles_per_element(p.pipes.vector_sort_cycles_per_element),
       vector_bytes_per_cycle(p.pipes.vector_bytes_per_cycle),
       vector_startup_cycles(p.pipes.vector_startup_cycles),
       cross_core_flag_ps(cycles_to_ps(p.pipes.cross_core_flag_latency_cycles, p.chip.core_clock_mhz)),
@@ -67,6 +68,10 @@ SimTime CostModel::cube_ps(int m, int k, int n, DType operands) const {
 SimTime CostModel::vector_transcendental_ps(std::int64_t bytes) const {
     return cycles(vector_startup_cycles +
                   std::ceil(static_cast<double>(bytes) * vector_transcendental_factor / vector_bytes_per_cycle));
+}
+
+SimTime CostModel::vector_sort_pass_ps(std::int64_t elements) const {
+    return cycles(vector_startup_cycles + std::ceil(static_cast<double>(elements) * vector_sort_cycles_per_element));
 }
 
 SimTime CostModel::vector_ps(std::int64_t bytes) const {

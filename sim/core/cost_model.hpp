@@ -27,6 +27,7 @@ struct CostModel {
     double cube_int8_factor;
     double cube_fp32_factor;
     double vector_transcendental_factor;
+    double vector_sort_cycles_per_element;
     double vector_bytes_per_cycle;
     double vector_startup_cycles;
     SimTime cross_core_flag_ps;
@@ -64,6 +65,9 @@ struct CostModel {
     // One vector instruction over `bytes` (its widest operand): start-up plus one cycle per
     // `vector_bytes_per_cycle` bytes or part of them.
     SimTime vector_ps(std::int64_t bytes) const;
+    // One pass of the sort unit over `elements` keys (with their payload): start-up plus
+    // vector_sort_cycles_per_element per element.
+    SimTime vector_sort_pass_ps(std::int64_t elements) const;
     SimTime transfer_ps(std::int64_t bytes, std::int64_t bps) const {
         return static_cast<SimTime>(round_half_up_nonneg(static_cast<double>(bytes) * 1.0e12 / static_cast<double>(bps)));
     }

@@ -108,7 +108,7 @@ void BlockCtx::occupy(Pipe p, SimTime start, SimTime end, SimTime free_at) {
             stages_entered_ |= bit;
             lp_.count_stage_block(stage_);
         }
-        lp_.count_stage_busy(stage_, p, start, end);
+        lp_.count_stage_busy(stage_, stage_item_, p, start, end);
     }
 }
 

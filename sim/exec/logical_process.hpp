@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/core/pipe.hpp"
@@ -92,6 +93,9 @@ struct StageBusy {
     SimTime end = 0;         // its last instruction's end
     int blocks = 0;          // blocks (MIX: parts) that issued one
     std::array<SimTime, kPipeCount> busy_ps{};
+    // Each item's window (BlockCtx::set_stage's item: moe_ffn's local expert), by item: its
+    // first instruction's start and last one's end over every block (start kNever: none).
+    std::vector<std::pair<SimTime, SimTime>> items{};
 };
 
 struct KernelStats {
@@ -154,12 +158,19 @@ public:
     // Is this stream's every instruction logged? (sim/isa/record.hpp builds a record only then.)
     bool logging() const { return record_instructions_; }
     void count_instruction() { ++instructions_; }
-    // A block's instruction on pipe `p` over [start, end) in stage `stage` (>= 0).
-    void count_stage_busy(int stage, Pipe p, SimTime start, SimTime end) {
+    // A block's instruction on pipe `p` over [start, end) in stage `stage` (>= 0), for its
+    // item `item` (-1: none).
+    void count_stage_busy(int stage, int item, Pipe p, SimTime start, SimTime end) {
         StageBusy& s = stage_busy_[static_cast<std::size_t>(stage)];
         s.start = std::min(s.start, start);
         s.end = std::max(s.end, end);
         s.busy_ps[static_cast<std::size_t>(pipe_index(p))] += end - start;
+        if (item >= 0) {
+            if (s.items.size() <= static_cast<std::size_t>(item)) s.items.resize(static_cast<std::size_t>(item) + 1, {kNever, 0});
+            auto& w = s.items[static_cast<std::size_t>(item)];
+            w.first = std::min(w.first, start);
+            w.second = std::max(w.second, end);
+        }
     }
     // A block's first data-pipe instruction in stage `stage`.
     void count_stage_block(int stage) {

@@ -181,11 +181,11 @@ void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec);
 // Sorts the 1 x n fp32 `keys` in place in descending order (stable) and writes each sorted
 // element's original position into `idx` (1 x n fp32; exact below 2^24), Ascend's TSORT32 +
 // TMRGSORT: a 32-element block sort, then 4-way merge rounds. Cost: 1 + ceil(log4(ceil(n/32)))
-// vector passes over keys and idx.
+// passes of the sort unit, each vector_startup_cycles + n x vector_sort_cycles_per_element.
 void TSORT(Tile& keys, Tile& idx);
 // TMRGSORT: the same result when `keys` already holds at most four sorted runs (a 4-way merge,
-// as the published MoE kernel's final merge across its sort cores): one vector pass over keys
-// and idx. (Functionally a stable sort: the runs are not checked.)
+// as the published MoE kernel's final merge across its sort cores): one pass of the sort unit
+// over the n keys. (Functionally a stable sort: the runs are not checked.)
 void TMRGSORT(Tile& keys, Tile& idx);
 
 // ---- scalar -------------------------------------------------------------------------------

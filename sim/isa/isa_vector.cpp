@@ -66,11 +66,12 @@ void check_same_dtype(const char* instr, const Tile& dst, const Tile& src) {
 // Issues one vector instruction: checks hazards, books PIPE_V, records it. Returns whether the
 // block moves data (functional).
 // How an instruction is costed: one pass (an add), one pass of transcendental work (exp,
-// divide), or `passes` plain passes (a sort's rounds).
+// divide), or `passes` passes of the sort unit over `sort_elements` keys (a sort's rounds).
 struct VecCost {
     bool transcendental = false;
     int passes = 1;
     bool any_dtype = false;  // TCVT: int8 operands allowed
+    std::int64_t sort_elements = 0;
 };
 
 bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const Tile*> srcs, VecCost how = {}) {
@@ -88,7 +89,9 @@ bool issue(const char* instr, Opcode op, Tile& dst, std::initializer_list<const 
     const SimTime start = blk.pipe_start(Pipe::V, issue_at);
     for (const Tile* s : srcs) isa_detail::check_hazard(instr, *s, start, false);
     isa_detail::check_hazard(instr, dst, start, true);
-    const SimTime one = how.transcendental ? cost.vector_transcendental_ps(bytes) : cost.vector_ps(bytes);
+    const SimTime one = how.sort_elements > 0 ? cost.vector_sort_pass_ps(how.sort_elements)
+                        : how.transcendental  ? cost.vector_transcendental_ps(bytes)
+                                              : cost.vector_ps(bytes);
     const SimTime end = start + one * how.passes;
     blk.now_ref() = issue_at;
     blk.occupy(Pipe::V, start, end);
@@ -318,14 +321,15 @@ void TROWEXPANDMUL(Tile& dst, const Tile& src, const Tile& vec) {
 }
 
 namespace {
-// TSORT and TMRGSORT: `passes` vector passes over keys and idx; keys sorted in place (descending,
-// stable), idx the original positions.
+// TSORT and TMRGSORT: `passes` passes of the sort unit over the n keys with their idx (each
+// vector_sort_cycles_per_element per element); keys sorted in place (descending, stable), idx
+// the original positions.
 void sort_keys(const char* name, Opcode op, Tile& keys, Tile& idx, int passes) {
     if (keys.rows != 1 || idx.rows != 1 || keys.cols != idx.cols || keys.dtype != DType::F32 || idx.dtype != DType::F32) {
         throw SimError(fmt::format("{}: keys '{}' and idx '{}' must both be fp32 tiles of 1 x n with the same n", name, keys.name,
                                    idx.name));
     }
-    if (!issue(name, op, idx, {&keys}, VecCost{false, passes})) return;
+    if (!issue(name, op, idx, {&keys}, VecCost{false, passes, false, keys.cols})) return;
     // The sort also writes `keys` (in place): it ends when idx does.
     keys.write_end = idx.write_end;
     keys.last_writer = name;

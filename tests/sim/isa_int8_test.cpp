@@ -157,9 +157,11 @@ TEST(VectorMoe, SwigluQuantAndSortComputeWhatTheyName) {
     }
     for (const InstrRecord& r : rt.cluster().event_log()) {
         if (r.op != Opcode::TSORT) continue;
-        // 100 keys: 4 blocks of 32, one 4-way merge round: 2 passes over 800 bytes.
+        // 100 keys: 4 blocks of 32, one 4-way merge round: 2 passes of the sort unit over 100
+        // elements, each vector_sort_cycles_per_element (not a 256-byte repeat per cycle).
         const auto& p = profile().pipes;
-        EXPECT_EQ(r.end - r.start, 2 * cyc(p.vector_startup_cycles + std::ceil(400.0 / p.vector_bytes_per_cycle)));
+        ASSERT_GT(p.vector_sort_cycles_per_element, 0.0);
+        EXPECT_EQ(r.end - r.start, 2 * cyc(p.vector_startup_cycles + std::ceil(100.0 * p.vector_sort_cycles_per_element)));
         ++sort_passes;
     }
     EXPECT_EQ(sort_passes, 1);
