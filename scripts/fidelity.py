@@ -264,7 +264,7 @@ def print_expert_windows(rows, outs, calibration_dir):
     print(f"Stage profile expert by expert ({stage_rows[0].id.rsplit('/', 1)[0]}, rank 0; windows in us from the earliest "
           f"block start; end errors in % of the published kernel, {kernel_us:.0f} us):")
     out = []
-    for stage in dict.fromkeys(s for s, _ in sorted(published, key=lambda k: (k[1], k[0]))):
+    for stage in dict.fromkeys(s for s, _ in published):  # in the file's (the pipeline's) order
         experts = sorted(e for s, e in published if s == stage)
         print(f"  {stage}:  expert  published      model          start   end     span")
         end_errs = []

@@ -102,6 +102,47 @@ TEST(Stages, RecordsCarryTheItemOfTheirStage) {
     EXPECT_EQ(seen, 2);
 }
 
+TEST(Stages, EachItemsWindowIsItsWorkOverEveryBlock) {
+    // Two blocks: item 3's add on block 0 runs at the start, on block 1 after an exp; item 5 is
+    // the exp of block 0. Item 3's window spans both blocks' adds; item 4 is never entered.
+    Runtime rt(stage_test_profile(), ClusterOptions{1, DataMode::TimingOnly, true});
+    const test::SingleRun run = test::run_one_kernel(rt, KernelType::AIV, 2, [](BlockCtx& b) -> Task {
+        Tile& t = b.alloc_tile(MemKind::UB, 64, 128, DType::F32, "t");
+        if (b.block_idx() == 1) {
+            b.set_stage(0);
+            TEXP(t, t);
+        }
+        b.set_stage(0, 3);
+        TADDS(t, t, 1.0F);
+        if (b.block_idx() == 0) {
+            b.set_stage(0, 5);
+            TEXP(t, t);
+        }
+        co_return;
+    });
+    SimTime add0_start = kNever, add_end = 0, exp5_start = kNever, exp5_end = 0;
+    for (const InstrRecord& r : rt.cluster().event_log()) {
+        if (r.op == Opcode::TADDS) {
+            add0_start = std::min(add0_start, r.start);
+            add_end = std::max(add_end, r.end);
+        }
+        if (r.op == Opcode::TEXP && r.stage_item == 5) {
+            exp5_start = r.start;
+            exp5_end = r.end;
+        }
+    }
+    ASSERT_EQ(run.stats.stages.size(), 1U);
+    const auto& items = run.stats.stages[0].items;
+    ASSERT_EQ(items.size(), 6U);
+    EXPECT_EQ(items[3].first, add0_start);
+    EXPECT_EQ(items[3].second, add_end);
+    EXPECT_GT(items[3].second, exp5_start) << "block 1's add, after its exp, is in item 3's window";
+    EXPECT_EQ(items[4].first, kNever) << "an item no block entered has no window";
+    EXPECT_EQ(items[5].first, exp5_start);
+    EXPECT_EQ(items[5].second, exp5_end);
+    for (int i : {0, 1, 2}) EXPECT_EQ(items[static_cast<std::size_t>(i)].first, kNever);
+}
+
 TEST(Stages, AStageOutsideTheRangeIsRefusedNamingTheBlock) {
     Runtime rt(stage_test_profile(), ClusterOptions{1, DataMode::TimingOnly, false});
     try {
