@@ -202,8 +202,9 @@ TEST(VectorMoe, MergeSortIsOnePassAndSortsStably) {
     for (const InstrRecord& r : rt.cluster().event_log()) {
         if (r.op != Opcode::TMRGSORT) continue;
         ++merges;
+        // One pass of the sort unit over the 100 records.
         const auto& p = profile().pipes;
-        EXPECT_EQ(r.end - r.start, cyc(p.vector_startup_cycles + std::ceil(400.0 / p.vector_bytes_per_cycle)));
+        EXPECT_EQ(r.end - r.start, cyc(p.vector_startup_cycles + std::ceil(100.0 * p.vector_sort_cycles_per_element)));
     }
     EXPECT_EQ(merges, 1);
 }
