@@ -1,21 +1,21 @@
 #include "sim/exec/logical_process.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "sim/core/block_slot.hpp"
 #include "sim/core/cost_model.hpp"
-#include "sim/exec/signal_store.hpp"
-#include "sim/mem/global_memory.hpp"
-#include "sim/net/topology.hpp"
 #include "sim/profile.hpp"
 #include "sim/sim_error.hpp"
 
+// A stream's kernels and windows: starting a kernel, running a window up to its barrier, the
+// booking horizon, finishing or aborting. The blocks' turns are in logical_process_blocks.cpp,
+// TWAIT in logical_process_waits.cpp, what a window hands in at its barrier in
+// logical_process_traffic.cpp, the messages of errors in logical_process_reports.cpp.
 namespace tandem {
+
 
 static_assert(Topology::kMaxRanks * kMaxStreamsPerRank <= kHostSourceBase,
               "logical process source ids must stay below the hosts'");
@@ -59,37 +59,6 @@ StreamSanitizer* LogicalProcess::sanitize_kernel(bool on) {
 }
 
 LogicalProcess::~LogicalProcess() = default;
-
-LinkView& LogicalProcess::link(int link_id) {
-    auto& slot = links_[link_id];
-    if (!slot) slot = std::make_unique<LinkView>(machine_.link_hub(link_id), topology_.describe_link(link_id), topology_.link_bytes_per_s(link_id), source_id());
-    // Forgotten when booked rather than at every window: a mesh comm stream has a calendar per
-    // peer, and visiting them all each window would cost O(ranks) per window. A logged run keeps
-    // the links' history for the trace's counters.
-    if (!record_log_) slot->forget_before(horizon_);
-    return *slot;
-}
-
-SimTime LogicalProcess::book_route(std::span<const int> route, SimTime start, double bytes, std::int64_t cap_bytes_per_s) {
-    RouteScratch& s = route_scratch_;
-    s.views.clear();
-    s.path.clear();
-    s.others.clear();
-    s.background.clear();
-    s.others.reserve(route.size());  // background points into it
-    for (int id : route) {
-        LinkView& view = link(id);
-        s.views.push_back(&view);
-        s.path.push_back(&view.calendar());
-        s.others.push_back(view.others());
-        s.background.push_back(&s.others.back());
-    }
-    const SimTime end = book_transfer(s.path, start, bytes, cap_bytes_per_s, s.background, &s.rates);
-    for (std::size_t i = 0; i < route.size(); ++i) {
-        if (s.views[i]->note_booked(s.rates, end)) links_used_.push_back(route[i]);
-    }
-    return end;
-}
 
 KernelStats LogicalProcess::run_kernel(const KernelLaunch& launch, SimTime start, int start_bound,
                                        const CompletionFn& on_complete) {
@@ -248,60 +217,6 @@ SimTime LogicalProcess::booking_horizon(SimTime window_floor) {
     return h == kNever ? lowest_issue : std::max(lowest_issue, h);
 }
 
-void LogicalProcess::send_memory_traffic() {
-    memory_.take_traffic(traffic_out_);
-    for (MemoryView::ChipTraffic& t : traffic_out_) {
-        if (t.traffic->usage.empty() && t.traffic->touched_regions.empty()) continue;
-        if (record_log_) {
-            UsageBins& kept = memory_log_[t.rank];
-            for (const MemUsage& u : t.traffic->usage) kept.add(u);
-        }
-        Message m;
-        m.kind = Message::Kind::MemTraffic;
-        m.visible_at = window_end_;  // what another stream may use from the barrier on
-        m.dst_rank = t.rank;
-        m.traffic = std::move(t.traffic);
-        send(std::move(m));
-    }
-    traffic_out_.clear();
-}
-
-void LogicalProcess::send_link_traffic() {
-    if (links_used_.empty()) return;
-    auto traffic = std::make_shared<LinkTraffic>();
-    traffic->usage.reserve(2 * links_used_.size());
-    for (int id : links_used_) links_.at(id)->take_usage(id, traffic->usage);
-    links_used_.clear();
-    Message m;
-    m.kind = Message::Kind::LinkTraffic;
-    m.visible_at = window_end_;  // what another stream may use from the barrier on
-    m.dst_rank = rank_;
-    m.link_traffic = std::move(traffic);
-    send(std::move(m));
-}
-
-void LogicalProcess::hand_in_memory_log() {
-    for (const auto& [rank, bins] : memory_log_) {
-        if (bins.l2.empty() && bins.hbm.empty()) continue;
-        std::vector<MemBinBytes> out;
-        // An empty store's bin numbers mean nothing: the range is that of the stores with bins.
-        std::int64_t first = std::numeric_limits<std::int64_t>::max();
-        std::int64_t end = std::numeric_limits<std::int64_t>::min();
-        for (const BinnedUsage* u : {&bins.l2, &bins.hbm}) {
-            if (u->empty()) continue;
-            first = std::min(first, u->first_bin());
-            end = std::max(end, u->end_bin());
-        }
-        for (std::int64_t b = first; b < end; ++b) {
-            const auto l2 = std::llround(bins.l2.bytes_in(b));
-            const auto hbm = std::llround(bins.hbm.bytes_in(b));
-            if (l2 != 0 || hbm != 0) out.push_back(MemBinBytes{b, l2, hbm});
-        }
-        if (!out.empty()) machine_.append_memory_usage(rank, std::move(out));
-    }
-    memory_log_.clear();
-}
-
 void LogicalProcess::finish_kernel() {
     KernelStats stats{kernel_start_, kernel_end_, instructions_ - instructions_before_, stall_ps_, {}};
     stats.windows_run = windows_run_;
@@ -361,293 +276,6 @@ void LogicalProcess::complete_deferred_writes() {
         throw SimError(fmt::format("{}: computing its deferred results: {}", stream_label(), e.what()));
     }
     deferred_writes_.clear();
-}
-
-void LogicalProcess::start_block(int block, int place, SimTime t) {
-    if (!launch_->core_type.mix()) {
-        start_part(BlockPlace{block, launch_->blocks, block, 0, 1, false},
-                   cores_.cores(launch_->core_type.single())[static_cast<std::size_t>(place)], t);
-        return;
-    }
-    // The three parts of a MIX block, in slots 3b (AIC), 3b + 1 and 3b + 2 (AIVs).
-    parts_left_[static_cast<std::size_t>(block)] = 3;
-    place_of_[static_cast<std::size_t>(block)] = place;
-    start_part(BlockPlace{block, launch_->blocks, 3 * block, 0, 1, true}, cores_.cores(CoreType::AIC)[static_cast<std::size_t>(place)], t);
-    for (int sub = 0; sub < 2; ++sub) {
-        start_part(BlockPlace{block, launch_->blocks, 3 * block + 1 + sub, sub, 2, true},
-                   cores_.cores(CoreType::AIV)[static_cast<std::size_t>(2 * place + sub)], t);
-    }
-}
-
-void LogicalProcess::start_part(const BlockPlace& place, CoreState& core, SimTime t) {
-    int& ran = ran_[static_cast<std::size_t>(core.type)][static_cast<std::size_t>(core.index)];
-    if (ran == 0) {
-        core_busy_before_.push_back(CoreBusy{core.type, core.index, core.busy_ps});
-        ran = static_cast<int>(core_busy_before_.size());
-    }
-    auto ctx = std::make_unique<BlockCtx>(*this, core, place, t);
-    ctx->task = launch_->fn(*ctx);
-    ctx->resume_point = ctx->task.handle();
-    if (san_on_) san_on_->start_block(ctx->san_part());
-    blocks_[static_cast<std::size_t>(place.slot)] = std::move(ctx);
-    ++live_blocks_;
-    events_.push(Event{t, place.slot});
-}
-
-bool LogicalProcess::may_proceed(const BlockCtx& blk, SimTime t) const {
-    if (t >= window_end_ || flag_wake_ <= t) return false;  // a CrossCoreWaitFlag may resume before t
-    if (events_.empty()) return true;
-    const Event& top = events_.top();
-    return t < top.t || (t == top.t && blk.slot() < top.block);
-}
-
-void LogicalProcess::park(BlockCtx& blk, SimTime t, std::coroutine_handle<> h) {
-    blk.resume_point = h;
-    events_.push(Event{t, blk.slot()});
-}
-
-void LogicalProcess::park_waiting(BlockCtx& blk, std::coroutine_handle<> h) {
-    blk.resume_point = h;
-    blk.waiting = true;
-    if (may_proceed(blk, blk.wait_since)) {
-        begin_wait(blk);
-    } else {
-        events_.push(Event{blk.wait_since, blk.slot()});  // decide at its turn
-    }
-}
-
-void LogicalProcess::send(Message m) {
-    m.source = source_id();
-    m.seq = seq_++;
-    if (m.visible_at < window_end_) {
-        throw SimError(fmt::format("internal: message visible at {} ps inside the current window (ends {} ps); "
-                                   "a latency in the profile is below the coordinator's lookahead",
-                                   m.visible_at, window_end_));
-    }
-    outbox_.push_back(std::move(m));
-}
-
-bool LogicalProcess::wait_satisfied(const BlockCtx& blk, SimTime t) const {
-    const SignalStore& store = *chip(blk.wait_signal.rank).signals;
-    return compare(store.value_at(blk.wait_signal.address, t), blk.wait_cmp, blk.wait_value);
-}
-
-std::optional<SimTime> LogicalProcess::wait_first_true(BlockCtx& blk) const {
-    // A ring rank's forwarding blocks wait for chunks that arrive hundreds of windows later, and
-    // are checked at the start of every window their stream runs. Ops reach the store only at
-    // barriers, so while the word has had no new op (its version, or while it does not exist the
-    // store's word count, is the same) and the window ends no later than the first op the last
-    // check did not reach, this check would read the same ops over the same times: false again.
-    // (Folding between checks merges only ops the last check already read, and changes no value
-    // at or after the window's lower bound.)
-    const SignalStore& store = *chip(blk.wait_signal.rank).signals;
-    if (blk.wait_word == nullptr) {
-        if (blk.wait_quiet_until != 0 && blk.wait_seen_version == store.word_count() && window_end_ <= blk.wait_quiet_until)
-            return std::nullopt;
-        blk.wait_word = store.find(blk.wait_signal.address);
-        if (blk.wait_word != nullptr) blk.wait_quiet_until = 0;  // its ops have not been read yet
-    } else if (blk.wait_quiet_until != 0 && blk.wait_seen_version == blk.wait_word->version &&
-               window_end_ <= blk.wait_quiet_until) {
-        return std::nullopt;
-    }
-    SimTime next_op_at = kNever;
-    auto t = SignalStore::first_time_true(blk.wait_word, blk.wait_cmp, blk.wait_value, blk.wait_since, window_end_,
-                                          next_op_at);
-    if (!t) {
-        blk.wait_seen_version = blk.wait_word != nullptr ? blk.wait_word->version : store.word_count();
-        blk.wait_quiet_until = next_op_at;
-    }
-    return t;
-}
-
-void LogicalProcess::begin_wait(BlockCtx& blk) {
-    // Every write visible before this window's end is already in the store (it was delivered at
-    // an earlier barrier: a message is never visible inside the window that produced it). One
-    // visible after wait_since but inside this window wakes the block here, at its exact time: left
-    // to check_waiters() at the next window, it would resume below that window's lower bound
-    // (in time other processes may have simulated past) and read a history the barrier has folded.
-    // A write launched before the waiting kernel started is the usual case: the producer kernel
-    // on another stream ran ahead, its flags were delivered before this block reached its TWAIT.
-    blk.wait_quiet_until = 0;  // wait_since may have moved: no memo of an earlier check applies
-    const auto t = wait_first_true(blk);
-    if (t) {
-        events_.push(Event{*t, blk.slot()});  // still `waiting`: satisfied when popped at *t
-        return;
-    }
-    parked_[static_cast<std::size_t>(blk.slot())] = 1;
-    ParkedWait w{blk.slot(), blk.wait_signal, chip(blk.wait_signal.rank).signals, nullptr, 0, 0};
-    copy_memo(w, blk);
-    waiters_.push_back(w);
-    new_waiters_ = true;
-    waiters_changed_ = true;
-}
-
-bool LogicalProcess::still_quiet(const ParkedWait& w) const {
-    // wait_first_true()'s early return, on the copy of the block's memo.
-    if (w.quiet_until == 0 || window_end_ > w.quiet_until) return false;
-    return w.seen_version == (w.word != nullptr ? w.word->version : w.store->word_count());
-}
-
-void LogicalProcess::copy_memo(ParkedWait& w, const BlockCtx& blk) const {
-    w.word = blk.wait_word;
-    w.seen_version = blk.wait_seen_version;
-    w.quiet_until = blk.wait_quiet_until;
-}
-
-void LogicalProcess::check_waiters() {
-    new_waiters_ = false;
-    std::size_t keep = 0;
-    for (ParkedWait& w : waiters_) {
-        if (still_quiet(w)) {
-            waiters_[keep++] = w;
-            continue;
-        }
-        const int b = w.slot;
-        BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
-        const auto t = wait_first_true(blk);
-        if (t) {
-            // Every write visible before the last window this block ran in had ended was in the
-            // store when it began waiting (see begin_wait), so a write found now lies at or above
-            // this window's lower bound. Below it, the block would act in time other processes
-            // may already have simulated past (a conservative-synchronisation violation).
-            if (*t < window_end_ - coord_.lookahead()) {
-                throw SimError(fmt::format("internal: {} resumes from TWAIT at {} ps, below the window's lower bound "
-                                           "{} ps (waiting since {} ps)",
-                                           where(blk), *t, window_end_ - coord_.lookahead(),
-                                           blk.wait_since));
-            }
-            blk.waiting = false;
-            parked_[static_cast<std::size_t>(b)] = 0;
-            stall_ps_ += *t - blk.wait_since;
-            blk.now_ref() = *t + cost_.twait_poll_ps;
-            events_.push(Event{blk.now(), b});
-        } else {
-            copy_memo(w, blk);
-            waiters_[keep++] = w;
-        }
-    }
-    if (keep != waiters_.size()) waiters_changed_ = true;
-    waiters_.resize(keep);
-}
-
-void LogicalProcess::process_until(SimTime end) {
-    for (;;) {
-        if (flag_wake_ < end && (events_.empty() || flag_wake_ <= events_.top().t)) {
-            wake_flag_waiters();
-            continue;
-        }
-        if (events_.empty() || events_.top().t >= end) break;
-        const Event ev = events_.top();
-        events_.pop();
-        BlockCtx& blk = *blocks_[static_cast<std::size_t>(ev.block)];
-        if (blk.finished) {
-            // Its core is free at ev.t: the next block of the kernel takes it (for MIX, the
-            // cluster takes the next block when all three parts of this one are done).
-            kernel_end_ = std::max(kernel_end_, ev.t);
-            check_flag_overflow_at_end(blk);
-            const int place = launch_->core_type.mix() ? place_of_[static_cast<std::size_t>(blk.block_idx())] : blk.core().index;
-            const bool place_free = !launch_->core_type.mix() || --parts_left_[static_cast<std::size_t>(blk.block_idx())] == 0;
-            blocks_[static_cast<std::size_t>(ev.block)].reset();
-            --live_blocks_;
-            if (place_free && next_block_ < launch_->blocks) start_block(next_block_++, place, ev.t);
-            continue;
-        }
-        if (blk.cross_wait_flag >= 0 && !take_cross_core_count(blk, ev.t)) continue;
-        if (blk.waiting) {
-            if (!wait_satisfied(blk, ev.t)) {
-                blk.wait_since = ev.t;
-                begin_wait(blk);
-                continue;
-            }
-            blk.waiting = false;
-            stall_ps_ += ev.t - blk.wait_since;  // nonzero when begin_wait found the write in this window
-            blk.now_ref() = std::max(blk.now(), ev.t) + cost_.twait_poll_ps;
-        }
-        resume(blk);
-    }
-}
-
-void LogicalProcess::resume(BlockCtx& blk) {
-    // Only this block runs until it suspends: every instruction counted meanwhile was issued by
-    // its core's scalar unit, one issue slot each (the SCALAR pipe's busy time).
-    const std::int64_t issued_before = instructions_;
-    blk.resume_point.resume();
-    blk.core().busy_ps[static_cast<std::size_t>(pipe_index(Pipe::S))] +=
-        (instructions_ - issued_before) * cost_.issue_ps;
-    if (!blk.task.done()) return;
-    try {
-        blk.task.rethrow_if_failed();
-    } catch (const SimError& e) {
-        throw SimError(fmt::format("{}: {}", where(blk), e.what()));
-    }
-    finish_block(blk);
-}
-
-void LogicalProcess::finish_block(BlockCtx& blk) {
-    SimTime end = blk.now();
-    for (SimTime t : blk.core().free_at) end = std::max(end, t);
-    blk.finished = true;
-    if (san_on_) san_on_->end_block(blk.san_part());
-    if (record_instructions_) {
-        InstrRecord r;
-        r.start = blk.start_time;
-        r.end = end;
-        r.rank = rank_;
-        r.stream = static_cast<std::int16_t>(stream_id_);
-        r.block = blk.block_idx();
-        r.core = static_cast<std::int16_t>(blk.core().index);
-        r.core_type = blk.core_type();
-        r.pipe = Pipe::S;
-        r.op = Opcode::BLOCK;
-        log_.push_back(r);
-    }
-    events_.push(Event{end, blk.slot()});
-}
-
-std::string LogicalProcess::stream_label() const {
-    return fmt::format("rank {}, stream '{}', kernel '{}'", rank_, stream_name_, launch_->name);
-}
-
-std::string LogicalProcess::slot_label(int slot) const { return block_slot_label(slot, launch_->core_type.mix()); }
-
-std::string LogicalProcess::part_label(const BlockCtx& blk) const {
-    return fmt::format("{} on {} core {}", slot_label(blk.slot()), core_type_name(blk.core_type()), blk.core().index);
-}
-
-std::string LogicalProcess::where(const BlockCtx& blk) const {
-    return fmt::format("rank {}, stream '{}', kernel '{}', {}, {} at {:.3f} us", rank_, stream_name_, launch_->name,
-                       part_label(blk), blk.current_instr, to_us(blk.now()));
-}
-
-std::vector<std::string> LogicalProcess::describe_waiters() const {
-    std::vector<std::string> lines;
-    for (const ParkedWait& w : waiters_) {
-        const int b = w.slot;
-        const BlockCtx& blk = *blocks_[static_cast<std::size_t>(b)];
-        const std::int32_t seen = chip(blk.wait_signal.rank).signals->value_at(blk.wait_signal.address, kNever);
-        lines.push_back(fmt::format("rank {}, stream '{}', kernel '{}', {}: TWAIT on {} for value {} {}, "
-                                    "seen {} (waiting since {:.3f} us)",
-                                    rank_, stream_name_, launch_->name, slot_label(b),
-                                    chip(blk.wait_signal.rank).gm->describe(blk.wait_signal.address),
-                                    cmp_symbol(blk.wait_cmp), blk.wait_value, seen, to_us(blk.wait_since)));
-    }
-    for (int s : flag_waiters_) lines.push_back(describe_flag_wait(*blocks_[static_cast<std::size_t>(s)]));
-    if (!lines.empty()) {
-        std::string cause = unschedulable_cause();
-        if (!cause.empty()) lines.push_back(std::move(cause));
-    }
-    return lines;
-}
-
-std::string LogicalProcess::unschedulable_cause() const {
-    if (launch_ == nullptr || next_block_ >= launch_->blocks) return {};
-    // Blocks wait on work that only blocks still queued behind them could do: they hold every
-    // core (or cluster) while they spin, so the rest can never start.
-    return fmt::format("{}: rank {}, stream '{}', kernel '{}' has {} blocks for {} {}: blocks 0..{} were started "
-                       "and hold every one of them while waiting; blocks {}..{} were never scheduled",
-                       kUnschedulableSpinnersCause, rank_,
-                       stream_name_, launch_->name, launch_->blocks, places_, launch_->core_type.mix() ? "clusters" : "cores",
-                       next_block_ - 1, next_block_, launch_->blocks - 1);
 }
 
 }  // namespace tandem

@@ -114,6 +114,114 @@ bool MemMove::await_ready() { return blk_.lp().may_proceed(blk_, issue_); }
 
 void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, issue_, h); }
 
+namespace {
+
+// When the last byte of a move of `gm` (to or from `tile`'s core, issued at `issue`, its pipe free
+// at `start`) has moved: a local one booked on the chip's L2 and HBM beside the other streams, a
+// remote one on the links of its route, the peer's memory noted as used while the bytes cross.
+SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, const GmTensor& gm, MemAccess access,
+                  SimTime issue, SimTime start) {
+    const CostModel& cost = lp.cost();
+    const bool load = access == MemAccess::Read;
+    const std::int64_t bytes = gm.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
+    if (gm.rank() == blk.rank()) {
+        std::int64_t cap;
+        if (load) cap = tile.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
+        else cap = tile.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
+        return lp.memory().book_local(gm, access, issue, start + cost.gm_latency_ps, static_cast<double>(bytes), cap);
+    }
+    const int src = load ? gm.rank() : blk.rank();
+    const int dst = load ? blk.rank() : gm.rank();
+    const auto route = lp.topology().route(src, dst);
+    const SimTime begin = start + cost.gm_latency_ps;
+    const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
+                                        load ? cost.remote_load_bps : cost.remote_store_rate_bps(bytes, gm.contiguous_runs()));
+    // A store's bytes land a route's latency after they leave; a load's data comes back
+    // after its request's (measured apart, sim/MODEL.md).
+    const SimTime hops = load ? cost.remote_load_latency_ps * route.hops() + route.scale_out_ps() : route.latency_ps();
+    const SimTime end = moved + hops;
+    // The peer's memory serves the read, or takes the write (an atomic add: read and written
+    // there), while the bytes cross: a store lands a route's latency after it leaves.
+    ChipMemory& peer = *lp.chip(gm.rank()).memory;
+    if (load) lp.memory().note_remote(peer, gm, access, issue, begin, moved, static_cast<double>(bytes));
+    else lp.memory().note_remote(peer, gm, access, issue, begin + hops, end, static_cast<double>(bytes));
+    return end;
+}
+
+// The message that carries `tile`'s values into `gm` on another rank, or as an atomic add on any
+// rank, delivered at a window barrier from `visible_at` on (in the coordinator's total order).
+Message tile_message(Message::Kind kind, SimTime visible_at, const Tile& tile, const GmTensor& gm) {
+    Message m;
+    m.kind = kind;
+    m.visible_at = visible_at;
+    m.dst_rank = gm.rank();
+    m.address = gm.address();
+    m.dst_alloc = const_cast<GmAllocation*>(&gm.allocation());
+    m.dst_offset = gm.offset_bytes();
+    m.rows = tile.rows;
+    m.row_bytes = std::int64_t{tile.cols} * dtype_bytes(gm.dtype());
+    m.ld_bytes = gm.ld() * dtype_bytes(gm.dtype());
+    m.dtype = gm.dtype();
+    m.payload = pack_tile_as(tile, gm.dtype());
+    return m;
+}
+
+// The fixpipe's dequant: int32 x scale[col] in fp32, rounded once to GM's dtype.
+void store_dequantized(BlockCtx& blk, Tile& tile, const Tile& scale, const GmTensor& gm) {
+    materialize(tile);
+    const std::vector<float> sc = tile_values(scale);
+    std::vector<float> v(static_cast<std::size_t>(tile.rows) * static_cast<std::size_t>(tile.cols));
+    const auto* acc = tile.as<const std::int32_t>();
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(acc[i]) * sc[i % static_cast<std::size_t>(tile.cols)];
+    Tile wide;
+    wide.owner = &blk;
+    wide.name = tile.name;
+    wide.kind = MemKind::L0C;
+    wide.rows = tile.rows;
+    wide.cols = tile.cols;
+    wide.dtype = DType::F32;
+    wide.data = reinterpret_cast<std::byte*>(v.data());
+    copy_tile_to_gm(gm, wide, blk.lp().work_scratch());
+}
+
+// A functional move's data: `tile`'s values into `gm` (here, as a message to a peer, as an atomic
+// add, or deferred until observed) or `gm`'s into `tile`. `scale`: TSTORE_FP's, or null.
+void move_data(BlockCtx& blk, Tile& tile, const GmTensor& gm, const Tile* scale, bool load, bool atomic, bool remote,
+               SimTime visible_at) {
+    LogicalProcess& lp = blk.lp();
+    if (atomic) {
+        // Every atomic add is a message delivered at a window barrier in the coordinator's total
+        // order (visible time, source, sequence), whichever stream or rank it comes from: the
+        // order of the adds, and so the rounded sums, is fixed by simulated time.
+        if (gm.layout() != Layout::ND) throw SimError("TSTORE with AtomicAdd supports the ND layout only");
+        lp.send(tile_message(Message::Kind::AtomicAdd, visible_at, tile, gm));
+    } else if (scale != nullptr) {
+        store_dequantized(blk, tile, *scale, gm);
+    } else if (load && tile.kind == MemKind::L1) {
+        // Deferred: the tile refers to the region (sim/isa/deferred_cube.hpp).
+        tile.pin = pin_gm_region(gm);
+        tile.pin_row = tile.pin_col = 0;
+        tile.chain.reset();
+        tile.column_major = gm.layout() == Layout::DN;
+    } else if (load) {
+        copy_gm_to_tile(tile, gm, lp.work_scratch());
+    } else if (!remote && tile.chain) {
+        // Deferred: the accumulator's products are computed (and cast to the destination's dtype)
+        // when observed or when the kernel ends.
+        gm_before_write(gm.allocation(), GmSpan::of(gm), lp.work_scratch());
+        auto store = std::make_shared<DeferredMatmulStore>(gm, tile.chain);
+        register_pending_write(store);
+        lp.defer(std::move(store));
+    } else if (!remote) {
+        copy_tile_to_gm(gm, tile, lp.work_scratch());
+    } else {
+        if (gm.layout() != Layout::ND) throw SimError("TSTORE into a peer's window supports the ND layout only");
+        lp.send(tile_message(Message::Kind::Data, visible_at, tile, gm));
+    }
+}
+
+}  // namespace
+
 void MemMove::await_resume() {
     const bool load = dir_ == Dir::Load;
     const char* instr = scale_ != nullptr ? "TSTORE_FP" : (load ? "TLOAD" : "TSTORE");
@@ -126,31 +234,8 @@ void MemMove::await_resume() {
     const bool remote = gm_.rank() != blk_.rank();
     const bool atomic = atomic_ == AtomicType::AtomicAdd;
     const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
-    SimTime end;
     const MemAccess access = load ? MemAccess::Read : (atomic ? MemAccess::AtomicAdd : MemAccess::Write);
-    if (!remote) {
-        std::int64_t cap;
-        if (load) cap = tile_.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
-        else cap = tile_.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
-        end = lp.memory().book_local(gm_, access, issue_, start_ + cost.gm_latency_ps, static_cast<double>(bytes), cap);
-    } else {
-        const int src = load ? gm_.rank() : blk_.rank();
-        const int dst = load ? blk_.rank() : gm_.rank();
-        const auto route = lp.topology().route(src, dst);
-        const SimTime begin = start_ + cost.gm_latency_ps;
-        const SimTime moved =
-            lp.book_route(route.links(), begin, static_cast<double>(bytes),
-                          load ? cost.remote_load_bps : cost.remote_store_rate_bps(bytes, gm_.contiguous_runs()));
-        // A store's bytes land a route's latency after they leave; a load's data comes back
-        // after its request's (measured apart, sim/MODEL.md).
-        const SimTime hops = load ? cost.remote_load_latency_ps * route.hops() + route.scale_out_ps() : route.latency_ps();
-        end = moved + hops;
-        // The peer's memory serves the read, or takes the write (an atomic add: read and written
-        // there), while the bytes cross: a store lands a route's latency after it leaves.
-        ChipMemory& peer = *lp.chip(gm_.rank()).memory;
-        if (load) lp.memory().note_remote(peer, gm_, access, issue_, begin, moved, static_cast<double>(bytes));
-        else lp.memory().note_remote(peer, gm_, access, issue_, begin + hops, end, static_cast<double>(bytes));
-    }
+    SimTime end = book_move(lp, blk_, tile_, gm_, access, issue_, start_);
     // A FIX store's own work is reading the accumulator from L0C and converting its layout: that
     // is its busy time (what the profiler counts as FIXP); the write drains into GM at the path's
     // rate behind it, and the pipe is held until the store completes (sim/MODEL.md "Pipe
@@ -180,79 +265,7 @@ void MemMove::await_resume() {
         san->access(blk_.san_part(), load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : end),
                     pipe_, atomic ? "TSTORE(AtomicAdd)" : instr);
     }
-    if (!blk_.functional()) return;
-    if (atomic) {
-        // Every atomic add is a message delivered at a window barrier in the coordinator's total
-        // order (visible time, source, sequence), whichever stream or rank it comes from: the
-        // order of the adds, and so the rounded sums, is fixed by simulated time.
-        if (gm_.layout() != Layout::ND) throw SimError("TSTORE with AtomicAdd supports the ND layout only");
-        Message m;
-        m.kind = Message::Kind::AtomicAdd;
-        m.visible_at = visible;
-        m.dst_rank = gm_.rank();
-        m.address = gm_.address();
-        m.dst_alloc = const_cast<GmAllocation*>(&gm_.allocation());
-        m.dst_offset = gm_.offset_bytes();
-        m.rows = tile_.rows;
-        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(gm_.dtype());
-        m.ld_bytes = gm_.ld() * dtype_bytes(gm_.dtype());
-        m.dtype = gm_.dtype();
-        m.payload = pack_tile_as(tile_, gm_.dtype());
-        lp.send(std::move(m));
-        return;
-    }
-    if (scale_ != nullptr) {
-        // The fixpipe's dequant: int32 x scale[col] in fp32, rounded once to GM's dtype.
-        materialize(tile_);
-        const std::vector<float> sc = tile_values(*scale_);
-        std::vector<float> v(static_cast<std::size_t>(tile_.rows) * static_cast<std::size_t>(tile_.cols));
-        const auto* acc = tile_.as<const std::int32_t>();
-        for (std::size_t i = 0; i < v.size(); ++i)
-            v[i] = static_cast<float>(acc[i]) * sc[i % static_cast<std::size_t>(tile_.cols)];
-        Tile wide;
-        wide.owner = &blk_;
-        wide.name = tile_.name;
-        wide.kind = MemKind::L0C;
-        wide.rows = tile_.rows;
-        wide.cols = tile_.cols;
-        wide.dtype = DType::F32;
-        wide.data = reinterpret_cast<std::byte*>(v.data());
-        copy_tile_to_gm(gm_, wide, lp.work_scratch());
-        return;
-    }
-    if (load && tile_.kind == MemKind::L1) {
-        // Deferred: the tile refers to the region (sim/isa/deferred_cube.hpp).
-        tile_.pin = pin_gm_region(gm_);
-        tile_.pin_row = tile_.pin_col = 0;
-        tile_.chain.reset();
-        tile_.column_major = gm_.layout() == Layout::DN;
-    } else if (load) {
-        copy_gm_to_tile(tile_, gm_, lp.work_scratch());
-    } else if (!remote && tile_.chain) {
-        // Deferred: the accumulator's products are computed (and cast to the destination's dtype)
-        // when observed or when the kernel ends.
-        gm_before_write(gm_.allocation(), GmSpan::of(gm_), lp.work_scratch());
-        auto store = std::make_shared<DeferredMatmulStore>(gm_, tile_.chain);
-        register_pending_write(store);
-        lp.defer(std::move(store));
-    } else if (!remote) {
-        copy_tile_to_gm(gm_, tile_, lp.work_scratch());
-    } else {
-        if (gm_.layout() != Layout::ND) throw SimError("TSTORE into a peer's window supports the ND layout only");
-        Message m;
-        m.kind = Message::Kind::Data;
-        m.visible_at = end;
-        m.dst_rank = gm_.rank();
-        m.address = gm_.address();
-        m.dst_alloc = const_cast<GmAllocation*>(&gm_.allocation());
-        m.dst_offset = gm_.offset_bytes();
-        m.rows = tile_.rows;
-        m.row_bytes = std::int64_t{tile_.cols} * dtype_bytes(gm_.dtype());
-        m.ld_bytes = gm_.ld() * dtype_bytes(gm_.dtype());
-        m.dtype = gm_.dtype();
-        m.payload = pack_tile_as(tile_, gm_.dtype());
-        lp.send(std::move(m));
-    }
+    if (blk_.functional()) move_data(blk_, tile_, gm_, scale_, load, atomic, remote, atomic ? visible : end);
 }
 
 }  // namespace isa_detail
