@@ -1084,15 +1084,22 @@ def _header_lines(a):
     return L
 
 
-def _rank_lines(rep, a, all_blocks, why):
+def _busy_and_wait_lines(head, rep, a, wait_title, with_rank):
+    """A rank's or the whole trace's first lines: busy per pipe, TWAIT per stream, the top blocks."""
     time_name = "window" if a["window_us"] else "view"
-    L = [f"rank {rep['rank']}{why}", "  busy per pipe:"]
+    L = [head, "  busy per pipe:"]
     L.extend(_busy_lines(rep["busy"], a["share_time_us"], time_name, "    "))
-    L.append("  blocked in TWAIT (stalled waits, per stream):")
+    L.append(f"  {wait_title}:")
     L.extend(_stream_lines(rep["streams"], "    ") or ["    (no blocks)"])
     if rep["top_blocks"]:
         L.append(f"  top {len(rep['top_blocks'])} blocks by blocked time:")
-        L.extend("    " + _block_line(b, False) for b in rep["top_blocks"])
+        L.extend("    " + _block_line(b, with_rank) for b in rep["top_blocks"])
+    return L
+
+
+def _rank_lines(rep, a, all_blocks, why):
+    time_name = "window" if a["window_us"] else "view"
+    L = _busy_and_wait_lines(f"rank {rep['rank']}{why}", rep, a, "blocked in TWAIT (stalled waits, per stream)", False)
     ends = _end_lines(rep, "    ")
     if ends:
         L.append("  when blocks end (us from the view start; busy shares of the block's own time):")
@@ -1117,14 +1124,7 @@ def _rank_lines(rep, a, all_blocks, why):
 
 def _overall_lines(a):
     o = a["overall"]
-    time_name = "window" if a["window_us"] else "view"
-    L = [f"overall ({o['ranks']} ranks in the trace)", "  busy per pipe:"]
-    L.extend(_busy_lines(o["busy"], a["share_time_us"], time_name, "    "))
-    L.append("  blocked in TWAIT:")
-    L.extend(_stream_lines(o["streams"], "    ") or ["    (no blocks)"])
-    if o["top_blocks"]:
-        L.append(f"  top {len(o['top_blocks'])} blocks by blocked time:")
-        L.extend("    " + _block_line(b, True) for b in o["top_blocks"])
+    L = _busy_and_wait_lines(f"overall ({o['ranks']} ranks in the trace)", o, a, "blocked in TWAIT", True)
     if o["critical_path"]:
         L.append(f"  critical path (the rank that waited most): {o['critical_path']}")
     return L

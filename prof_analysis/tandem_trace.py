@@ -233,16 +233,21 @@ class Trace:
             return "filtered: " + ", ".join(parts)
         return f"filtered: {json.dumps(f)}"
 
-    def shape_text(self):
-        """e.g. `2 ranks, M=2048 K=2048 N=1024, Ascend910B1`."""
+    def shape_parts(self):
+        """The run's size as the trace's metadata gives it: `["2 ranks", "M=2048 K=2048 N=1024"]`."""
         m = self.meta
         parts = []
         if "ranks" in m:
             parts.append(f"{m['ranks']} ranks")
         if all(k in m for k in ("m", "k", "n")):
             parts.append(f"M={m['m']} K={m['k']} N={m['n']}")
-        if "soc" in m:
-            parts.append(str(m["soc"]))
+        return parts
+
+    def shape_text(self):
+        """e.g. `2 ranks, M=2048 K=2048 N=1024, Ascend910B1`."""
+        parts = self.shape_parts()
+        if "soc" in self.meta:
+            parts.append(str(self.meta["soc"]))
         return ", ".join(parts) if parts else "unknown shape"
 
     # ---- events ---------------------------------------------------------------------------

@@ -268,11 +268,7 @@ def draw(trace, out, ranks, max_cores=None, window_us=None, min_gap_px=0.5, titl
     legend_in = 0.35 + 0.18 * ((len(handles) + ncol - 1) // ncol)
     m = trace.meta
     if title is None:
-        parts = [str(m.get("soc", "?"))]
-        if "ranks" in m:
-            parts.append(f"{m['ranks']} ranks")
-        if all(k in m for k in ("m", "k", "n")):
-            parts.append(f"M={m['m']} K={m['k']} N={m['n']}")
+        parts = [str(m.get("soc", "?"))] + trace.shape_parts()
         if "comm_mode" in m:
             parts.append(str(m["comm_mode"]))
         if "profile_file" in m:

@@ -120,9 +120,7 @@ private:
 // fp16 rows rank 0 gets back from its peers (its routes to their experts).
 double combine_payload_bytes(const OpParams& p) {
     const RouteTables t = make_route_tables(moe_shape_of(p));
-    double rows = 0;
-    for (int g = t.shape.experts; g < t.shape.global_experts(); ++g) rows += t.count[0][static_cast<std::size_t>(g)];
-    return rows * 2.0 * t.shape.k;
+    return t.rows_back_from_peers(0) * 2.0 * t.shape.k;
 }
 
 }  // namespace

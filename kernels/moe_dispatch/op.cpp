@@ -94,10 +94,7 @@ private:
 // Packed rows rank 0 receives from its peers (its own stay local).
 double dispatch_payload_bytes(const OpParams& p) {
     const RouteTables t = make_route_tables(moe_shape_of(p));
-    double rows = 0;
-    for (int src = 1; src < p.ranks; ++src)
-        for (int e = 0; e < t.shape.experts; ++e) rows += t.count[static_cast<std::size_t>(src)][static_cast<std::size_t>(e)];
-    return rows * t.shape.packed_row_bytes();
+    return t.rows_from_peers(0) * t.shape.packed_row_bytes();
 }
 
 }  // namespace

@@ -92,6 +92,23 @@ int RouteTables::recv_row(int dst, int e, int src) const {
     return row;
 }
 
+double RouteTables::rows_from_peers(int rank) const {
+    double rows = 0;
+    for (int src = 0; src < shape.ranks; ++src) {
+        if (src == rank) continue;
+        for (int e = 0; e < shape.experts; ++e)
+            rows += count[static_cast<std::size_t>(src)][static_cast<std::size_t>(global_expert(rank, e))];
+    }
+    return rows;
+}
+
+double RouteTables::rows_back_from_peers(int rank) const {
+    double rows = 0;
+    for (int g = 0; g < shape.global_experts(); ++g)
+        if (g / shape.experts != rank) rows += count[static_cast<std::size_t>(rank)][static_cast<std::size_t>(g)];
+    return rows;
+}
+
 RouteTables make_route_tables(const MoeShape& s) {
     RouteTables t;
     t.shape = s;

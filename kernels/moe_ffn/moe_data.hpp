@@ -65,6 +65,11 @@ struct RouteTables {
     // Where rows from `src` for destination `dst`'s local expert `e` start in dst's buffer.
     int recv_row(int dst, int e, int src) const;
     int global_expert(int dst, int e) const { return dst * shape.experts + e; }
+    // What the all-to-all moves into `rank` (its collective's payload): the rows its experts
+    // receive from its peers (dispatch), and the rows its routes get back from its peers'
+    // experts (combine).
+    double rows_from_peers(int rank) const;
+    double rows_back_from_peers(int rank) const;
 };
 
 RouteTables make_route_tables(const MoeShape& s);

@@ -297,12 +297,7 @@ const OpDesc& moe_ffn_op() {
         d.comm_payload_bytes = [](const OpParams& p) {
             // Rows this rank receives from peers: dispatch (K + 32 B each) and combine (2K B each).
             const RouteTables t = make_route_tables(moe_shape_of(p));
-            double rows_in = 0, rows_back = 0;
-            for (int src = 0; src < p.ranks; ++src)
-                for (int e = 0; e < t.shape.experts; ++e)
-                    if (src != 0) rows_in += t.count[static_cast<std::size_t>(src)][static_cast<std::size_t>(e)];
-            for (int g = t.shape.experts; g < t.shape.global_experts(); ++g) rows_back += t.count[0][static_cast<std::size_t>(g)];
-            return rows_in * t.shape.packed_row_bytes() + rows_back * 2.0 * t.shape.k;
+            return t.rows_from_peers(0) * t.shape.packed_row_bytes() + t.rows_back_from_peers(0) * 2.0 * t.shape.k;
         };
         d.test_shape = [](int ranks) { return RunShape{ranks, 16, 256, 512, 128, 256, std::nullopt, std::nullopt}; };
         d.bench_shape = RunShape{8, 128, 1024, 1024};

@@ -1,5 +1,8 @@
 #include "kernels/matmul_all_reduce/ascend/replica.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/common/int_math.hpp"
 #include "kernels/common/op_checks.hpp"
 #include "kernels/common/view_plans.hpp"
@@ -28,6 +31,17 @@ VariantDesc ascend_replica_defaults(const VariantDesc& op_defaults) {
 AscendArShape ascend_shape_of(const OpParams& p) {
     return AscendArShape{p.ranks, round_up(p.m, p.base_m), p.k, round_up(p.n, p.base_n),
                          p.base_m, p.base_n, p.compute_blocks, p.comm_blocks};
+}
+
+double ascend_output_tiles(const OpParams& p) {
+    return std::ceil(double(p.m) / p.base_m) * std::ceil(double(p.n) / p.base_n);
+}
+
+double ascend_workspace_bytes(const OpParams& p, double signal_bytes) {
+    const double tiles = ascend_output_tiles(p);
+    const double partial_output = 2.0 * tiles * p.base_m * p.base_n;
+    const int blocks = std::max(1, p.compute_blocks);
+    return signal_bytes + partial_output + SpscQueueSet::bytes_for(blocks, std::ceil(tiles / blocks));
 }
 
 void check_ascend_shape(const OpParams& c) {

@@ -31,6 +31,13 @@ VariantDesc ascend_replica_defaults(const VariantDesc& op_defaults);
 // The published shape of a run: M and N padded to whole tiles.
 AscendArShape ascend_shape_of(const OpParams& p);
 
+// The output tiles of a run (M and N padded to whole tiles), and the workspace bytes both
+// replicas hold beside their signals (`signal_bytes`): the fp16 partial output and each compute
+// block's ready queue, as long as its share of the tiles (an estimate before validation: it
+// takes any OpParams).
+double ascend_output_tiles(const OpParams& p);
+double ascend_workspace_bytes(const OpParams& p, double signal_bytes);
+
 // M, K, N positive and K whole base-n panels (the published K loop loads 4 slices of base-n/4).
 void check_ascend_shape(const OpParams& p);
 

@@ -51,13 +51,7 @@ void validate(const OpParams& c, const BufferLimits& lim) {
     }
 }
 
-double workspace_bytes(const OpParams& p) {
-    const double m = std::ceil(double(p.m) / p.base_m) * p.base_m;
-    const double n = std::ceil(double(p.n) / p.base_n) * p.base_n;
-    const double tiles_per_block = std::ceil(m / p.base_m * (n / p.base_n) / std::max(1, p.compute_blocks));
-    return DeviceBarrierLayout::bytes_for(p.ranks) + 2.0 * m * n +
-           SpscQueueSet::bytes_for(std::max(1, p.compute_blocks), tiles_per_block);
-}
+double workspace_bytes(const OpParams& p) { return ascend_workspace_bytes(p, DeviceBarrierLayout::bytes_for(p.ranks)); }
 
 class AscendAllReduceRun final : public AscendReplicaRun {
 public:

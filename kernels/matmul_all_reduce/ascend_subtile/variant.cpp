@@ -80,13 +80,8 @@ void validate(const OpParams& c, const BufferLimits& lim) {
 }
 
 double workspace_bytes(const OpParams& p) {
-    const double m = std::ceil(double(p.m) / p.base_m) * p.base_m;
-    const double n = std::ceil(double(p.n) / p.base_n) * p.base_n;
-    const double tiles = m / p.base_m * (n / p.base_n);
-    const double capacity = std::ceil(tiles / std::max(1, p.compute_blocks));
     const double spt = std::max(1, p.base_m / std::max(1, sub_m_of(p)));
-    return SubtileSignalLayout::bytes_for(tiles, spt, p.comm_blocks) + 2.0 * m * n +
-           SpscQueueSet::bytes_for(std::max(1, p.compute_blocks), capacity);
+    return ascend_workspace_bytes(p, SubtileSignalLayout::bytes_for(ascend_output_tiles(p), spt, p.comm_blocks));
 }
 
 class SubtileAllReduceRun final : public AscendReplicaRun {
