@@ -24,12 +24,7 @@ AgGemmShape shape_of(const OpParams& p) {
 }
 
 void validate(const OpParams& c, const BufferLimits& lim) {
-    check_gemm_tile(c, lim, [&lim](double bm, double bn) {
-        std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim);
-        needs.push_back({"UB", "the comm kernel's two base-m x base-n fp16 tiles (ping and pong, as published)",
-                         2 * bm * bn * 2, lim.ub_bytes});
-        return needs;
-    });
+    check_gemm_tile(c, lim, [&lim](double bm, double bn) { return gemm_tile_and_ping_pong_needs(bm, bn, lim); });
     const std::int64_t slice_rows = std::int64_t{c.ranks} * c.base_m;
     check_positive(kParamM, c.m, slice_rows, "n*base-m");
     check_positive(kParamK, c.k, c.base_n, "base-n");

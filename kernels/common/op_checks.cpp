@@ -108,6 +108,22 @@ std::vector<BufferNeed> gemm_tile_needs(double bm, double bn, const BufferLimits
     };
 }
 
+std::vector<BufferNeed> gemm_tile_and_ping_pong_needs(double bm, double bn, const BufferLimits& lim) {
+    std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim);
+    needs.push_back({"UB", "the comm kernel's two base-m x base-n fp16 tiles (ping and pong, as published)",
+                     2 * bm * bn * 2, lim.ub_bytes});
+    return needs;
+}
+
+void check_comm_blocks_resident(const OpParams& p, const BufferLimits& lim, std::string_view why) {
+    if (p.comm_blocks > lim.aiv_cores) {
+        throw ParamError({{kParamCommBlocks, p.comm_blocks}},
+                         fmt::format("{}, so all must be resident at once: at most the {} AIV cores of {}", why,
+                                     lim.aiv_cores, lim.profile_name),
+                         {{kParamCommBlocks, lim.aiv_cores}});
+    }
+}
+
 void check_gemm_tile(const OpParams& c, const BufferLimits& lim, const BufferNeeds& needs) {
     const int f = lim.cube_fractal;
     if (c.base_m <= 0 || c.base_m % f != 0) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/op_desc.hpp"
@@ -43,6 +44,14 @@ using BufferNeeds = std::function<std::vector<BufferNeed>(double base_m, double 
 // What the shared GEMM tile pipeline (kernels/common/gemm_tile_pipeline.hpp) holds for a
 // base_m x base_n tile with `elem_bytes`-byte operands: L0C, L0A, L0B, L1.
 std::vector<BufferNeed> gemm_tile_needs(double base_m, double base_n, const BufferLimits& lim, double elem_bytes = 2);
+
+// gemm_tile_needs and a comm kernel's two base-m x base-n fp16 UB tiles (ping and pong), which
+// the published AIV kernels that move whole GEMM tiles hold.
+std::vector<BufferNeed> gemm_tile_and_ping_pong_needs(double base_m, double base_n, const BufferLimits& lim);
+
+// Comm blocks that must all be resident at once (something waits for every one of them: `why`,
+// e.g. "the device barrier waits for every comm block"): at most the profile's AIV cores.
+void check_comm_blocks_resident(const OpParams& p, const BufferLimits& lim, std::string_view why);
 
 // base-m and base-n: multiples of the cube fractal, base-n of 4 (the cube's K step is base-n/4),
 // and every buffer of `needs` large enough (else a nearby tile that fits is suggested).

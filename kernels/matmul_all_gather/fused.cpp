@@ -82,13 +82,7 @@ void validate(const OpParams& p, const BufferLimits& lim) {
     check_positive(kParamK, p.k, p.base_n, "base-n");
     check_positive(kParamN, p.n, p.base_n, "base-n");
     check_comm_tile(p, lim, "");
-    if (p.comm_blocks > lim.aiv_cores) {
-        throw ParamError({{kParamCommBlocks, p.comm_blocks}},
-                         fmt::format("the push kernel ends in a device barrier that waits for every block, so all must "
-                                     "be resident: at most the {} AIV cores of {}",
-                                     lim.aiv_cores, lim.profile_name),
-                         {{kParamCommBlocks, lim.aiv_cores}});
-    }
+    check_comm_blocks_resident(p, lim, "the push kernel ends in a device barrier that waits for every block");
 }
 
 class MatmulAllGatherRun final : public OpInstance {

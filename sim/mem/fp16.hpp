@@ -1,8 +1,8 @@
 #pragma once
 // IEEE 754 binary16 <-> binary32 conversion (exact for widening; round-to-nearest-even for
 // narrowing). Written out so the result does not depend on compiler support for _Float16.
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace tandem {
 
@@ -25,14 +25,11 @@ inline float half_to_float(std::uint16_t h) {
         }
         bits = sign | (exp << 23) | ((mant & 0x3FFu) << 13);
     }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
+    return std::bit_cast<float>(bits);
 }
 
 inline std::uint16_t float_to_half(float f) {
-    std::uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
+    const auto x = std::bit_cast<std::uint32_t>(f);
     const std::uint32_t sign = (x >> 16) & 0x8000u;
     const std::uint32_t abs = x & 0x7FFFFFFFu;
     if (abs >= 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0));

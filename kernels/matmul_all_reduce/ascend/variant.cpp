@@ -21,12 +21,7 @@ namespace tandem::kernels {
 namespace {
 
 void validate(const OpParams& c, const BufferLimits& lim) {
-    check_gemm_tile(c, lim, [&lim](double bm, double bn) {
-        std::vector<BufferNeed> needs = gemm_tile_needs(bm, bn, lim);
-        needs.push_back({"UB", "the comm kernel's two base-m x base-n fp16 tiles (ping and pong, as published)",
-                         2 * bm * bn * 2, lim.ub_bytes});
-        return needs;
-    });
+    check_gemm_tile(c, lim, [&lim](double bm, double bn) { return gemm_tile_and_ping_pong_needs(bm, bn, lim); });
     check_ascend_shape(c);
     const double tiles = std::ceil(double(c.m) / c.base_m) * std::ceil(double(c.n) / c.base_n);
     if (tiles > std::numeric_limits<std::int32_t>::max()) {
@@ -42,13 +37,7 @@ void validate(const OpParams& c, const BufferLimits& lim) {
                                      mention(kParamComputeBlocks), c.compute_blocks),
                          {{kParamCommBlocks, c.compute_blocks}});
     }
-    if (c.comm_blocks > lim.aiv_cores) {
-        throw ParamError({{kParamCommBlocks, c.comm_blocks}},
-                         fmt::format("the device barrier waits for every comm block, so all must be resident at once: "
-                                     "at most the {} AIV cores of {}",
-                                     lim.aiv_cores, lim.profile_name),
-                         {{kParamCommBlocks, lim.aiv_cores}});
-    }
+    check_comm_blocks_resident(c, lim, "the device barrier waits for every comm block");
 }
 
 double workspace_bytes(const OpParams& p) { return ascend_workspace_bytes(p, DeviceBarrierLayout::bytes_for(p.ranks)); }

@@ -70,13 +70,7 @@ void validate(const OpParams& c, const BufferLimits& lim) {
                                      "than the signal matrix can address; use a smaller shape",
                                      tiles, c.base_m, c.base_n, subM));
     }
-    if (c.comm_blocks > lim.aiv_cores) {
-        throw ParamError({{kParamCommBlocks, c.comm_blocks}},
-                         fmt::format("a comm block's all-gather waits for subtiles the other ranks' comm blocks reduce, "
-                                     "so all must be resident at once: at most the {} AIV cores of {}",
-                                     lim.aiv_cores, lim.profile_name),
-                         {{kParamCommBlocks, lim.aiv_cores}});
-    }
+    check_comm_blocks_resident(c, lim, "a comm block's all-gather waits for subtiles the other ranks' comm blocks reduce");
 }
 
 double workspace_bytes(const OpParams& p) {
