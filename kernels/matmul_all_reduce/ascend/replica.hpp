@@ -74,6 +74,19 @@ protected:
     const OpParams& params() const { return params_; }
     const std::vector<RankBuffers>& ranks() const { return ranks_; }
     const SpscQueueSet& queues() const { return queues_; }
+    // What both replicas' kernels see of `rank` (AscendArArgs or SubtileArArgs: the published
+    // device arguments): its operands, partial output and ready queues, every rank's result.
+    template <class Args>
+    void set_rank_operands(Args& args, int rank) const {
+        const RankBuffers& mine = ranks_[static_cast<std::size_t>(rank)];
+        args.my_rank = rank;
+        args.a = mine.a;
+        args.b = mine.b;
+        args.gemm_output = mine.gemm_output;
+        args.queues = queues_;
+        args.queue_base = mine.queue_base;
+        for (const RankBuffers& r : ranks_) args.reduced_output.push_back(r.reduced_output);
+    }
 
 private:
     void reset(HostContext& host, int rank) const;

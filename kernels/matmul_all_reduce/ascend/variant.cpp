@@ -62,20 +62,11 @@ protected:
 
 private:
     AscendArArgs args_of(int rank) const {
-        const RankBuffers& mine = ranks()[static_cast<std::size_t>(rank)];
         AscendArArgs args(ascend_shape_of(params()));
-        args.my_rank = rank;
-        args.a = mine.a;
-        args.b = mine.b;
-        args.gemm_output = mine.gemm_output;
-        args.queues = queues();
-        args.queue_base = mine.queue_base;
+        set_rank_operands(args, rank);
         args.barrier.layout = barrier_;
         args.barrier.my_rank = rank;
-        for (const RankBuffers& r : ranks()) {
-            args.reduced_output.push_back(r.reduced_output);
-            args.barrier.window_bases.push_back(r.signal_base);
-        }
+        for (const RankBuffers& r : ranks()) args.barrier.window_bases.push_back(r.signal_base);
         if (params().fault == "skip_last_k_tile") args.fault = AscendArFault::SkipLastKTile;
         if (params().fault == "skip_partial") args.fault = AscendArFault::SkipPartial;
         return args;

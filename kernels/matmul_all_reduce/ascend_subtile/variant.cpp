@@ -96,18 +96,9 @@ private:
         : AscendReplicaRun(p, proto.signals.bytes(), proto.tiling.queue_capacity()), proto_(proto) {}
 
     SubtileArArgs args_of(int rank) const {
-        const RankBuffers& mine = ranks()[static_cast<std::size_t>(rank)];
         SubtileArArgs args = proto_;
-        args.my_rank = rank;
-        args.a = mine.a;
-        args.b = mine.b;
-        args.gemm_output = mine.gemm_output;
-        args.queues = queues();
-        args.queue_base = mine.queue_base;
-        for (const RankBuffers& r : ranks()) {
-            args.reduced_output.push_back(r.reduced_output);
-            args.signal_bases.push_back(r.signal_base);
-        }
+        set_rank_operands(args, rank);
+        for (const RankBuffers& r : ranks()) args.signal_bases.push_back(r.signal_base);
         if (params().fault == "skip_last_k_tile") args.fault = SubtileArFault::SkipLastKTile;
         if (params().fault == "skip_subtile_add") args.fault = SubtileArFault::SkipSubtileAdd;
         if (params().fault == "ready_before_store") args.fault = SubtileArFault::ReadyBeforeStore;
