@@ -87,8 +87,10 @@ struct InterconnectProfile {
     double scale_out_latency_ns = 0;     // what crossing nodes adds to a route's latency
     double remote_store_gib_s = 0;       // one core's MTE3 rate into a peer's GM, within a burst
     double remote_store_burst_ns = 0;    // what each contiguous run (burst) of a remote store adds
-    double remote_load_gib_s = 0;        // one core's MTE2 rate reading a peer's GM (per-block TGET rate)
-    double remote_load_latency_ns = 0;   // a remote read's request-to-first-data time, per hop
+    // One core's remote reads (MTE2 from a peer's GM): the bytes of read requests it keeps in
+    // flight, each held for a read's round trip; its rate is their ratio (sim/MODEL.md).
+    std::int64_t remote_read_window_bytes = 0;
+    double remote_read_round_trip_ns = 0;  // a read request out and its data back, inside a node
     double sdma_gib_s = 0;               // the SDMA engine's rate for one TGET_ASYNC (peer GM -> local GM)
     double sdma_latency_ns = 0;          // a TGET_ASYNC's issue to its first byte moving (descriptor, doorbell)
     double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible

@@ -59,6 +59,7 @@ constexpr Range kUnit{0, true, 1, ""};               // an efficiency
 constexpr Range kFactor{1e-3, false, 1e3, ""};       // a cost factor
 constexpr Range kNs{0, false, 1e9, "ns"};            // up to a second
 constexpr Range kUs{0, false, 1e6, "us"};            // up to a second
+constexpr Range kPositiveNs{0, true, 1e9, "ns"};     // a divisor: a round trip that sets a rate
 // The most ranks a cluster may have: Topology::kMaxRanks (sim/net/topology.hpp, a layer above this
 // one, which refuses more again when it builds the routes).
 constexpr int kMaxClusterRanks = 4096;
@@ -154,8 +155,8 @@ constexpr std::array kFields{
     field<kNet, &I::scale_out_latency_ns>("interconnect", "scale_out_latency_ns", kNs),
     field<kNet, &I::remote_store_gib_s>("interconnect", "remote_store_gib_s", kRate),
     field<kNet, &I::remote_store_burst_ns>("interconnect", "remote_store_burst_ns", kNs),
-    field<kNet, &I::remote_load_gib_s>("interconnect", "remote_load_gib_s", kRate),
-    field<kNet, &I::remote_load_latency_ns>("interconnect", "remote_load_latency_ns", kNs),
+    field<kNet, &I::remote_read_window_bytes>("interconnect", "remote_read_window_bytes", kBytes),
+    field<kNet, &I::remote_read_round_trip_ns>("interconnect", "remote_read_round_trip_ns", kPositiveNs),
     field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kRate),
     field<kNet, &I::sdma_latency_ns>("interconnect", "sdma_latency_ns", kNs),
     field<kNet, &I::remote_atomic_latency_ns>("interconnect", "remote_atomic_latency_ns", kNs),

@@ -41,8 +41,8 @@ CostModel::CostModel(const Profile& p)
       hbm_bps(gib_s_to_bps(p.chip.hbm_gib_s)),
       remote_store_bps(gib_s_to_bps(p.interconnect.remote_store_gib_s)),
       remote_store_burst_ps(from_ns(p.interconnect.remote_store_burst_ns)),
-      remote_load_bps(gib_s_to_bps(p.interconnect.remote_load_gib_s)),
-      remote_load_latency_ps(from_ns(p.interconnect.remote_load_latency_ns)),
+      remote_read_window_bytes(p.interconnect.remote_read_window_bytes),
+      remote_read_round_trip_ps(std::max<SimTime>(1, from_ns(p.interconnect.remote_read_round_trip_ns))),
       sdma_bps(gib_s_to_bps(p.interconnect.sdma_gib_s)),
       sdma_latency_ps(from_ns(p.interconnect.sdma_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),
@@ -83,6 +83,11 @@ std::int64_t CostModel::remote_store_rate_bps(std::int64_t bytes, std::int64_t b
     const double seconds = static_cast<double>(bytes) / static_cast<double>(remote_store_bps) +
                            static_cast<double>(bursts) * static_cast<double>(remote_store_burst_ps) * 1.0e-12;
     return std::max<std::int64_t>(1, std::llround(static_cast<double>(bytes) / seconds));
+}
+
+std::int64_t CostModel::remote_read_rate_bps(SimTime round_trip) const {
+    const double bps = static_cast<double>(remote_read_window_bytes) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
+    return std::max<std::int64_t>(1, std::llround(bps));
 }
 
 SimTime CostModel::min_cross_stream_latency() const {

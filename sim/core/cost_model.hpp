@@ -42,8 +42,8 @@ struct CostModel {
     std::int64_t hbm_bps;
     std::int64_t remote_store_bps;
     SimTime remote_store_burst_ps;
-    std::int64_t remote_load_bps;
-    SimTime remote_load_latency_ps;
+    std::int64_t remote_read_window_bytes;  // one core's read requests in flight to peers
+    SimTime remote_read_round_trip_ps;      // each held for this (inside a node)
     std::int64_t sdma_bps;
     SimTime sdma_latency_ps;
     SimTime remote_atomic_ps;
@@ -75,6 +75,9 @@ struct CostModel {
     // remote_store_burst_ps beside its bytes at remote_store_bps (sim/MODEL.md "One core's
     // remote traffic").
     std::int64_t remote_store_rate_bps(std::int64_t bytes, std::int64_t bursts) const;
+    // One core's rate reading a peer's GM whose round trip is `round_trip`: the bytes it keeps in
+    // flight over the time each is held (sim/MODEL.md "One core's remote traffic").
+    std::int64_t remote_read_rate_bps(SimTime round_trip) const;
     // The smallest latency of any cross-stream effect but a route's (Topology::min_route_latency_ps):
     // with it, the coordinator's lookahead.
     SimTime min_cross_stream_latency() const;

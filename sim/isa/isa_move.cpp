@@ -134,17 +134,28 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
     const int dst = load ? blk.rank() : gm.rank();
     const auto route = lp.topology().route(src, dst);
     const SimTime begin = start + cost.gm_latency_ps;
+    if (load) {
+        // A read's requests leave while the core has room in flight for them, and each brings its
+        // data back a round trip later: a read within the window takes one round trip, a longer one
+        // window / round trip per byte, and no less than its route's resources give it
+        // (sim/MODEL.md "One core's remote traffic").
+        const SimTime round_trip = cost.remote_read_round_trip_ps + route.scale_out_ps();
+        const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
+                                            cost.remote_read_rate_bps(round_trip));
+        const SimTime end = std::max(moved, begin + round_trip);
+        ChipMemory& peer = *lp.chip(gm.rank()).memory;
+        lp.memory().note_remote(peer, gm, access, issue, begin, moved, static_cast<double>(bytes));
+        return end;
+    }
     const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
-                                        load ? cost.remote_load_bps : cost.remote_store_rate_bps(bytes, gm.contiguous_runs()));
-    // A store's bytes land a route's latency after they leave; a load's data comes back
-    // after its request's (measured apart, sim/MODEL.md).
-    const SimTime hops = load ? cost.remote_load_latency_ps * route.hops() + route.scale_out_ps() : route.latency_ps();
+                                        cost.remote_store_rate_bps(bytes, gm.contiguous_runs()));
+    // A store's bytes land a route's latency after they leave.
+    const SimTime hops = route.latency_ps();
     const SimTime end = moved + hops;
-    // The peer's memory serves the read, or takes the write (an atomic add: read and written
-    // there), while the bytes cross: a store lands a route's latency after it leaves.
+    // The peer's memory takes the write (an atomic add: read and written there) while the bytes
+    // cross: a store lands a route's latency after it leaves.
     ChipMemory& peer = *lp.chip(gm.rank()).memory;
-    if (load) lp.memory().note_remote(peer, gm, access, issue, begin, moved, static_cast<double>(bytes));
-    else lp.memory().note_remote(peer, gm, access, issue, begin + hops, end, static_cast<double>(bytes));
+    lp.memory().note_remote(peer, gm, access, issue, begin + hops, end, static_cast<double>(bytes));
     return end;
 }
 

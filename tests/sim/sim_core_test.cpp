@@ -680,13 +680,42 @@ TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
     const auto store = of(log, Opcode::TSTORE).at(0);
     EXPECT_EQ(load.peer, 1);
     EXPECT_EQ(load.start, h.launch_to_start() + h.issue());
-    // A remote read: the block's remote-load rate and a remote read's latency (not a store's).
+    // A remote read longer than the core's window: the window's bytes per round trip (a read's
+    // round trip, not a store's route latency).
+    const double window = static_cast<double>(p.interconnect.remote_read_window_bytes);
+    ASSERT_GT(static_cast<double>(bytes), window);
     EXPECT_NEAR(load.end - load.start,
-                h.gm_move(bytes, p.interconnect.remote_load_gib_s) + from_ns(p.interconnect.remote_load_latency_ns), kTolPs);
+                h.gm_lat() + from_ns(p.interconnect.remote_read_round_trip_ns * static_cast<double>(bytes) / window), kTolPs);
     EXPECT_EQ(store.peer, -1);
     EXPECT_EQ(store.start, load.end + h.issue());
     EXPECT_NEAR(store.end - store.start, h.gm_move(bytes, p.pipes.ub_to_gm_gib_s), kTolPs);
     EXPECT_EQ(std::memcmp(dst.data.data(), win.data.data(), bytes), 0);
+}
+
+// A remote read within the core's window has all its requests in flight at once: it takes one
+// round trip whatever its size (sim/MODEL.md "One core's remote traffic").
+TEST(CrossRank, RemoteReadWithinTheWindowTakesOneRoundTrip) {
+    Hand h;
+    const Profile& p = profile();
+    for (const int rows : {1, 2}) {
+        Runtime rt(p, opts(2));
+        constexpr int cols = 256;
+        const std::int64_t bytes = std::int64_t{rows} * cols * 2;
+        ASSERT_LE(bytes, p.interconnect.remote_read_window_bytes);
+        GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
+        rt.run_hosts([&](HostContext& host) {
+            if (host.rank() != 0) return;
+            Stream& s = host.create_stream("comm");
+            s.launch(KernelLaunch{"get", CoreType::AIV, 1, [&, rows](BlockCtx& b) -> Task {
+                Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+                co_await TLOAD(ub, GmTensor(win, 0, rows, cols, cols, DType::F16));
+            }});
+            s.synchronize();
+        });
+        const auto load = of(rt.cluster().event_log(), Opcode::TLOAD).at(0);
+        EXPECT_EQ(load.peer, 1);
+        EXPECT_NEAR(load.end - load.start, h.gm_lat() + from_ns(p.interconnect.remote_read_round_trip_ns), kTolPs) << rows;
+    }
 }
 
 // A launch marked timing_only in a functional cluster is timed exactly like a data launch but
