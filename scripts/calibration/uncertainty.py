@@ -61,7 +61,8 @@ def parse_assumptions(doc, profile_text, fitted_parameters, derived_texts=None):
         p = a.get("parameter")
         if not p or "low" not in a or "high" not in a:
             raise ValueError(f"assumption {a}: needs parameter, low and high")
-        low, high = float(a["low"]), float(a["high"])
+        # Whole numbers stay whole: a profile key that counts (bytes, cycles) takes an integer.
+        low, high = (v if isinstance(v, int) and not isinstance(v, bool) else float(v) for v in (a["low"], a["high"]))
         if p in seen:
             raise ValueError(f"assumption {p}: listed twice")
         if p in fitted_parameters:
