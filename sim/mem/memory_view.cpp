@@ -274,8 +274,7 @@ void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
     own_published_ = false;
     for (int rank : peers_published_) {
         const auto r = static_cast<std::size_t>(rank);
-        if (r >= peer_bins_.size()) peer_bins_.resize(r + 1);
-        usages_to_runs(traffic_[r]->usage, peer_bins_[r]);
+        usages_to_runs(traffic_[r]->usage, many_usages_bins_);
     }
     peers_published_.clear();
     out.clear();

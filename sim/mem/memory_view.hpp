@@ -113,8 +113,10 @@ private:
     // What this window publishes for its own chip, in bins (sim/mem/usage_runs.hpp).
     UsageBins own_bins_;
     bool own_published_ = false;
-    // Bins for a peer's usages in a window with many (kept, emptied), and the peers published to.
-    std::vector<UsageBins> peer_bins_;  // indexed by rank
+    // Bins for a peer's usages in a window with many (left empty after each use: one store
+    // serves every peer, so that its spare pages are kept once, not once per peer), and the
+    // peers published to.
+    UsageBins many_usages_bins_;
     std::vector<int> peers_published_;
     // Own chip's regions touched this window: region r's cells own_touched_[r].cells were when
     // own_touched_[r].window is the window's number (region ids are dense from the first GM

@@ -8,7 +8,9 @@
 // the same whatever the host threads do. The price is the chips' memory systems' price
 // (sim/mem/chip_memory.hpp): bookings two streams make in one window (under a microsecond) do
 // not see each other, and the others' rate is known per bin of kLinkUsageBinPs.
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -51,16 +53,38 @@ public:
     // Forgets the bins before `horizon` (nothing reads them again; it changes no result).
     void forget_before(SimTime horizon);
 
-    // ---- during windows (read-only) ----
+    // ---- during windows (read-only, from any host thread) ----
     // The stream that first handed usage in (-1: none yet), its usage, and every other
     // stream's: kept apart so that the first, on a full mesh most often the only one, reads the
     // others' usage without subtracting its own (sim/net/link_view.hpp).
     int first_source() const { return first_source_; }
-    const BinnedUsage& first_usage() const { return first_; }
+    // The first stream's usage in bins. Only another stream reads it (on a full mesh, none
+    // does): until one does, the hub keeps the first's usage as the records it was handed, and
+    // the first read adds them to the bins, each as deliver() would have (after forgetting
+    // what deliver() forgot), so that every bin still read holds the same sum.
+    const BinnedUsage& first_usage() const {
+        if (!first_binned_.load(std::memory_order_acquire)) bin_first_usage();
+        return first_;
+    }
     const BinnedUsage& rest_usage() const { return rest_; }
 
 private:
-    BinnedUsage first_{kLinkUsageBinPs};
+    // A record of the first stream's usage, with the horizon it was delivered at.
+    struct Delivered {
+        LinkUsage usage;
+        SimTime horizon;
+    };
+    void bin_first_usage() const;
+    // Drops the records that add nothing at or after `horizon` (their bins are all before it).
+    void prune_first_records(SimTime horizon);
+
+    // Written at barriers, or once (under mu_) by the first read of first_usage() in a window.
+    mutable BinnedUsage first_{kLinkUsageBinPs};
+    mutable std::vector<Delivered> first_records_;
+    mutable std::atomic<bool> first_binned_{false};
+    mutable std::mutex mu_;
+    std::size_t records_after_prune_ = 0;
+    SimTime horizon_ = 0;  // the latest horizon delivered or forgotten at
     BinnedUsage rest_{kLinkUsageBinPs};
     int first_source_ = -1;
 };

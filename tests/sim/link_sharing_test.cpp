@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "sim/isa/isa.hpp"
@@ -145,6 +146,40 @@ TEST(LinkSharing, AStreamReadsExactlyTheOthersUsage) {
         EXPECT_EQ(second.others().rate_at(t), 0) << t;
         EXPECT_GT(first.others().rate_at(t), 0) << t;
     }
+}
+
+TEST(LinkSharing, TheFirstStreamsUsageBinnedWhenFirstReadHoldsWhatBinningAtOnceHolds) {
+    // The hub keeps the first stream's usage as records until another stream reads it: the bins
+    // it then makes hold, from the horizon on, the same sums as adding each record when it was
+    // delivered, forgetting as the barriers forgot.
+    LinkHub hub;
+    BinnedUsage eager(kLinkUsageBinPs);
+    std::mt19937_64 rng(20261206);
+    SimTime horizon = 0;
+    const auto deliver = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+            horizon += static_cast<SimTime>(rng() % 3) * 400 * kPsPerNs;
+            const SimTime start = horizon + static_cast<SimTime>(rng() % 200'000) * 100;  // up to 20 us ahead
+            const LinkUsage u{start, start + 1 + static_cast<SimTime>(rng() % 40'000'000), 1.0 + static_cast<double>(rng() % 100'000)};
+            hub.deliver(u, /*source=*/1, horizon);
+            eager.forget_before(horizon);
+            eager.add(u.start, u.end, u.bytes);
+            if (i % 37 == 0) {
+                hub.forget_before(horizon);
+                eager.forget_before(horizon);
+            }
+        }
+    };
+    const auto same_from_horizon = [&] {
+        const BinnedUsage& lazy = hub.first_usage();
+        for (std::int64_t b = horizon / kLinkUsageBinPs; b < eager.end_bin() + 2; ++b) {
+            ASSERT_EQ(lazy.bytes_in(b), eager.bytes_in(b)) << "bin " << b;
+        }
+    };
+    deliver(600);
+    same_from_horizon();
+    deliver(300);  // binned from now on, as delivered
+    same_from_horizon();
 }
 
 }  // namespace link_sharing_test
