@@ -91,6 +91,9 @@ void MemoryView::anchor_calendars(SimTime origin) {
 void MemoryView::end_kernel() {
     own_.sync();  // the chip settles against where this view stood at the barrier
     running_ = false;
+    // Until this stream's next kernel its records are not needed: an op's views run their
+    // kernels on different streams, and each stream's idle pool held its peak's records.
+    pool_->release_kept();
 }
 
 void MemoryView::forget_before(SimTime horizon) {

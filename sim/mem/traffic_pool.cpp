@@ -6,6 +6,7 @@ std::shared_ptr<MemTraffic> TrafficPool::take() {
     std::unique_ptr<MemTraffic> traffic;
     {
         std::lock_guard lock(mu_);
+        keeping_ = true;
         if (!free_.empty()) {
             traffic = std::move(free_.back());
             free_.pop_back();
@@ -21,7 +22,17 @@ void TrafficPool::give_back(MemTraffic* traffic) {
     owned->usage.clear();
     owned->touched_regions.clear();
     std::lock_guard lock(mu_);
-    if (free_.size() < kMaxKept) free_.push_back(std::move(owned));
+    if (keeping_ && free_.size() < kMaxKept) free_.push_back(std::move(owned));
+}
+
+void TrafficPool::release_kept() {
+    std::vector<std::unique_ptr<MemTraffic>> kept;
+    {
+        std::lock_guard lock(mu_);
+        keeping_ = false;
+        kept.swap(free_);
+        free_.reserve(kMaxKept);  // give_back() must not allocate
+    }
 }
 
 }  // namespace tandem

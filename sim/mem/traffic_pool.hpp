@@ -20,6 +20,9 @@ public:
 
     // An empty record. When its last holder lets go (on any thread) it comes back here.
     std::shared_ptr<MemTraffic> take();
+    // Frees the records kept, and those that come back from now on until the next take(): a
+    // stream between kernels (an op's other views run on other streams) holds none.
+    void release_kept();
 
 private:
     TrafficPool() { free_.reserve(kMaxKept); }  // give_back() runs in a deleter: it must not allocate
@@ -30,6 +33,7 @@ private:
     static constexpr std::size_t kMaxKept = 256;
     std::mutex mu_;  // the stream takes at its barriers; records come back from any thread
     std::vector<std::unique_ptr<MemTraffic>> free_;
+    bool keeping_ = true;  // false from release_kept() to the next take()
 };
 
 }  // namespace tandem

@@ -56,7 +56,10 @@ public:
     // ---- during windows (read-only, from any host thread) ----
     // The stream that first handed usage in (-1: none yet), its usage, and every other
     // stream's: kept apart so that the first, on a full mesh most often the only one, reads the
-    // others' usage without subtracting its own (sim/net/link_view.hpp).
+    // others' usage without subtracting its own (sim/net/link_view.hpp). The first is chosen
+    // again when a stream other than it hands usage in while the link is idle (every usage
+    // delivered so far ends before the horizon's bin): the next kernel, on another stream (an
+    // op's views run their kernels on different streams), is then the first, not the rest.
     int first_source() const { return first_source_; }
     // The first stream's usage in bins. Only another stream reads it (on a full mesh, none
     // does): until one does, the hub keeps the first's usage as the records it was handed, and
@@ -69,22 +72,26 @@ public:
     const BinnedUsage& rest_usage() const { return rest_; }
 
 private:
-    // A record of the first stream's usage, with the horizon it was delivered at.
-    struct Delivered {
-        LinkUsage usage;
-        SimTime horizon;
-    };
     void bin_first_usage() const;
     // Drops the records that add nothing at or after `horizon` (their bins are all before it).
     void prune_first_records(SimTime horizon);
 
     // Written at barriers, or once (under mu_) by the first read of first_usage() in a window.
     mutable BinnedUsage first_{kLinkUsageBinPs};
-    mutable std::vector<Delivered> first_records_;
+    mutable std::vector<LinkUsage> first_records_;  // in the order delivered
     mutable std::atomic<bool> first_binned_{false};
     mutable std::mutex mu_;
+    // Whether nothing delivered reaches the bin of `horizon` (or later): no stream reads any of
+    // it again.
+    bool idle_at(SimTime horizon) const {
+        return usage_end_ <= 0 || (usage_end_ - 1) / kLinkUsageBinPs < horizon / kLinkUsageBinPs;
+    }
+    // `source` is the first from now on; what was delivered is all forgotten history.
+    void restart_with(int source);
+
     std::size_t records_after_prune_ = 0;
-    SimTime horizon_ = 0;  // the latest horizon delivered or forgotten at
+    SimTime horizon_ = 0;    // the latest horizon delivered or forgotten at
+    SimTime usage_end_ = 0;  // the latest end of any usage delivered (0: none)
     BinnedUsage rest_{kLinkUsageBinPs};
     int first_source_ = -1;
 };

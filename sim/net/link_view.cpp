@@ -10,12 +10,18 @@ LinkView::LinkView(const LinkHub& hub, std::string name, std::int64_t capacity_b
     : hub_(hub), source_(source), calendar_(std::move(name), capacity_bytes_per_s) {}
 
 void LinkView::settle_handed_in() const {
-    if (unsettled_.empty() || hub_.first_source() < 0) return;
-    // Added as take_usage() would have added them: only bins before this view's horizon (never
-    // read again) can differ.
-    if (hub_.first_source() != source_) {
-        for (const LinkUsage& u : unsettled_) handed_in_.add(u.start, u.end, u.bytes);
+    const int first = hub_.first_source();
+    if (first < 0) return;
+    if (first == source_) {
+        // The first's usage is in the hub's first store (or all before the horizon, from before
+        // the hub made this stream its first): others() never subtracts it.
+        unsettled_.clear();
+        if (!handed_in_.empty()) handed_in_.clear();
+        return;
     }
+    // Added in the order handed in, as the hub added them to its rest (LinkHub::deliver): bins
+    // before this view's horizon, never read again, are skipped.
+    for (const LinkUsage& u : unsettled_) handed_in_.add(u.start, u.end, u.bytes);
     unsettled_.clear();
 }
 
@@ -43,17 +49,15 @@ bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
 
 void LinkView::take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out) {
     for (const LinkUsage& u : window_) out.emplace_back(link_id, u);
-    // Which stream is the hub's first is settled at the barrier that delivers its first usage:
-    // until then what this view hands in waits as records; once it knows it is not the first,
-    // it keeps what it hands in, added as the hub adds it (LinkHub::deliver).
-    if (hub_.first_source() < 0) {
-        unsettled_.insert(unsettled_.end(), window_.begin(), window_.end());
-    } else if (hub_.first_source() == source_) {
+    // Which stream is the hub's first is settled at the barriers (the first to hand usage in, or
+    // the next after the link was idle: LinkHub::deliver). What this view hands in waits as
+    // records until others() reads, and is then added to its copy only if it is not the first:
+    // a stream that the barrier makes the first keeps no bins of its own usage.
+    if (hub_.first_source() == source_) {
         unsettled_.clear();
-        handed_in_.clear();
+        if (!handed_in_.empty()) handed_in_.clear();
     } else {
-        settle_handed_in();
-        for (const LinkUsage& u : window_) handed_in_.add(u.start, u.end, u.bytes);
+        unsettled_.insert(unsettled_.end(), window_.begin(), window_.end());
     }
     window_.clear();
 }

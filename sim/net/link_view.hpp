@@ -38,17 +38,17 @@ public:
     void forget_before(SimTime horizon);
 
 private:
-    // Adds what was handed in before the hub knew its first stream to handed_in_, or drops it
-    // if this stream is the first (whose usage others() never subtracts).
+    // Adds what was handed in since the last read to handed_in_, or drops it if the hub has made
+    // this stream its first (whose usage others() never subtracts).
     void settle_handed_in() const;
 
     const LinkHub& hub_;
     int source_;
     BandwidthCalendar calendar_;
-    // This stream's usage in the hub's rest_usage(), and what it handed in while the hub had no
-    // first stream yet (settled once the hub knows it: kept as records, not bins, so that the
-    // first stream, on a full mesh most often the only one, keeps no bins of its own usage).
-    // Mutable: settled on the view's own stream by others().
+    // This stream's usage in the hub's rest_usage(), and what it handed in since others() last
+    // read (kept as records, not bins, until then: a stream the barrier makes the hub's first,
+    // on a full mesh most often the only one, keeps no bins of its own usage). Mutable: settled
+    // on the view's own stream by others().
     mutable BinnedUsage handed_in_{kLinkUsageBinPs};
     mutable std::vector<LinkUsage> unsettled_;
     std::vector<LinkUsage> window_;  // this window's usage, to hand in

@@ -182,5 +182,32 @@ TEST(LinkSharing, TheFirstStreamsUsageBinnedWhenFirstReadHoldsWhatBinningAtOnceH
     same_from_horizon();
 }
 
+TEST(LinkSharing, AnIdleLinksNextSenderBecomesItsFirst) {
+    // An op's views run their kernels on different streams one after another: once everything
+    // the first stream handed in lies before the horizon, the next stream to hand usage in is
+    // the link's first (it keeps no copy of its own usage), and what each reads is unchanged.
+    LinkHub hub;
+    constexpr SimTime kUs = 1000 * kPsPerNs;
+    hub.deliver(LinkUsage{0, 10 * kUs, 1.0e5}, /*source=*/1, 0);
+    EXPECT_EQ(hub.first_source(), 1);
+    hub.deliver(LinkUsage{5 * kUs, 12 * kUs, 2.0e5}, /*source=*/2, 4 * kUs);  // overlaps: not idle
+    EXPECT_EQ(hub.first_source(), 1);
+    EXPECT_GT(hub.rest_usage().bytes_in(11 * kUs / kLinkUsageBinPs), 0.0);
+    // At 12 us nothing delivered reaches the horizon's bin: source 3 is the first from now on.
+    hub.deliver(LinkUsage{20 * kUs, 30 * kUs, 3.0e5}, /*source=*/3, 12 * kUs);
+    EXPECT_EQ(hub.first_source(), 3);
+    EXPECT_TRUE(hub.rest_usage().empty());
+    hub.deliver(LinkUsage{25 * kUs, 26 * kUs, 4.0e4}, /*source=*/1, 13 * kUs);
+    EXPECT_EQ(hub.first_source(), 3);
+    const std::int64_t bin = 25 * kUs / kLinkUsageBinPs;
+    EXPECT_EQ(hub.rest_usage().bytes_in(bin), 2.0e4);  // source 1's: 40 KB over two bins
+    EXPECT_EQ(hub.first_usage().bytes_in(bin), 3.0e5 / 20);  // source 3's: 300 KB over 20 bins
+    // A usage that ends inside the horizon's bin still counts: not idle.
+    LinkHub busy;
+    busy.deliver(LinkUsage{0, 12 * kUs + 1, 1.0e5}, /*source=*/1, 0);
+    busy.deliver(LinkUsage{20 * kUs, 21 * kUs, 1.0e5}, /*source=*/2, 12 * kUs);
+    EXPECT_EQ(busy.first_source(), 1);
+}
+
 }  // namespace link_sharing_test
 }  // namespace tandem
