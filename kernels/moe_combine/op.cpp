@@ -127,19 +127,11 @@ double combine_payload_bytes(const OpParams& p) {
 
 const OpDesc& moe_combine_op() {
     static const OpDesc op = [] {
-        OpDesc d;
-        d.name = "moe_combine";
-        d.title = "MoE combine (EP all-to-all-v back)";
-        d.doc = "the MoE layer's combine alone (moe_ffn's Combine and Unpermute stages, AIV only): the experts' rows x s2 "
-                "pushed to their tokens' ranks, summed there with the gate weights";
-        // x is the rank's own [M, K] (A): its experts' output rows are made of it; the output has
-        // x's shape. B is not read.
-        d.sharding = Sharding{Split::Replicated, Split::Replicated, false, Split::Replicated, /*out_like_a=*/true};
-        d.comm_kind = "alltoallv";
-        d.comm_payload_bytes = combine_payload_bytes;
-        d.test_shape = [](int ranks) { return RunShape{ranks, 16, 256, 256}; };
-        d.bench_shape = RunShape{8, 128, 7168, 256};
-        d.scale_shape = RunShape{64, 128, 7168, 256};
+        // x (A): the experts' output rows are made of it; the output has its shape.
+        OpDesc d = stage_alone_op("moe_combine", "MoE combine (EP all-to-all-v back)",
+                                  "the MoE layer's combine alone (moe_ffn's Combine and Unpermute stages, AIV only): the "
+                                  "experts' rows x s2 pushed to their tokens' ranks, summed there with the gate weights",
+                                  combine_payload_bytes);
         VariantDesc v = stage_alone_variant(
             "push",
             "every AIV block takes its share of each expert's rows: the fp16 row and s2 loaded, x s2, fp16, a remote store "

@@ -101,21 +101,12 @@ double dispatch_payload_bytes(const OpParams& p) {
 
 const OpDesc& moe_dispatch_op() {
     static const OpDesc op = [] {
-        OpDesc d;
-        d.name = "moe_dispatch";
-        d.title = "MoE dispatch (EP all-to-all-v out)";
-        d.doc = "the MoE layer's dispatch alone (moe_ffn's FrontReorder and Dispatch stages, AIV only): tokens sorted by "
-                "expert, quantised to int8, pulled by the ranks holding their experts";
-        // x is the rank's own [M, K] (A); the output is what the rank's experts receive, a packed
-        // row per route (Sharding::out_shape). B is not read.
-        Sharding sh{Split::Replicated, Split::Replicated, false, Split::Replicated, /*out_like_a=*/true};
-        sh.out_shape = received_rows_shape;
-        d.sharding = sh;
-        d.comm_kind = "alltoallv";
-        d.comm_payload_bytes = dispatch_payload_bytes;
-        d.test_shape = [](int ranks) { return RunShape{ranks, 16, 256, 256}; };
-        d.bench_shape = RunShape{8, 128, 7168, 256};
-        d.scale_shape = RunShape{64, 128, 7168, 256};
+        OpDesc d = stage_alone_op("moe_dispatch", "MoE dispatch (EP all-to-all-v out)",
+                                  "the MoE layer's dispatch alone (moe_ffn's FrontReorder and Dispatch stages, AIV only): "
+                                  "tokens sorted by expert, quantised to int8, pulled by the ranks holding their experts",
+                                  dispatch_payload_bytes);
+        // The output is what the rank's experts receive, a packed row per route.
+        d.sharding.out_shape = received_rows_shape;
         VariantDesc v = stage_alone_variant(
             "pull",
             "every AIV block sorts its chunks of routes, quantises its tokens and stores a packed row per route into its "

@@ -36,6 +36,21 @@ void check_stage_alone(const OpParams& p, const BufferLimits& lim, std::int64_t 
     }
 }
 
+OpDesc stage_alone_op(std::string name, std::string title, std::string doc,
+                      std::function<double(const OpParams&)> payload_bytes) {
+    OpDesc d;
+    d.name = std::move(name);
+    d.title = std::move(title);
+    d.doc = std::move(doc);
+    d.sharding = Sharding{Split::Replicated, Split::Replicated, false, Split::Replicated, /*out_like_a=*/true};
+    d.comm_kind = "alltoallv";
+    d.comm_payload_bytes = std::move(payload_bytes);
+    d.test_shape = [](int ranks) { return RunShape{ranks, 16, 256, 256}; };
+    d.bench_shape = RunShape{8, 128, 7168, 256};
+    d.scale_shape = RunShape{64, 128, 7168, 256};
+    return d;
+}
+
 VariantDesc stage_alone_variant(std::string name, std::string doc, std::string constraints) {
     VariantDesc v;
     v.name = std::move(name);

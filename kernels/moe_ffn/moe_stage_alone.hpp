@@ -3,6 +3,7 @@
 // moe_ffn's buffers and routing. Their checks, their variant's common description and the
 // OpInstance parts that do not depend on which stages run.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,12 @@ namespace tandem::kernels::moe {
 // `barrier_after` names).
 void check_stage_alone(const OpParams& p, const BufferLimits& lim, std::int64_t (*ub_bytes)(const MoeShape&),
                        const char* holds, const char* barrier_after);
+
+// What both stage-alone ops are: x (A) is the rank's own [M, K] (the output has its shape unless
+// the op sets `sharding.out_shape`; B is not read), an all-to-all-v moving `payload_bytes` into
+// each rank, tested at 16 tokens and measured at the published 128 tokens with K 7168.
+OpDesc stage_alone_op(std::string name, std::string title, std::string doc,
+                      std::function<double(const OpParams&)> payload_bytes);
 
 // A variant of a stage-alone op: x bf16 or fp16, moe_ffn's knobs, its workspace without the FFN's
 // buffers, the default shape of the measured runs (128 tokens, K 7168; N is not read).
