@@ -69,6 +69,11 @@ struct PipeProfile {
     double twait_poll_cycles = 0;        // one pass of the TWAIT spin loop
     // Cross-core flags of one cluster (FFTS CrossCoreSetFlag/WaitFlag): set -> visible at the target.
     double cross_core_flag_latency_cycles = 0;
+    // A cluster's port (AIC c with AIV 2c, 2c + 1), shared by the AIC's GM -> L1 loads and the
+    // bytes its AIVs hold in remote reads: the AIC loads at gm_to_l1 x P / (P + held), held the
+    // AIVs' mean over the cluster_port_sample_ns before the load's issue (0: no shared port).
+    std::int64_t cluster_port_bytes = 0;
+    double cluster_port_sample_ns = 0;
 };
 
 // The cluster's shape and its fabrics (sim/net/topology.hpp builds the routes from it).

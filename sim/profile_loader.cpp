@@ -142,6 +142,8 @@ constexpr std::array kFields{
     field<kPipes, &P::pipe_barrier_cycles>("pipes", "pipe_barrier_cycles", kCycles),
     field<kPipes, &P::twait_poll_cycles>("pipes", "twait_poll_cycles", kCycles),
     field<kPipes, &P::cross_core_flag_latency_cycles>("pipes", "cross_core_flag_latency_cycles", kCycles),
+    field<kPipes, &P::cluster_port_bytes>("pipes", "cluster_port_bytes", kBytes, kOptional),
+    field<kPipes, &P::cluster_port_sample_ns>("pipes", "cluster_port_sample_ns", kNs, kOptional),
 
     field<kNet, &I::ranks_per_node>("interconnect", "ranks_per_node", kCount),
     field<kNet, &I::max_nodes>("interconnect", "max_nodes", kCount),
@@ -493,6 +495,11 @@ Profile load_profile(const std::filesystem::path& file) {
     profile.interconnect.topology = reader.read_name(root, kTopologyKey, kTopologies, "topology");
     profile.interconnect.between_nodes = reader.read_name(root, kBetweenNodesKey, kBetweenNodes, "way between nodes");
     reader.check_cluster_shape(profile.interconnect);
+    // A cluster's port weighs what its AIVs held over a sample before each load: no sample, no weight.
+    if (profile.pipes.cluster_port_bytes > 0 && profile.pipes.cluster_port_sample_ns <= 0) {
+        reader.fail("pipes.cluster_port_sample_ns", fmt::format("must be above 0 ns when pipes.cluster_port_bytes is given ({} bytes)",
+                                                                 profile.pipes.cluster_port_bytes));
+    }
     // The task's own overheads are parts of the host's latencies around a kernel, not additions.
     if (profile.host.task_start_us > profile.host.launch_to_start_us) {
         reader.fail("host.task_start_us", fmt::format("{} us is more than host.launch_to_start_us ({} us), which holds it",

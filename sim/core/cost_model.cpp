@@ -43,6 +43,8 @@ CostModel::CostModel(const Profile& p)
       remote_store_burst_ps(from_ns(p.interconnect.remote_store_burst_ns)),
       remote_read_window_bytes(p.interconnect.remote_read_window_bytes),
       remote_read_round_trip_ps(std::max<SimTime>(1, from_ns(p.interconnect.remote_read_round_trip_ns))),
+      cluster_port_bytes(p.pipes.cluster_port_bytes),
+      cluster_port_sample_ps(from_ns(p.pipes.cluster_port_sample_ns)),
       sdma_bps(gib_s_to_bps(p.interconnect.sdma_gib_s)),
       sdma_latency_ps(from_ns(p.interconnect.sdma_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),

@@ -44,6 +44,10 @@ struct CostModel {
     SimTime remote_store_burst_ps;
     std::int64_t remote_read_window_bytes;  // one core's read requests in flight to peers
     SimTime remote_read_round_trip_ps;      // each held for this (inside a node)
+    // A cluster's port: its AIC's GM -> L1 rate x P / (P + bytes its AIVs hold in remote reads,
+    // their mean over the sample before the load's issue); 0: no shared port.
+    std::int64_t cluster_port_bytes;
+    SimTime cluster_port_sample_ps;
     std::int64_t sdma_bps;
     SimTime sdma_latency_ps;
     SimTime remote_atomic_ps;

@@ -147,6 +147,7 @@ void LogicalProcess::run_window(SimTime window_end) {
         const SimTime next = std::min(events_.empty() ? kNever : events_.top().t, flag_wake_);
         send_memory_traffic();
         send_link_traffic();
+        send_port_traffic();
         coord.arrive(*this, next, outbox_, watched_changed ? &watched_ : nullptr, new_waiters_);
     } catch (const SimAborted&) {
         abort_kernel();
@@ -246,6 +247,7 @@ void LogicalProcess::finish_kernel() {
     hand_in_memory_log();  // after the last window's traffic, before a host can look
     memory_.end_kernel();
     send_link_traffic();
+    send_port_traffic();
     coord_.leave(*this, outbox_, [&] {
         if (*on_complete_) (*on_complete_)(stats_);
         finished_ = true;

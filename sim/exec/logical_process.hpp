@@ -210,6 +210,12 @@ public:
     // the window's barrier. Returns when the last byte has crossed.
     SimTime book_route(std::span<const int> route, SimTime start, double bytes, std::int64_t cap_bytes_per_s);
     SimTime window_end() const { return window_end_; }
+    // A cluster's port (sim/mem/cluster_port.hpp): an AIV of `cluster` holds `bytes` of it over
+    // [begin, end) (noted here for this stream's AIC, handed in at the barrier for the others').
+    void note_port_hold(const PortHold& h);
+    // What the AIVs of `cluster` held on average over [from, to): this stream's as booked so far,
+    // the chip's other streams' as delivered at the barriers.
+    double port_held_bytes(int cluster, SimTime from, SimTime to) const;
 
     std::vector<std::string> describe_waiters() const override;
     // When blocks of the running kernel were never scheduled (more blocks than cores, the
@@ -256,6 +262,8 @@ private:
     void send_memory_traffic();
     // The links' usage of this window, to their hubs (delivered at the barrier).
     void send_link_traffic();
+    // The clusters' port holds of this window, to the chip (delivered at the barrier).
+    void send_port_traffic();
     // The kernel ends: statistics, log, leave (running the completion callback).
     void finish_kernel();
     // The run failed: leave without results.
@@ -351,6 +359,11 @@ private:
     LinkView& link(int link_id);
     std::unordered_map<int, std::unique_ptr<LinkView>> links_;
     std::vector<int> links_used_;  // the links booked in this window, in the order first booked
+    // This stream's AIVs' holds of their clusters' ports: all those that can still matter, and
+    // the window's, to hand in (note_port_hold).
+    ClusterPortHolds port_holds_;
+    std::vector<PortHold> port_out_;
+    std::size_t port_holds_at_last_forget_ = 0;
     // book_route()'s buffers, reused.
     struct RouteScratch {
         std::vector<LinkView*> views;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/cost_model.hpp"
 #include "sim/net/topology.hpp"
 
 // What a stream books on links and hands in at its barrier: the links' usage, its memory
@@ -72,6 +73,37 @@ void LogicalProcess::send_link_traffic() {
     m.visible_at = window_end_;  // what another stream may use from the barrier on
     m.dst_rank = rank_;
     m.link_traffic = std::move(traffic);
+    send(std::move(m));
+}
+
+void LogicalProcess::note_port_hold(const PortHold& h) {
+    port_holds_.add(source_id(), h);
+    port_out_.push_back(h);
+    // Dropped once they can no longer matter: no block of this stream books before the horizon
+    // again, and a load looks back one sample. Checked when the records have doubled, so that a
+    // stream keeps a few samples' worth whatever its length.
+    if (port_holds_.size() >= 2 * port_holds_at_last_forget_ + 64) {
+        port_holds_.forget_ending_before(horizon_ - cost_.cluster_port_sample_ps);
+        port_holds_at_last_forget_ = port_holds_.size();
+    }
+}
+
+double LogicalProcess::port_held_bytes(int cluster, SimTime from, SimTime to) const {
+    const ClusterPortHolds* delivered = chip(rank_).ports;
+    const double others = delivered == nullptr ? 0 : delivered->mean_held_bytes(cluster, from, to, source_id());
+    return port_holds_.mean_held_bytes(cluster, from, to) + others;
+}
+
+void LogicalProcess::send_port_traffic() {
+    if (port_out_.empty()) return;
+    auto traffic = std::make_shared<PortTraffic>();
+    traffic->holds = std::move(port_out_);
+    port_out_.clear();
+    Message m;
+    m.kind = Message::Kind::PortTraffic;
+    m.visible_at = window_end_;  // what another stream may use from the barrier on
+    m.dst_rank = rank_;
+    m.port_traffic = std::move(traffic);
     send(std::move(m));
 }
 

@@ -25,16 +25,18 @@ class Coordinator;
 class Sanitizer;
 class GlobalMemory;
 class ChipMemory;
+class ClusterPortHolds;
 class LinkHub;
 class SignalStore;
 class PendingGmWrite;
 
 // The parts of one chip that streams touch: its GM (allocations, bounds, data), its memory
-// system (L2 and HBM bandwidth, sim/mem/chip_memory.hpp) and its signal words.
+// system (L2 and HBM bandwidth, sim/mem/chip_memory.hpp), its signal words and its clusters' ports.
 struct ChipParts {
     GlobalMemory* gm = nullptr;
     ChipMemory* memory = nullptr;
     SignalStore* signals = nullptr;
+    const ClusterPortHolds* ports = nullptr;  // the clusters' ports as delivered (sim/mem/cluster_port.hpp)
 };
 
 // Bandwidth booked on one link as a step function: (from this time on, bytes per second).

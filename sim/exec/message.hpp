@@ -9,6 +9,7 @@
 
 #include "sim/exec/signal.hpp"
 #include "sim/mem/chip_memory.hpp"
+#include "sim/mem/cluster_port.hpp"
 #include "sim/mem/dtype.hpp"
 #include "sim/net/link_hub.hpp"
 #include "sim/sanitize/signal_stamp.hpp"
@@ -31,8 +32,10 @@ struct Message {
     // `dtype`, the sum rounded to it). MemTraffic: what a producer did to a chip's memory system
     // in one window (sim/mem/chip_memory.hpp), usable by its other streams from `visible_at` on.
     // LinkTraffic: what a stream booked on links in one window (sim/net/link_hub.hpp), usable by
-    // the other streams that send over them from `visible_at` on.
-    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic, LinkTraffic };
+    // the other streams that send over them from `visible_at` on. PortTraffic: what a stream's
+    // AIVs held of their clusters' ports in one window (sim/mem/cluster_port.hpp), usable by the
+    // chip's other streams from `visible_at` on.
+    enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic, LinkTraffic, PortTraffic };
     SimTime visible_at = 0;
     int source = 0;            // producer id (logical process or host), for the total order
     std::uint64_t seq = 0;     // producer-local sequence number
@@ -57,6 +60,8 @@ struct Message {
     std::shared_ptr<const MemTraffic> traffic;
     // LinkTraffic: the links' usage.
     std::shared_ptr<const LinkTraffic> link_traffic;
+    // PortTraffic: the clusters' holds.
+    std::shared_ptr<const PortTraffic> port_traffic;
 };
 
 inline bool message_order(const Message& a, const Message& b) {

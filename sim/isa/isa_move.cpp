@@ -1,5 +1,6 @@
 // TLOAD, TSTORE (GM <-> tile, local or across the interconnect) and TEXTRACT (L1 -> L0A/L0B).
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "sim/isa/record.hpp"
 #include "sim/isa/tile_copy.hpp"
 #include "sim/mem/chip_memory.hpp"
+#include "sim/mem/cluster_port.hpp"
 #include "sim/net/topology.hpp"
 #include "sim/mem/gm_deferred.hpp"
 #include "sim/sim_error.hpp"
@@ -116,6 +118,20 @@ void MemMove::await_suspend(std::coroutine_handle<> h) { blk_.lp().park(blk_, is
 
 namespace {
 
+// An AIC's GM -> L1 rate where its cluster's port is shared with its AIVs' remote reads in
+// flight (sim/MODEL.md "A cluster's port"): `cap` x P / (P + H), H the bytes the AIVs held on
+// average over the sample before the load's issue. A load is issued ahead of its pipe, before
+// the AIVs have booked what runs beside it, so their recent holding stands for it.
+std::int64_t cluster_port_rate_bps(const LogicalProcess& lp, const BlockCtx& blk, SimTime issue, std::int64_t cap) {
+    const CostModel& cost = lp.cost();
+    const SimTime from = issue > cost.cluster_port_sample_ps ? issue - cost.cluster_port_sample_ps : 0;
+    if (issue <= from) return cap;
+    const double held = lp.port_held_bytes(blk.core().index, from, issue);
+    if (held <= 0) return cap;
+    const double port = static_cast<double>(cost.cluster_port_bytes);
+    return std::max<std::int64_t>(1, std::llround(static_cast<double>(cap) * port / (port + held)));
+}
+
 // When the last byte of a move of `gm` (to or from `tile`'s core, issued at `issue`, its pipe free
 // at `start`) has moved: a local one booked on the chip's L2 and HBM beside the other streams, a
 // remote one on the links of its route, the peer's memory noted as used while the bytes cross.
@@ -128,6 +144,7 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
         std::int64_t cap;
         if (load) cap = tile.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
         else cap = tile.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
+        if (load && tile.kind == MemKind::L1 && cost.cluster_port_bytes > 0) cap = cluster_port_rate_bps(lp, blk, issue, cap);
         return lp.memory().book_local(gm, access, issue, start + cost.gm_latency_ps, static_cast<double>(bytes), cap);
     }
     const int src = load ? gm.rank() : blk.rank();
@@ -143,6 +160,10 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
         const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
                                             cost.remote_read_rate_bps(round_trip));
         const SimTime end = std::max(moved, begin + round_trip);
+        if (cost.cluster_port_bytes > 0 && blk.core_type() == CoreType::AIV) {
+            // Its requests hold the cluster's port until their data is back: at most a window's.
+            lp.note_port_hold(PortHold{blk.core().index / 2, begin, end, std::min(bytes, cost.remote_read_window_bytes)});
+        }
         ChipMemory& peer = *lp.chip(gm.rank()).memory;
         lp.memory().note_remote(peer, gm, access, issue, begin, moved, static_cast<double>(bytes));
         return end;

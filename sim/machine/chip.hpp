@@ -6,6 +6,7 @@
 
 #include "sim/exec/signal_store.hpp"
 #include "sim/mem/chip_memory.hpp"
+#include "sim/mem/cluster_port.hpp"
 #include "sim/mem/global_memory.hpp"
 #include "sim/profile.hpp"
 
@@ -18,6 +19,9 @@ struct Chip {
     GlobalMemory gm;
     ChipMemory memory;
     SignalStore signals;
+    // Every stream's AIVs' holds of the clusters' ports, as delivered at the barriers (written
+    // there only, read by the streams in their windows).
+    ClusterPortHolds ports;
 };
 
 }  // namespace tandem

@@ -43,7 +43,7 @@ Cluster::Cluster(const Profile& profile, const ClusterOptions& options)
     for (int r = 0; r < options.ranks; ++r) {
         chips_.push_back(std::make_unique<Chip>(r, profile_, functional()));
         Chip& c = *chips_.back();
-        chip_parts_.push_back(ChipParts{&c.gm, &c.memory, &c.signals});
+        chip_parts_.push_back(ChipParts{&c.gm, &c.memory, &c.signals, &c.ports});
     }
     set_sanitizing(options.sanitize);
 }
@@ -83,6 +83,12 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::MemTraffic) {
         dst.memory.deliver(m.traffic, m.visible_at, m.source);
+        return;
+    }
+    if (m.kind == Message::Kind::PortTraffic) {
+        if (m.port_traffic) {
+            for (const PortHold& h : m.port_traffic->holds) dst.ports.add(m.source, h);
+        }
         return;
     }
     if (m.kind == Message::Kind::Signal) {
@@ -140,6 +146,8 @@ void Cluster::fold_before(SimTime horizon) {
     for (auto& c : chips_) {
         c->signals.fold_before(horizon);
         c->memory.forget_before(horizon);
+        // No stream issues a load before the horizon again, and each looks back one sample.
+        if (!c->ports.empty()) c->ports.forget_ending_before(horizon - cost_.cluster_port_sample_ps);
     }
     // The links' hubs forget when usage is delivered to them (LinkHub::deliver, at horizon_), and
     // here, a few links per barrier in turn.

@@ -1,0 +1,55 @@
+#pragma once
+// A core cluster's port to its chip's memory system (an AIC with its two AIVs: AIC c with AIV 2c
+// and 2c + 1), as the cluster's cores share it: an AIV's remote read holds some of the port's
+// request slots for its round trip, and its AIC's GM -> L1 loads get what is left
+// (sim/MODEL.md "A cluster's port").
+//
+// What an AIV holds is a record (cluster, from, to, bytes), not a rate per nanosecond. A stream
+// keeps its own records as its blocks book them (they run in (time, slot) order, so its AIC reads
+// exactly the records of its AIVs that were booked before its load's issue), and hands them in at
+// the window's barrier; the chip keeps every stream's records, stamped with that barrier, and a
+// stream reads the other streams' only from there. So what one stream's reads do to another
+// stream's loads is a pure function of simulated time, whatever the host threads do.
+#include <cstdint>
+#include <vector>
+
+#include "sim/sim_time.hpp"
+
+namespace tandem {
+
+// Bytes one AIV of `cluster` holds of the cluster's port over [begin, end).
+struct PortHold {
+    std::int32_t cluster = 0;
+    SimTime begin = 0;
+    SimTime end = 0;
+    std::int64_t bytes = 0;
+};
+
+// What one stream's AIVs held in one window, handed in at its barrier (Message::Kind::PortTraffic).
+struct PortTraffic {
+    std::vector<PortHold> holds;
+};
+
+// Records of one chip's clusters, by cluster, each with the producer that made it (a logical
+// process's source id), kept while a reader can still look at them.
+class ClusterPortHolds {
+public:
+    void add(int source, const PortHold& h);
+    // The bytes cluster `cluster` held on average over [from, to) (from < to), counting the
+    // records of every producer but `skip_source` (-1: none).
+    double mean_held_bytes(int cluster, SimTime from, SimTime to, int skip_source = -1) const;
+    // Drops the records that end before t (no reader looks before t again).
+    void forget_ending_before(SimTime t);
+    bool empty() const { return count_ == 0; }
+    std::size_t size() const { return count_; }
+
+private:
+    struct Entry {
+        int source;
+        PortHold hold;
+    };
+    std::vector<std::vector<Entry>> by_cluster_;
+    std::size_t count_ = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,98 @@
+// A cluster's port (sim/mem/cluster_port.hpp, sim/MODEL.md "A cluster's port"): an AIC's GM -> L1
+// loads slow down while the AIVs of its own cluster hold remote reads in flight, and not while
+// another cluster's do; the readers run on another stream, so what the loads see went through
+// the window barriers, and the times are the same whatever the host threads.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+
+#include "sim/mem/cluster_port.hpp"
+#include "sim/runtime/runtime.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tandem {
+namespace cluster_port_test {
+
+constexpr int kCols = 256;
+constexpr int kReadRows = 32;  // 16 KiB per remote read: longer than the A2 core's window (4 KiB)
+constexpr int kReads = 60;     // about 170 us of reads per AIV
+constexpr int kLoadRows = 64;  // 32 KiB per GM -> L1 load
+constexpr int kLoads = 300;    // about 60 us of loads alone
+
+Profile port_profile() {
+    Profile p = test::b1_profile();
+    p.pipes.cluster_port_bytes = 16384;
+    p.pipes.cluster_port_sample_ns = 20000;
+    return p;
+}
+
+// AIV blocks `readers` (block b on AIV core b, of cluster b / 2) pull rank 1's window over and
+// over on one stream while one AIC block (core 0, cluster 0) loads local GM into L1 on another,
+// starting 30 us later; returns the loads kernel's duration in ps.
+SimTime loads_time(const std::set<int>& readers, int host_threads) {
+    Runtime rt(port_profile(), ClusterOptions{2, DataMode::TimingOnly, false, false, host_threads});
+    constexpr std::int64_t read_bytes = std::int64_t{kReadRows} * kCols * 2;
+    constexpr std::int64_t load_bytes = std::int64_t{kLoadRows} * kCols * 2;
+    GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", read_bytes, /*shared=*/true);
+    GmAllocation& buf = rt.host(0).malloc("buf", load_bytes);
+    SimTime took = 0;
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& reads = host.create_stream("reads");
+        Stream& loads = host.create_stream("loads");
+        reads.launch(KernelLaunch{"reads", CoreType::AIV, 4, [&](BlockCtx& b) -> Task {
+            if (!readers.contains(b.block_idx())) co_return;
+            Tile& ub = b.alloc_tile(MemKind::UB, kReadRows, kCols, DType::F16, "ub");
+            for (int i = 0; i < kReads; ++i) {
+                co_await TLOAD(ub, GmTensor(win, 0, kReadRows, kCols, kCols, DType::F16));
+                pipe_barrier(b, PIPE_ALL);
+            }
+        }});
+        loads.launch(KernelLaunch{"loads", CoreType::AIC, 1, [&](BlockCtx& b) -> Task {
+            Tile& l1 = b.alloc_tile(MemKind::L1, kLoadRows, kCols, DType::F16, "l1");
+            TSCALAR(b, 54000);  // 30 us of scalar work at 1800 MHz, one cycle each
+            for (int i = 0; i < kLoads; ++i) {
+                co_await TLOAD(l1, GmTensor(buf, 0, kLoadRows, kCols, kCols, DType::F16));
+                pipe_barrier(b, PIPE_ALL);
+            }
+        }});
+        reads.synchronize();
+        loads.synchronize();
+        const KernelStats& k = loads.kernel_stats().at(0);
+        took = k.end - k.start;
+    });
+    return took;
+}
+
+TEST(ClusterPort, AnAicsLoadsSlowWhileItsOwnClustersAivsHoldReads) {
+    const SimTime alone = loads_time({}, 2);
+    const SimTime own = loads_time({0, 1}, 2);
+    const SimTime other = loads_time({2, 3}, 2);
+    // Two AIVs hold up to 2 x 4 KiB of a 16 KiB port: the loads get at least 2/3 of their rate.
+    EXPECT_GT(static_cast<double>(own), 1.2 * static_cast<double>(alone));
+    EXPECT_LT(static_cast<double>(own), 1.6 * static_cast<double>(alone));
+    EXPECT_EQ(other, alone) << "another cluster's reads do not touch cluster 0's port";
+}
+
+TEST(ClusterPort, WhatTheLoadsSeeIsTheSameWhateverTheHostThreads) {
+    const SimTime two = loads_time({0, 1}, 2);
+    EXPECT_EQ(loads_time({0, 1}, 1), two);
+    EXPECT_EQ(loads_time({0, 1}, 4), two);
+}
+
+TEST(ClusterPortHolds, AveragesTheBytesHeldOverAnIntervalSkippingOneProducer) {
+    ClusterPortHolds h;
+    h.add(1, PortHold{0, 0, 1000, 4096});     // held over all of [0, 1000)
+    h.add(2, PortHold{0, 500, 1500, 2048});   // half of it
+    h.add(1, PortHold{1, 0, 1000, 9999});     // another cluster
+    EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 0, 1000), 4096 + 1024);
+    EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 0, 1000, 1), 1024);
+    EXPECT_DOUBLE_EQ(h.mean_held_bytes(2, 0, 1000), 0);
+    h.forget_ending_before(1200);
+    EXPECT_EQ(h.size(), 1u);
+    EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 1000, 1500), 2048);
+}
+
+}  // namespace cluster_port_test
+}  // namespace tandem
