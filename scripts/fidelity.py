@@ -14,7 +14,9 @@ not have (sim/calibration/predictions_<SoC>.csv; no fit uses them).
 With --uncertainty it then reports how far each prediction and each row no fit uses moves under
 what the measured rows leave open: the fitted parameters at their leave-one-out values, and each
 assumed parameter of the fits file's [[assumption]] list at either end of its plausible range with
-every fit redone under it (scripts/calibration/uncertainty.py). That takes a few minutes.
+every fit redone under it (scripts/calibration/uncertainty.py). Every assumption end redoes every
+fit, the A3 MegaMoE ones with their runs at M up to 2048: a long run on 2 cores;
+--assumption PARAMETER (repeatable) varies only the ones named.
 
 Exits 1 when a fitted row is off by more than 10%, when a shipped value is not its fit's optimum,
 or when a fit uses fewer than two rows; 2 on bad usage. Outliers (rows left out of every fit, with
@@ -51,8 +53,14 @@ def main():
     ap.add_argument("--json", help="also write the report as JSON to this file")
     ap.add_argument("--uncertainty", action="store_true",
                     help="also report how far the predictions and the rows no fit uses move under the leave-one-out "
-                         "fits and the assumed parameters' ranges (a few minutes)")
+                         "fits and the assumed parameters' ranges (each assumption end redoes every fit, the A3 "
+                         "MegaMoE ones included: long; narrow it with --assumption)")
+    ap.add_argument("--assumption", action="append", metavar="PARAMETER",
+                    help="with --uncertainty, vary only this assumed parameter (as the fits file's [[assumption]] "
+                         "names it; repeat for more); the default is every one")
     args = ap.parse_args()
+    if args.assumption and not args.uncertainty:
+        ap.error("--assumption needs --uncertainty")
 
     soc = args.soc_version
     profile_path = args.profile or os.path.join(ROOT, "sim", "profiles", f"{soc}.toml")
@@ -83,6 +91,13 @@ def main():
             sys.exit(f"fidelity: {os.path.relpath(spec_path, ROOT)}: {e}")
     elif args.uncertainty:
         sys.exit(f"fidelity: --uncertainty needs {spec_path}")
+    if args.assumption:
+        known = [a.parameter for a in assumptions]
+        unknown = [p for p in args.assumption if p not in known]
+        if unknown:
+            sys.exit(f"fidelity: --assumption {unknown[0]}: not an assumed parameter of {os.path.relpath(spec_path, ROOT)} "
+                     f"(it lists: {', '.join(known)})")
+        assumptions = [a for a in assumptions if a.parameter in args.assumption]
     sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs, derived_texts)
     try:
         return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json,

@@ -164,26 +164,54 @@ class EndToEndTest(unittest.TestCase):
         with open(out) as f:
             return json.load(f)["per_rank"][0]["pipelined_us"]
 
+    def write_data_set(self, tmp, extra_assumption=""):
+        """A calibration folder: the two rows measured as the model gives them, one fit, one
+        prediction, the hop latency as an assumption (and `extra_assumption`, TOML, if given)."""
+        cal = os.path.join(tmp, "cal")
+        os.makedirs(cal)
+        with open(os.path.join(cal, "allgather_gemm_Ascend910B1.csv"), "w") as f:
+            f.write("soc,ranks,m,k,n,measured_ms\n")
+            for c in self.CASES:
+                f.write(f"Ascend910B1,{c[0]},{c[1]},{c[2]},{c[3]},{self.simulate(*c, tmp) / 1000.0!r}\n")
+        with open(os.path.join(cal, "fits_Ascend910B1.toml"), "w") as f:
+            f.write('[[fit]]\nparameters = ["interconnect.link_gb_s"]\ngrid = [[18.5]]\n'
+                    'rows = ["allgather_gemm/2x512x256x256/pipelined", "allgather_gemm/2x1024x256x256/pipelined"]\n'
+                    '[[assumption]]\nparameter = "interconnect.link_latency_ns"\nlow = 250\nhigh = 2000\n'
+                    'why = "test range"\n' + extra_assumption)
+        with open(os.path.join(cal, "predictions_Ascend910B1.csv"), "w") as f:
+            f.write("soc,family,case,args,quantities\n"
+                    "Ascend910B1,allgather_gemm,4x512x256x256,-n 4 --gm 512 --gk 256 --gn 256,pipelined\n")
+        return cal
+
+    def fidelity(self, cal, *args):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "fidelity.py"), "--binary", BINARY,
+                               "--calibration-dir", cal, "--jobs", "2", *args], capture_output=True, text=True)
+
+    def test_assumption_varies_only_the_parameters_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cal = self.write_data_set(tmp, '[[assumption]]\nparameter = "pipes.twait_poll_cycles"\nlow = 50\n'
+                                           'high = 400\nwhy = "second"\n')
+            report = os.path.join(tmp, "f.json")
+            done = self.fidelity(cal, "--uncertainty", "--assumption", "pipes.twait_poll_cycles", "--json", report)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("uncertainty: assumption 2/2: pipes.twait_poll_cycles = 400", done.stderr)
+            self.assertNotIn("interconnect.link_latency_ns =", done.stderr)
+            with open(report) as f:
+                self.assertEqual([a["parameter"] for a in json.load(f)["uncertainty"]["assumptions"]],
+                                 ["pipes.twait_poll_cycles"])
+            done = self.fidelity(cal, "--uncertainty", "--assumption", "pipes.no_such_key")
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("--assumption pipes.no_such_key: not an assumed parameter", done.stderr)
+            self.assertIn("interconnect.link_latency_ns, pipes.twait_poll_cycles", done.stderr)
+            done = self.fidelity(cal, "--assumption", "pipes.twait_poll_cycles")
+            self.assertEqual(done.returncode, 2)
+            self.assertIn("--assumption needs --uncertainty", done.stderr)
+
     def test_the_report_shows_each_end_and_every_target(self):
         with tempfile.TemporaryDirectory() as tmp:
-            cal = os.path.join(tmp, "cal")
-            os.makedirs(cal)
-            with open(os.path.join(cal, "allgather_gemm_Ascend910B1.csv"), "w") as f:
-                f.write("soc,ranks,m,k,n,measured_ms\n")
-                for c in self.CASES:
-                    f.write(f"Ascend910B1,{c[0]},{c[1]},{c[2]},{c[3]},{self.simulate(*c, tmp) / 1000.0!r}\n")
-            with open(os.path.join(cal, "fits_Ascend910B1.toml"), "w") as f:
-                f.write('[[fit]]\nparameters = ["interconnect.link_gb_s"]\ngrid = [[18.5]]\n'
-                        'rows = ["allgather_gemm/2x512x256x256/pipelined", "allgather_gemm/2x1024x256x256/pipelined"]\n'
-                        '[[assumption]]\nparameter = "interconnect.link_latency_ns"\nlow = 250\nhigh = 2000\n'
-                        'why = "test range"\n')
-            with open(os.path.join(cal, "predictions_Ascend910B1.csv"), "w") as f:
-                f.write("soc,family,case,args,quantities\n"
-                        "Ascend910B1,allgather_gemm,4x512x256x256,-n 4 --gm 512 --gk 256 --gn 256,pipelined\n")
+            cal = self.write_data_set(tmp)
             report = os.path.join(tmp, "f.json")
-            done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "fidelity.py"), "--binary", BINARY,
-                                   "--calibration-dir", cal, "--uncertainty", "--jobs", "2", "--json", report],
-                                  capture_output=True, text=True)
+            done = self.fidelity(cal, "--uncertainty", "--json", report)
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
             self.assertIn("Uncertainty: how far each figure moves", done.stdout)
             self.assertIn("interconnect.link_latency_ns 250..2000 (profile 1000): test range", done.stdout)
