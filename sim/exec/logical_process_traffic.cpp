@@ -13,6 +13,19 @@
 // traffic, its messages (sim/exec/logical_process.hpp).
 namespace tandem {
 
+namespace {
+
+// What a stream booked in its window, for `rank`'s other streams: usable from the barrier on.
+Message usage_message(Message::Kind kind, SimTime window_end, int rank) {
+    Message m;
+    m.kind = kind;
+    m.visible_at = window_end;
+    m.dst_rank = rank;
+    return m;
+}
+
+}  // namespace
+
 LinkView& LogicalProcess::link(int link_id) {
     auto& slot = links_[link_id];
     if (!slot) slot = std::make_unique<LinkView>(machine_.link_hub(link_id), topology_.describe_link(link_id), topology_.link_bytes_per_s(link_id), source_id());
@@ -52,10 +65,7 @@ void LogicalProcess::send_memory_traffic() {
             UsageBins& kept = memory_log_[t.rank];
             for (const MemUsage& u : t.traffic->usage) kept.add(u);
         }
-        Message m;
-        m.kind = Message::Kind::MemTraffic;
-        m.visible_at = window_end_;  // what another stream may use from the barrier on
-        m.dst_rank = t.rank;
+        Message m = usage_message(Message::Kind::MemTraffic, window_end_, t.rank);
         m.traffic = std::move(t.traffic);
         send(std::move(m));
     }
@@ -68,10 +78,7 @@ void LogicalProcess::send_link_traffic() {
     traffic->usage.reserve(2 * links_used_.size());
     for (int id : links_used_) links_.at(id)->take_usage(id, traffic->usage);
     links_used_.clear();
-    Message m;
-    m.kind = Message::Kind::LinkTraffic;
-    m.visible_at = window_end_;  // what another stream may use from the barrier on
-    m.dst_rank = rank_;
+    Message m = usage_message(Message::Kind::LinkTraffic, window_end_, rank_);
     m.link_traffic = std::move(traffic);
     send(std::move(m));
 }
@@ -99,10 +106,7 @@ void LogicalProcess::send_port_traffic() {
     auto traffic = std::make_shared<PortTraffic>();
     traffic->holds = std::move(port_out_);
     port_out_.clear();
-    Message m;
-    m.kind = Message::Kind::PortTraffic;
-    m.visible_at = window_end_;  // what another stream may use from the barrier on
-    m.dst_rank = rank_;
+    Message m = usage_message(Message::Kind::PortTraffic, window_end_, rank_);
     m.port_traffic = std::move(traffic);
     send(std::move(m));
 }
