@@ -75,7 +75,9 @@ void LogicalProcess::send_memory_traffic() {
 void LogicalProcess::send_link_traffic() {
     if (links_used_.empty()) return;
     auto traffic = std::make_shared<LinkTraffic>();
-    traffic->usage.reserve(2 * links_used_.size());
+    std::size_t records = 0;
+    for (int id : links_used_) records += links_.at(id)->usage_to_hand_in();
+    traffic->usage.reserve(records);  // a kernel's first window hands in most of its bookings
     for (int id : links_used_) links_.at(id)->take_usage(id, traffic->usage);
     links_used_.clear();
     Message m = usage_message(Message::Kind::LinkTraffic, window_end_, rank_);

@@ -45,29 +45,12 @@ BinnedCalendar::BinnedCalendar(std::string name, std::int64_t capacity_bytes_per
     }
 }
 
-BinnedCalendar::~BinnedCalendar() {
-    for (double* p : pages_) delete[] p;
-    for (double* p : spare_) delete[] p;
-}
-
 void BinnedCalendar::restart(SimTime origin_ps) {
     origin_ = origin_ps;
-    for (double* p : pages_) release(p);
     pages_.clear();
-    page0_ = 0;
-    pages_held_ = 0;
     keep_from_bin_ = std::numeric_limits<std::int64_t>::min();
     horizon_ = 0;
     bytes_booked_ = 0;
-}
-
-void BinnedCalendar::release(double* page) {
-    if (page == nullptr) return;
-    if (spare_.size() < kSparePages) {
-        spare_.push_back(page);
-    } else {
-        delete[] page;
-    }
 }
 
 void BinnedCalendar::forget_before(SimTime t) {
@@ -75,40 +58,7 @@ void BinnedCalendar::forget_before(SimTime t) {
     keep_from_bin_ = bin_of(horizon_);  // t's own bin is still booked into
     // Pages wholly before the horizon's bin go; the one holding it stays (its earlier bins are
     // never booked into again, and bytes_in() reads them as 0).
-    const std::int64_t drop = std::min((keep_from_bin_ >> kPageShift) - page0_, static_cast<std::int64_t>(pages_.size()));
-    if (drop <= 0) return;
-    for (std::int64_t i = 0; i < drop; ++i) {
-        double* p = pages_[static_cast<std::size_t>(i)];
-        if (p != nullptr) --pages_held_;
-        release(p);
-    }
-    pages_.erase(pages_.begin(), pages_.begin() + drop);
-    page0_ += drop;
-}
-
-double* BinnedCalendar::make_page(std::int64_t page) {
-    // Bookings come in any order of time: one may land before the pages held.
-    if (pages_.empty()) {
-        page0_ = page;
-        pages_.push_back(nullptr);
-    } else if (page < page0_) {
-        pages_.insert(pages_.begin(), static_cast<std::size_t>(page0_ - page), nullptr);
-        page0_ = page;
-    } else if (page - page0_ >= static_cast<std::int64_t>(pages_.size())) {
-        pages_.resize(static_cast<std::size_t>(page - page0_ + 1), nullptr);
-    }
-    double*& slot = pages_[static_cast<std::size_t>(page - page0_)];
-    if (slot == nullptr) {
-        if (!spare_.empty()) {
-            slot = spare_.back();
-            spare_.pop_back();
-        } else {
-            slot = new double[kPageBins];
-        }
-        std::fill(slot, slot + kPageBins, 0.0);
-        ++pages_held_;
-    }
-    return slot;
+    pages_.drop_pages_before(keep_from_bin_);
 }
 
 SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s,
@@ -123,7 +73,7 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
     std::int64_t bin = bin_of(t);
     SimTime bin_end = origin_ + (bin + 1) * bin_ps_;
     double* slot = this->slot(bin);
-    double* page_end = slot + (page_end_bin(bin) - bin);
+    double* page_end = slot + (BinPages::page_end_bin(bin) - bin);
     // The background's bytes per bin, read again where it may change (at its own bins' edges).
     double background_bytes = 0;
     SimTime background_until = background != nullptr ? std::numeric_limits<SimTime>::min() : kNever;
@@ -165,7 +115,7 @@ SimTime BinnedCalendar::book_alone(SimTime start_ps, double bytes, std::int64_t 
         ++bin;
         if (++slot == page_end) {
             slot = this->slot(bin);
-            page_end = slot + kPageBins;
+            page_end = slot + BinPages::kPageBins;
         }
         const double full = std::min(cap_bytes, spare());
         if (full > 0) {
@@ -237,7 +187,7 @@ SimTime book_binned(std::span<BinnedCalendar* const> path, SimTime start_ps, dou
     std::int64_t page_end = bin;  // the bins before it have slots ready (pages end at the same bins)
     for (;;) {
         if (bin == page_end) {
-            page_end = BinnedCalendar::page_end_bin(bin);
+            page_end = BinPages::page_end_bin(bin);
             for (BinnedCursor& c : used) c.slot = c.calendar->slot(bin);
         }
         const SimTime bin_end = origin + (bin + 1) * bin_ps;

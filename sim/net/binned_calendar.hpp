@@ -18,7 +18,7 @@
 // its kernel's first booking, so that the same kernel started at another instant books the same
 // bins and takes the same time (an exact calendar has that by nature).
 //
-// The bins are kept in pages of kPageBins, made only where bookings land: a block's scalar
+// The bins are kept in pages (sim/net/bin_pages.hpp), made only where bookings land: a block's scalar
 // issues its loads long before its pipes run them, so a calendar's bookings reach milliseconds
 // past its horizon with few bytes between (a comm kernel's 64 ns bins were under 1% booked over
 // 9 ms), and a page costs only where bytes are.
@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/net/bin_pages.hpp"
 #include "sim/net/binned_usage.hpp"
 #include "sim/sim_time.hpp"
 
@@ -40,7 +41,6 @@ public:
     // Bin b covers [origin_ps + b * bin_ps, origin_ps + (b + 1) * bin_ps). Throws SimError if the
     // capacity or the bin length is not positive.
     BinnedCalendar(std::string name, std::int64_t capacity_bytes_per_s, SimTime bin_ps, SimTime origin_ps = 0);
-    ~BinnedCalendar();
     BinnedCalendar(const BinnedCalendar&) = delete;
     BinnedCalendar& operator=(const BinnedCalendar&) = delete;
 
@@ -56,15 +56,12 @@ public:
 
     // Bytes booked in bin number `bin` (0 before the horizon's bin: forgotten).
     double bytes_in(std::int64_t bin) const {
-        const std::int64_t p = (bin >> kPageShift) - page0_;
-        if (bin < keep_from_bin_ || p < 0 || p >= static_cast<std::int64_t>(pages_.size())) return 0.0;
-        const double* page = pages_[static_cast<std::size_t>(p)];
-        return page != nullptr ? page[bin & kPageMask] : 0.0;
+        return bin < keep_from_bin_ ? 0.0 : pages_.at(bin);
     }
     // Total bytes of all transfers booked on this resource, for utilisation reports.
     double bytes_booked() const { return bytes_booked_; }
     // Bins held in pages (forgotten pages excluded): a memory gauge.
-    std::size_t bins_kept() const { return pages_held_ * static_cast<std::size_t>(kPageBins); }
+    std::size_t bins_kept() const { return pages_.pages_held() * static_cast<std::size_t>(BinPages::kPageBins); }
 
     // Empty again, its bins counted from `origin_ps` (a new kernel's calendar), keeping the memory
     // it has (a calendar spans its kernel's bookings: tens of thousands of bins, grown again from
@@ -78,28 +75,11 @@ private:
     friend SimTime book_binned(std::span<BinnedCalendar* const>, SimTime, double, std::int64_t,
                                std::span<const UsageSum* const>);
 
-    // Bins are kept in pages of kPageBins (512 bytes), numbered bin >> kPageShift whatever the
-    // origin, so that the calendars of one path have their page edges at the same bins.
-    static constexpr int kPageShift = 6;
-    static constexpr std::int64_t kPageBins = std::int64_t{1} << kPageShift;
-    static constexpr std::int64_t kPageMask = kPageBins - 1;
     // Emptied pages kept for reuse at most (a restarted calendar books its next kernel in them).
     static constexpr std::size_t kSparePages = 256;
-    // The first bin after `bin`'s page.
-    static std::int64_t page_end_bin(std::int64_t bin) { return ((bin >> kPageShift) + 1) * kPageBins; }
-
     // The bytes booked in bin `bin`, in its page (made if need be): the bins from it to
-    // page_end_bin(bin) follow it.
-    double* slot(std::int64_t bin) {
-        const std::int64_t p = (bin >> kPageShift) - page0_;
-        if (p >= 0 && p < static_cast<std::int64_t>(pages_.size())) {
-            double* page = pages_[static_cast<std::size_t>(p)];
-            if (page != nullptr) return page + (bin & kPageMask);
-        }
-        return make_page(bin >> kPageShift) + (bin & kPageMask);
-    }
-    double* make_page(std::int64_t page);
-    void release(double* page);
+    // BinPages::page_end_bin(bin) follow it.
+    double* slot(std::int64_t bin) { return pages_.slot(bin); }
     // book_binned() on a path of this resource alone (`background`: null, or one whose bins hold
     // bytes).
     SimTime book_alone(SimTime start_ps, double bytes, std::int64_t rate_cap_bytes_per_s, const UsageSum* background);
@@ -109,12 +89,9 @@ private:
     SimTime bin_ps_;
     SimTime origin_;
     double bin_bytes_;  // what one bin holds at full capacity
-    // pages_[i] holds the bins of page page0_ + i (null: nothing booked there); pages before the
-    // horizon's are released.
-    std::vector<double*> pages_;
-    std::int64_t page0_ = 0;
-    std::size_t pages_held_ = 0;
-    std::vector<double*> spare_;  // emptied pages, for reuse
+    // The bins, in pages numbered bin >> kPageShift whatever the origin, so that the calendars of
+    // one path have their page edges at the same bins; pages before the horizon's are released.
+    BinPages pages_{kSparePages};
     std::int64_t keep_from_bin_ = std::numeric_limits<std::int64_t>::min();  // the horizon's bin
     SimTime horizon_ = 0;
     double bytes_booked_ = 0;

@@ -9,112 +9,8 @@ BinnedUsage::BinnedUsage(SimTime bin_ps) : bin_ps_(bin_ps) {
     if (bin_ps_ <= 0) throw SimError("BinnedUsage: the bin length must be positive");
 }
 
-BinnedUsage::~BinnedUsage() {
-    for (double* p : pages_) delete[] p;
-    for (double* p : spare_) delete[] p;
-}
-
-BinnedUsage::BinnedUsage(const BinnedUsage& other) : bin_ps_(other.bin_ps_) { *this = other; }
-
-BinnedUsage& BinnedUsage::operator=(const BinnedUsage& other) {
-    if (this == &other) return *this;
-    release_all();
-    bin_ps_ = other.bin_ps_;
-    lo_ = other.lo_;
-    hi_ = other.hi_;
-    horizon_bin_ = other.horizon_bin_;
-    page0_ = other.page0_;
-    max_bytes_ = other.max_bytes_;
-    dropped_since_max_ = other.dropped_since_max_;
-    pages_.assign(other.pages_.size(), nullptr);
-    for (std::size_t i = 0; i < other.pages_.size(); ++i) {
-        if (other.pages_[i] == nullptr) continue;
-        double* page = nullptr;
-        if (!spare_.empty()) {
-            page = spare_.back();
-            spare_.pop_back();
-        } else {
-            page = new double[kPageBins];
-        }
-        std::copy(other.pages_[i], other.pages_[i] + kPageBins, page);
-        pages_[i] = page;
-    }
-    return *this;
-}
-
-BinnedUsage::BinnedUsage(BinnedUsage&& other) noexcept
-    : bin_ps_(other.bin_ps_),
-      lo_(other.lo_),
-      hi_(other.hi_),
-      horizon_bin_(other.horizon_bin_),
-      page0_(other.page0_),
-      pages_(std::move(other.pages_)),
-      spare_(std::move(other.spare_)),
-      max_bytes_(other.max_bytes_),
-      dropped_since_max_(other.dropped_since_max_) {
-    other.pages_.clear();
-    other.spare_.clear();
-    other.lo_ = other.hi_ = 0;
-}
-
-BinnedUsage& BinnedUsage::operator=(BinnedUsage&& other) noexcept {
-    if (this == &other) return *this;
-    for (double* p : pages_) delete[] p;
-    for (double* p : spare_) delete[] p;
-    bin_ps_ = other.bin_ps_;
-    lo_ = other.lo_;
-    hi_ = other.hi_;
-    horizon_bin_ = other.horizon_bin_;
-    page0_ = other.page0_;
-    pages_ = std::move(other.pages_);
-    spare_ = std::move(other.spare_);
-    max_bytes_ = other.max_bytes_;
-    dropped_since_max_ = other.dropped_since_max_;
-    other.pages_.clear();
-    other.spare_.clear();
-    other.lo_ = other.hi_ = 0;
-    return *this;
-}
-
-double* BinnedUsage::make_page(std::int64_t page) {
-    if (pages_.empty()) {
-        page0_ = page;
-        pages_.push_back(nullptr);
-    } else if (page < page0_) {
-        pages_.insert(pages_.begin(), static_cast<std::size_t>(page0_ - page), nullptr);
-        page0_ = page;
-    } else if (page - page0_ >= static_cast<std::int64_t>(pages_.size())) {
-        pages_.resize(static_cast<std::size_t>(page - page0_ + 1), nullptr);
-    }
-    double*& slot = pages_[static_cast<std::size_t>(page - page0_)];
-    if (slot == nullptr) {
-        if (!spare_.empty()) {
-            slot = spare_.back();
-            spare_.pop_back();
-        } else {
-            slot = new double[kPageBins];
-        }
-        std::fill(slot, slot + kPageBins, 0.0);
-    }
-    return slot;
-}
-
-void BinnedUsage::release(double* page) {
-    if (page == nullptr) return;
-    if (spare_.size() < kSparePages) {
-        spare_.push_back(page);
-    } else {
-        delete[] page;
-    }
-}
-
 void BinnedUsage::release_all() {
-    for (double*& p : pages_) {
-        release(p);
-        p = nullptr;
-    }
     pages_.clear();
-    page0_ = 0;
     lo_ = hi_ = 0;
 }
 
@@ -124,11 +20,11 @@ void BinnedUsage::add_to_bins(std::int64_t first, std::int64_t end, double bytes
     if (end <= first) return;
     double top = max_bytes_;
     for (std::int64_t bin = first; bin < end;) {
-        double* page = page_for(bin);
-        const std::int64_t page_end = std::min(end, ((bin >> kPageShift) + 1) << kPageShift);
-        for (std::int64_t i = bin & kPageMask, n = i + (page_end - bin); i < n; ++i) {
-            page[i] += bytes;
-            top = std::max(top, page[i]);
+        double* slot = pages_.slot(bin);
+        const std::int64_t page_end = std::min(end, BinPages::page_end_bin(bin));
+        for (double* const stop = slot + (page_end - bin); slot < stop; ++slot) {
+            *slot += bytes;
+            top = std::max(top, *slot);
         }
         bin = page_end;
     }
@@ -149,15 +45,10 @@ void BinnedUsage::add_spread(SimTime start, SimTime end, std::int64_t first, std
 std::int64_t BinnedUsage::next_kept_bin(std::int64_t bin) const {
     bin = std::max(bin, lo_);
     while (bin < hi_) {
-        const std::int64_t p = (bin >> kPageShift) - page0_;
-        if (pages_[static_cast<std::size_t>(p)] != nullptr) return bin;
-        bin = ((bin >> kPageShift) + 1) << kPageShift;
+        if (pages_.held(bin)) return bin;
+        bin = BinPages::page_end_bin(bin);
     }
     return hi_;
-}
-
-std::size_t BinnedUsage::pages_held() const {
-    return static_cast<std::size_t>(std::count_if(pages_.begin(), pages_.end(), [](const double* p) { return p != nullptr; }));
 }
 
 void BinnedUsage::forget_before(SimTime t) {
@@ -170,12 +61,7 @@ void BinnedUsage::forget_before(SimTime t) {
     } else {
         // Pages wholly before the horizon go; the one holding it stays (its earlier bins are
         // below lo_ and never read).
-        const std::int64_t keep_from = (horizon_bin_ >> kPageShift) - page0_;
-        if (keep_from > 0) {
-            for (std::int64_t i = 0; i < keep_from; ++i) release(pages_[static_cast<std::size_t>(i)]);
-            pages_.erase(pages_.begin(), pages_.begin() + keep_from);
-            page0_ += keep_from;
-        }
+        pages_.drop_pages_before(horizon_bin_);
     }
     // The bound follows what is kept, so that a past peak does not make every later booking walk
     // its bins; recomputed now and then (between, it is still a bound, only a looser one): once

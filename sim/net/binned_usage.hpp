@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "sim/net/bin_pages.hpp"
 #include "sim/sim_error.hpp"
 #include "sim/sim_time.hpp"
 
@@ -20,11 +21,6 @@ class BinnedUsage {
 public:
     // `bin_ps`: the bins' length (positive).
     explicit BinnedUsage(SimTime bin_ps);
-    ~BinnedUsage();
-    BinnedUsage(const BinnedUsage& other);
-    BinnedUsage& operator=(const BinnedUsage& other);
-    BinnedUsage(BinnedUsage&& other) noexcept;
-    BinnedUsage& operator=(BinnedUsage&& other) noexcept;
 
     SimTime bin_ps() const { return bin_ps_; }
 
@@ -47,7 +43,7 @@ public:
     // `bytes` in bin number `bin` (covering [bin * bin_ps, (bin + 1) * bin_ps)).
     void add_to_bin(std::int64_t bin, double bytes) {
         if (!(bytes > 0) || bin < horizon_bin_) return;  // forgotten history: nothing reads it again
-        double& b = page_for(bin)[bin & kPageMask];
+        double& b = *pages_.slot(bin);
         b += bytes;
         max_bytes_ = std::max(max_bytes_, b);
         note_kept(bin, bin + 1);
@@ -59,8 +55,7 @@ public:
     // The bytes of bin number `bin` (0 outside what is kept).
     double bytes_in(std::int64_t bin) const {
         if (bin < lo_ || bin >= hi_) return 0.0;
-        const double* page = pages_[static_cast<std::size_t>((bin >> kPageShift) - page0_)];
-        return page != nullptr ? page[bin & kPageMask] : 0.0;
+        return pages_.at(bin);
     }
     // The bins kept lie in [first_bin(), end_bin()) (first_bin() == end_bin() when there is none).
     std::int64_t first_bin() const { return lo_; }
@@ -72,31 +67,16 @@ public:
     // No bin kept holds more than this (a bound, not always reached: for a quick "cannot matter").
     double max_bin_bytes() const { return max_bytes_; }
     // Pages of bins held (a memory gauge, for tests).
-    std::size_t pages_held() const;
+    std::size_t pages_held() const { return pages_.pages_held(); }
 
     // Drops the bins that end at or before t (nothing will be read before t again).
     void forget_before(SimTime t);
     void clear();
 
 private:
-    // Bins are kept in pages of kPageBins, made where bytes land: usage booked far ahead (a
-    // block's scalar issues long before its pipes run) and scattered (a comm block storing into
-    // 63 peers in turn) costs the pages it touches, not the whole span between them.
-    static constexpr int kPageShift = 6;
-    static constexpr std::int64_t kPageBins = std::int64_t{1} << kPageShift;
-    static constexpr std::int64_t kPageMask = kPageBins - 1;
     // Emptied pages kept for reuse at most (a store is emptied every window by some callers).
     static constexpr std::size_t kSparePages = 64;
 
-    double* page_for(std::int64_t bin) {
-        const std::int64_t p = (bin >> kPageShift) - page0_;
-        if (p >= 0 && p < static_cast<std::int64_t>(pages_.size())) {
-            double* page = pages_[static_cast<std::size_t>(p)];
-            if (page != nullptr) return page;
-        }
-        return make_page(bin >> kPageShift);
-    }
-    double* make_page(std::int64_t page);
     void note_kept(std::int64_t from, std::int64_t to) {
         if (lo_ >= hi_) {
             lo_ = from;
@@ -106,7 +86,6 @@ private:
         lo_ = std::min(lo_, from);
         hi_ = std::max(hi_, to);
     }
-    void release(double* page);
     void release_all();
     void add_spread(SimTime start, SimTime end, std::int64_t first, std::int64_t last, double bytes);
 
@@ -114,9 +93,9 @@ private:
     std::int64_t lo_ = 0;           // bins with bytes lie in [lo_, hi_)
     std::int64_t hi_ = 0;
     std::int64_t horizon_bin_ = 0;  // bins before it are forgotten
-    std::int64_t page0_ = 0;        // the page number of pages_[0]
-    std::vector<double*> pages_;    // null: no bytes in that page
-    std::vector<double*> spare_;    // emptied pages, for reuse
+    // Bins in pages made where bytes land (sim/net/bin_pages.hpp): usage booked far ahead and
+    // scattered costs the pages it touches, not the whole span between them.
+    BinPages pages_{kSparePages};
     static constexpr std::int64_t kRecomputeMaxAfterBins = 16;
     double max_bytes_ = 0;
     std::int64_t dropped_since_max_ = 0;

@@ -10,6 +10,7 @@
 // not see each other, and the others' rate is known per bin of kLinkUsageBinPs.
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -78,7 +79,7 @@ private:
 
     // Written at barriers, or once (under mu_) by the first read of first_usage() in a window.
     mutable BinnedUsage first_{kLinkUsageBinPs};
-    mutable std::vector<LinkUsage> first_records_;  // in the order delivered
+    mutable std::deque<LinkUsage> first_records_;  // in the order delivered (a burst: no doubling's slack)
     mutable std::atomic<bool> first_binned_{false};
     mutable std::mutex mu_;
     // Whether nothing delivered reaches the bin of `horizon` (or later): no stream reads any of

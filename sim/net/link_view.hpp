@@ -34,6 +34,8 @@ public:
     // Appends the usage booked since the last call to `out`, as link `link_id`'s, to hand in; it
     // counts as handed in from now on.
     void take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out);
+    // How many records take_usage() would append now.
+    std::size_t usage_to_hand_in() const { return window_.size(); }
     // No booking from now on starts before `horizon`.
     void forget_before(SimTime horizon);
 
