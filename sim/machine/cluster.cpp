@@ -77,7 +77,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
     if (m.kind == Message::Kind::LinkTraffic) {
         if (!m.link_traffic) return;
         std::lock_guard lock(hubs_mu_);
-        for (const auto& [link, usage] : m.link_traffic->usage) hub_locked(link).deliver(usage, m.source, horizon_);
+        for (const LinkTraffic::Records& r : m.link_traffic->links) hub_locked(r.link).deliver(m.link_traffic, r, m.source, horizon_);
         return;
     }
     Chip& dst = chip(m.dst_rank);

@@ -47,7 +47,10 @@ void L2Residency::touch(std::int64_t id, const RegionPart& part, SimTime at) {
         push_front(id, r);
         return;
     }
-    if (r.intervals.empty()) ++regions_touched_;
+    if (!r.touched) {
+        r.touched = true;
+        ++regions_touched_;
+    }
     r.intervals.emplace_back(at, kNever);
     r.resident_since = at;
     r.cells = RegionCells{};
@@ -58,12 +61,19 @@ void L2Residency::touch(std::int64_t id, const RegionPart& part, SimTime at) {
     const std::int64_t victim = tail_;
     Region& v = regions_[static_cast<std::size_t>(victim)];
     unlink(victim, v);
-    v.intervals.back().second = at;
+    if (v.intervals.back().first == at) {
+        // In and out at the same instant (a window's touches of more regions than the L2 holds,
+        // all published at its end): no time t lies in [at, at), and the interval before it ended
+        // by `at`, so resident_cells() answers the same without it.
+        v.intervals.pop_back();
+    } else {
+        v.intervals.back().second = at;
+        ++closed_intervals_;
+    }
     v.resident_since = kNever;
     v.cells = RegionCells{};
     v.whole = false;
     --resident_;
-    ++closed_intervals_;
 }
 
 CellsView L2Residency::resident_cells(std::int64_t id, SimTime t) const {
@@ -91,6 +101,7 @@ void L2Residency::forget_before(SimTime horizon) {
         if (iv.size() < 2) continue;
         auto keep = std::find_if(iv.begin(), iv.end(), [&](const auto& p) { return p.second >= horizon; });
         iv.erase(iv.begin(), keep);
+        if (iv.capacity() > 2 * iv.size() + 8) iv.shrink_to_fit();  // a burst's room, not kept
     }
 }
 

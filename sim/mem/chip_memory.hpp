@@ -48,22 +48,16 @@
 #include <vector>
 
 #include "sim/net/binned_usage.hpp"
+#include "sim/net/sharing_quanta.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
 
 class MemoryView;
 
-// Usage is published and kept in bins of this length (of the order of the coordinator's lookahead,
-// the lag the other streams learn of it with).
-inline constexpr SimTime kMemUsageBinPs = 500 * kPsPerNs;
-// A stream's own bookings of its chip's L2 and HBM are kept in bins of this length
-// (sim/net/binned_calendar.hpp): a few per panel load, so that a transfer's end is placed to within
-// a few nanoseconds of where an exact calendar would put it, while a booking costs the bins it
-// spans and not the other cores' transfers in flight.
-inline constexpr SimTime kMemCalendarBinPs = 64 * kPsPerNs;
-// Rates read beside a calendar are rounded to whole steps of this (UsageSum).
-inline constexpr std::int64_t kMemUsageRateStep = std::int64_t{1} << 30;  // 1 GiB/s
+// Usage is published and kept in bins of kMemUsageBinPs, a stream's own bookings in bins of
+// kMemCalendarBinPs, rates read in steps of kMemUsageRateStep (sim/net/sharing_quanta.hpp, beside
+// the links').
 
 // Bytes one producer moved through a chip's memory over [start, end), spread evenly; or, with
 // `per_bin`, a run of whole bins of kMemUsageBinPs that each hold the bytes given (what a view
@@ -217,6 +211,7 @@ private:
         // In the open interval: the cells brought in (whole: all of them).
         RegionCells cells{};
         bool whole = false;
+        bool touched = false;  // ever (its intervals may all have been dropped)
     };
     // The region's entry (made on first use: region ids are GM addresses / region_bytes, dense
     // from the first allocation on, so a vector indexed by id; a lookup is on every load).

@@ -11,21 +11,19 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "sim/net/binned_usage.hpp"
+#include "sim/net/sharing_quanta.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
 
-// Link usage is kept in bins of this length (of the order of the coordinator's lookahead, the
-// lag the other streams learn of it with).
-inline constexpr SimTime kLinkUsageBinPs = 500 * kPsPerNs;
-// Rates read beside a link's calendar are rounded to whole steps of this (UsageSum): 1/16 GiB/s,
-// under 0.4% of an HCCS link.
-inline constexpr std::int64_t kLinkUsageRateStep = std::int64_t{1} << 26;
+// Link usage is kept in bins of kLinkUsageBinPs and read in rate steps of kLinkUsageRateStep
+// (sim/net/sharing_quanta.hpp, beside the chip memory's).
 
 // `bytes` moved over a link evenly in [start, end): one step of a transfer's booked rate.
 struct LinkUsage {
@@ -34,11 +32,20 @@ struct LinkUsage {
     double bytes = 0;
 };
 
-// What one stream booked on the links it sent over in one window: (link id, usage), the links in
-// the order it first used them. Carried by a Message of kind LinkTraffic, delivered at the
-// window's barrier. Flat, so that a window hands in one allocation whatever the links.
+// What one stream booked on the links it sent over in one window: every link's records, each
+// link's together, and per link where they lie, the links in the order it first used them.
+// Carried by a Message of kind LinkTraffic, delivered at the window's barrier. Flat, so that a
+// window hands in one allocation whatever the links; shared, so that a hub keeps its first
+// stream's records by holding the message rather than a copy of them (a comm kernel's first
+// window hands in nearly all of its bookings at once).
 struct LinkTraffic {
-    std::vector<std::pair<int, LinkUsage>> usage;
+    struct Records {
+        int link = 0;
+        std::uint32_t begin = 0;  // usage[begin, end) are the link's
+        std::uint32_t end = 0;
+    };
+    std::vector<LinkUsage> usage;
+    std::vector<Records> links;
 };
 
 class LinkHub {
@@ -48,8 +55,11 @@ public:
     LinkHub& operator=(const LinkHub&) = delete;
 
     // ---- at barriers (single-threaded) ----
-    // A stream's usage of the link in one window, record by record. `horizon`: no booking starts
-    // before it again (its bins before it are forgotten).
+    // A stream's usage of the link in one window: `records` of `traffic` (the link's own).
+    // `horizon`: no booking starts before it again (its bins before it are forgotten).
+    void deliver(const std::shared_ptr<const LinkTraffic>& traffic, const LinkTraffic::Records& records, int source,
+                 SimTime horizon);
+    // One record, as a window that booked only it would hand it in.
     void deliver(const LinkUsage& usage, int source, SimTime horizon);
     // Forgets the bins before `horizon` (nothing reads them again; it changes no result).
     void forget_before(SimTime horizon);
@@ -74,12 +84,22 @@ public:
 
 private:
     void bin_first_usage() const;
-    // Drops the records that add nothing at or after `horizon` (their bins are all before it).
+    // Drops the spans of records that add nothing at or after `horizon` (their bins are all
+    // before it).
     void prune_first_records(SimTime horizon);
 
     // Written at barriers, or once (under mu_) by the first read of first_usage() in a window.
     mutable BinnedUsage first_{kLinkUsageBinPs};
-    mutable std::deque<LinkUsage> first_records_;  // in the order delivered (a burst: no doubling's slack)
+    // The first's records, in the order delivered: spans of the messages that carried them,
+    // each with the last bin its records reach (to drop it once that is before the horizon).
+    struct RecordSpan {
+        std::shared_ptr<const LinkTraffic> traffic;
+        std::uint32_t begin = 0;
+        std::uint32_t end = 0;
+        std::int64_t last_bin = -1;
+    };
+    mutable std::deque<RecordSpan> first_records_;
+    mutable std::size_t first_record_count_ = 0;
     mutable std::atomic<bool> first_binned_{false};
     mutable std::mutex mu_;
     // Whether nothing delivered reaches the bin of `horizon` (or later): no stream reads any of

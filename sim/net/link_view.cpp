@@ -61,8 +61,10 @@ bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
     return first && !window_.empty();
 }
 
-void LinkView::take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out) {
-    for (const LinkUsage& u : window_) out.emplace_back(link_id, u);
+void LinkView::take_usage(int link_id, LinkTraffic& out) {
+    const auto begin = static_cast<std::uint32_t>(out.usage.size());
+    out.usage.insert(out.usage.end(), window_.begin(), window_.end());
+    out.links.push_back(LinkTraffic::Records{link_id, begin, static_cast<std::uint32_t>(out.usage.size())});
     // Which stream is the hub's first is settled at the barriers (the first to hand usage in, or
     // the next after the link was idle: LinkHub::deliver). What this view hands in waits as
     // records until others() reads, and is then added to its copy only if it is not the first:

@@ -33,7 +33,7 @@ public:
     bool note_booked(std::span<const Breakpoint> rates, SimTime end);
     // Appends the usage booked since the last call to `out`, as link `link_id`'s, to hand in; it
     // counts as handed in from now on.
-    void take_usage(int link_id, std::vector<std::pair<int, LinkUsage>>& out);
+    void take_usage(int link_id, LinkTraffic& out);
     // How many records take_usage() would append now.
     std::size_t usage_to_hand_in() const { return window_.size(); }
     // No booking from now on starts before `horizon`.

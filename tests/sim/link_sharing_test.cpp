@@ -115,9 +115,9 @@ TEST(LinkSharing, RoutesThatDoNotCrossAHopAreNotSlowedByIt) {
 void booked(LinkView& view, std::vector<Breakpoint> rates, SimTime end) { view.note_booked(rates, end); }
 
 void hand_in(LinkHub& hub, LinkView& view, int source) {
-    std::vector<std::pair<int, LinkUsage>> usage;
-    view.take_usage(0, usage);
-    for (const auto& [link, u] : usage) hub.deliver(u, source, 0);
+    auto traffic = std::make_shared<LinkTraffic>();
+    view.take_usage(0, *traffic);
+    for (const LinkTraffic::Records& r : traffic->links) hub.deliver(traffic, r, source, 0);
 }
 
 TEST(LinkSharing, AStreamReadsExactlyTheOthersUsage) {
