@@ -36,12 +36,27 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
     ready_cv_.notify_all();
 }
 
+namespace {
+
+// A stream's window of messages moved into the barrier's. The stream's vector keeps its room
+// unless that was a burst (a kernel's first window can write thousands of flags into peers):
+// then it goes to `freed`, for the caller to free once it has let the lock go. A stream keeping
+// its largest burst's room held as much again as the barrier's own vector.
+void take_messages(std::vector<Message>& outbox, std::vector<Message>& pending, std::vector<Message>& freed) {
+    constexpr std::size_t kKeptMessages = 256;
+    for (Message& m : outbox) pending.push_back(std::move(m));
+    outbox.clear();
+    if (outbox.capacity() > kKeptMessages) freed.swap(outbox);
+}
+
+}  // namespace
+
 void Coordinator::arrive(Participant& p, SimTime next_event, std::vector<Message>& outbox,
                          const std::vector<SignalAddr>* watched, bool run_next) {
+    std::vector<Message> freed;  // destroyed after the lock is released
     std::lock_guard lock(mu_);
     throw_if_failed_locked();
-    for (Message& m : outbox) pending_.push_back(std::move(m));
-    outbox.clear();
+    take_messages(outbox, pending_, freed);
     Slot& s = slots_[p.slot_];
     s.arrived = true;
     s.next_event = next_event;
@@ -123,10 +138,10 @@ void Coordinator::pool_main(std::size_t index) {
 }
 
 void Coordinator::leave(Participant& p, std::vector<Message>& outbox, const std::function<void()>& on_leave) {
+    std::vector<Message> freed;  // destroyed after the lock is released
     std::lock_guard lock(mu_);
     if (on_leave) on_leave();
-    for (Message& m : outbox) pending_.push_back(std::move(m));
-    outbox.clear();
+    take_messages(outbox, pending_, freed);
     if (p.slot_ < slots_.size() && slots_[p.slot_].p == &p) remove_slot_locked(p.slot_);
     try_advance_locked();
     notify_waiters_locked();
