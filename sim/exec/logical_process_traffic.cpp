@@ -66,7 +66,7 @@ void LogicalProcess::send_memory_traffic() {
             for (const MemUsage& u : t.traffic->usage) kept.add(u);
         }
         Message m = usage_message(Message::Kind::MemTraffic, window_end_, t.rank);
-        m.traffic = std::move(t.traffic);
+        m.set_usage(std::move(t.traffic));
         send(std::move(m));
     }
     traffic_out_.clear();
@@ -82,7 +82,7 @@ void LogicalProcess::send_link_traffic() {
     for (int id : links_used_) links_.at(id)->take_usage(id, *traffic);
     links_used_.clear();
     Message m = usage_message(Message::Kind::LinkTraffic, window_end_, rank_);
-    m.link_traffic = std::move(traffic);
+    m.set_usage(std::move(traffic));
     send(std::move(m));
 }
 
@@ -110,7 +110,7 @@ void LogicalProcess::send_port_traffic() {
     traffic->holds = std::move(port_out_);
     port_out_.clear();
     Message m = usage_message(Message::Kind::PortTraffic, window_end_, rank_);
-    m.port_traffic = std::move(traffic);
+    m.set_usage(std::move(traffic));
     send(std::move(m));
 }
 

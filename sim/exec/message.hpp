@@ -36,32 +36,41 @@ struct Message {
     // AIVs held of their clusters' ports in one window (sim/mem/cluster_port.hpp), usable by the
     // chip's other streams from `visible_at` on.
     enum class Kind : std::uint8_t { Signal, Data, AtomicAdd, MemTraffic, LinkTraffic, PortTraffic };
+    // (The fields are ordered so that none pads another: a burst's window hands in hundreds of
+    // thousands of messages, each held by its stream and again by the barrier.)
     SimTime visible_at = 0;
     int source = 0;            // producer id (logical process or host), for the total order
+    int count = 1;             // Signal: the op applies to `count` consecutive words
     std::uint64_t seq = 0;     // producer-local sequence number
     Kind kind = Kind::Signal;
+    NotifyOp op = NotifyOp::Set;
+    DType dtype = DType::F32;  // Data / AtomicAdd: the elements' type in GM
     int dst_rank = 0;
     std::int64_t address = 0;  // signal address (Signal) or destination address (Data)
-    NotifyOp op = NotifyOp::Set;
     std::int32_t value = 0;
-    int count = 1;             // Signal: the op applies to `count` consecutive words
     // Data: `rows` rows of `row_bytes` each, written `ld_bytes` apart from `dst_offset` on.
+    int rows = 0;
     GmAllocation* dst_alloc = nullptr;
     std::int64_t dst_offset = 0;
-    int rows = 0;
     std::int64_t row_bytes = 0;
     std::int64_t ld_bytes = 0;
-    DType dtype = DType::F32;        // Data / AtomicAdd: the elements' type in GM
     std::vector<std::byte> payload;  // functional mode only
     // Signal, under --sanitize: the writer's vector clock (what a reader that observes it learns)
     // and who wrote it.
     std::shared_ptr<const SanSignalStamp> stamp;
-    // MemTraffic: the traffic.
-    std::shared_ptr<const MemTraffic> traffic;
-    // LinkTraffic: the links' usage.
-    std::shared_ptr<const LinkTraffic> link_traffic;
-    // PortTraffic: the clusters' holds.
-    std::shared_ptr<const PortTraffic> port_traffic;
+    // MemTraffic, LinkTraffic, PortTraffic: what the stream hands in (set with set_usage(), read
+    // with the accessor of the message's kind; null for any other kind).
+    void set_usage(std::shared_ptr<const void> usage) { usage_ = std::move(usage); }
+    std::shared_ptr<const MemTraffic> traffic() const { return usage_of<MemTraffic>(Kind::MemTraffic); }
+    std::shared_ptr<const LinkTraffic> link_traffic() const { return usage_of<LinkTraffic>(Kind::LinkTraffic); }
+    std::shared_ptr<const PortTraffic> port_traffic() const { return usage_of<PortTraffic>(Kind::PortTraffic); }
+
+private:
+    template <typename T>
+    std::shared_ptr<const T> usage_of(Kind k) const {
+        return kind == k ? std::static_pointer_cast<const T>(usage_) : nullptr;
+    }
+    std::shared_ptr<const void> usage_;  // one pointer for the three kinds of usage
 };
 
 inline bool message_order(const Message& a, const Message& b) {

@@ -75,19 +75,20 @@ LinkHub& Cluster::hub_locked(int link) {
 
 void Cluster::deliver(const Message& m, std::uint64_t order) {
     if (m.kind == Message::Kind::LinkTraffic) {
-        if (!m.link_traffic) return;
+        const std::shared_ptr<const LinkTraffic> traffic = m.link_traffic();
+        if (!traffic) return;
         std::lock_guard lock(hubs_mu_);
-        for (const LinkTraffic::Records& r : m.link_traffic->links) hub_locked(r.link).deliver(m.link_traffic, r, m.source, horizon_);
+        for (const LinkTraffic::Records& r : traffic->links) hub_locked(r.link).deliver(traffic, r, m.source, horizon_);
         return;
     }
     Chip& dst = chip(m.dst_rank);
     if (m.kind == Message::Kind::MemTraffic) {
-        dst.memory.deliver(m.traffic, m.visible_at, m.source);
+        dst.memory.deliver(m.traffic(), m.visible_at, m.source);
         return;
     }
     if (m.kind == Message::Kind::PortTraffic) {
-        if (m.port_traffic) {
-            for (const PortHold& h : m.port_traffic->holds) dst.ports.add(m.source, h);
+        if (const std::shared_ptr<const PortTraffic> holds = m.port_traffic()) {
+            for (const PortHold& h : holds->holds) dst.ports.add(m.source, h);
         }
         return;
     }

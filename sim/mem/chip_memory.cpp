@@ -136,8 +136,11 @@ void ChipMemory::sync() {
 }
 
 void ChipMemory::apply(const Delivery& d) {
-    for (const RegionTouch& t : d.traffic->touched_regions) residency_.touch(t.region, t.part, d.at);
-    for (const MemUsage& u : d.traffic->usage) recent_.push_back(PublishedUsage{d.at, d.source, u});
+    for (const RegionTouch& t : d.traffic->touched_regions) residency_.touch(t.region(), t.part(), d.at);
+    const std::vector<MemUsage>& usage = d.traffic->usage;
+    if (usage.empty()) return;
+    publications_.push_back(Publication{end_index(), d.at, d.source});
+    recent_.insert(recent_.end(), usage.begin(), usage.end());
 }
 
 void ChipMemory::settle_and_forget(SimTime horizon) {
@@ -152,15 +155,26 @@ void ChipMemory::settle_and_forget(SimTime horizon) {
         // Published by the horizon: a prefix, which only grows (records arrive in publication
         // order and horizons only grow). Kept rather than searched: while a stream sleeps through
         // windows in a kernel (a parked comm block), nothing settles and the records pile up.
-        while (published_end_ < end_index() && usage_at(published_end_).published_at <= horizon) ++published_end_;
+        // A delivery's records share their publication time: whole deliveries at a time.
+        if (published_end_ < end_index()) {
+            auto p = std::prev(std::upper_bound(publications_.begin(), publications_.end(), published_end_,
+                                                [](std::uint64_t i, const Publication& q) { return i < q.begin; }));
+            for (; p != publications_.end() && p->published_at <= horizon; ++p) {
+                const auto next = std::next(p);
+                published_end_ = next == publications_.end() ? end_index() : next->begin;
+            }
+        }
         std::uint64_t settle_end = published_end_;
         for (const MemoryView* view : views_) {
             if (view->running()) settle_end = std::min(settle_end, view->next_record());
         }
         for (; first_index_ < settle_end; ++first_index_) {
-            settled_.add(recent_.front().usage);
+            settled_.add(recent_.front());
             recent_.pop_front();
         }
+        // Deliveries whose records have all settled.
+        while (publications_.size() > 1 && publications_[1].begin <= first_index_) publications_.pop_front();
+        if (recent_.empty()) publications_.clear();
     }
     if (!forget) return;
     forgotten_bin_ = bin;

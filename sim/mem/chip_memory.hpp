@@ -38,17 +38,21 @@
 // chip's own lock, exactly as the barrier would have: no stream of the chip has read or moved
 // since the barrier, so what it applies, and the views' positions it settles against, are those
 // of the barrier, whichever host thread gets there first. Every reader calls sync() first.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "sim/net/binned_usage.hpp"
 #include "sim/net/sharing_quanta.hpp"
+#include "sim/sim_error.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -131,10 +135,35 @@ struct CellsView {
     bool whole = false;
 };
 
-struct RegionTouch {
-    std::int64_t region = 0;
-    RegionPart part;
+// A part of a region touched, as a window hands it in: 16 bytes, the region's number in 32 bits
+// (a burst's window hands in hundreds of thousands of these).
+class RegionTouch {
+public:
+    // Throws SimError for a region number outside 0..2^32-1 (past 8 PiB of 2 MiB regions).
+    RegionTouch(std::int64_t region, const RegionPart& part = RegionPart{})
+        : bands_(part.bands), region_(checked_region(region)), slice_first_(part.slice_first), slice_end_(part.slice_end) {}
+
+    std::int64_t region() const { return region_; }
+    RegionPart part() const { return RegionPart{bands_, slice_first_, slice_end_}; }
+    // Widens the part to cover `p` too: the bands of both, the slices from the first to the last.
+    void join(const RegionPart& p) {
+        bands_ |= p.bands;
+        slice_first_ = std::min(slice_first_, p.slice_first);
+        slice_end_ = std::max(slice_end_, p.slice_end);
+    }
+
+private:
+    static std::uint32_t checked_region(std::int64_t region) {
+        if (region < 0 || region > std::int64_t{0xffffffff})
+            throw SimError("L2 residency: region number " + std::to_string(region) + " out of range");
+        return static_cast<std::uint32_t>(region);
+    }
+    BandMask bands_;
+    std::uint32_t region_;
+    std::uint8_t slice_first_;
+    std::uint8_t slice_end_;
 };
+static_assert(sizeof(RegionTouch) == 16, "a touch is handed in by the hundred thousand");
 
 // What one producer (a stream, for its own chip or a peer's) did to one chip's memory in one
 // window. Carried by a Message of kind MemTraffic, delivered at the window's barrier.
@@ -173,13 +202,6 @@ struct UsageBins {
         l2.clear();
         hbm.clear();
     }
-};
-
-// A producer's usage as the chip keeps it until it can no longer matter.
-struct PublishedUsage {
-    SimTime published_at = 0;  // usable by another stream from this simulated time on
-    int source = 0;            // producer id (LogicalProcess::source_id)
-    MemUsage usage;
 };
 
 class L2Residency {
@@ -269,7 +291,26 @@ public:
     // on.
     std::uint64_t first_index() const { return first_index_; }
     std::uint64_t end_index() const { return first_index_ + recent_.size(); }
-    const PublishedUsage& usage_at(std::uint64_t index) const { return recent_[index - first_index_]; }
+    // Calls f(usage, published_at, source) for the records numbered [from, end) (from at least
+    // first_index(), end at most end_index()) in order until f returns false; returns the number
+    // of the first record f did not take (`end` if it took them all).
+    template <typename F>
+    std::uint64_t visit_unsettled(std::uint64_t from, std::uint64_t end, F&& f) const {
+        if (from >= end) return from;
+        // The publication holding record `from`: the last that begins at or before it.
+        auto p = std::prev(std::upper_bound(publications_.begin(), publications_.end(), from,
+                                            [](std::uint64_t i, const Publication& q) { return i < q.begin; }));
+        std::uint64_t i = from;
+        while (i < end) {
+            const auto next = std::next(p);
+            const std::uint64_t stop = std::min(end, next == publications_.end() ? end_index() : next->begin);
+            for (; i < stop; ++i) {
+                if (!f(recent_[i - first_index_], p->published_at, p->source)) return i;
+            }
+            p = next;
+        }
+        return i;
+    }
     // The settled usage, every producer's (for a view that starts a kernel).
     const UsageBins& settled() const { return settled_; }
 
@@ -290,7 +331,16 @@ private:
     std::atomic<bool> dirty_{false};
     std::mutex sync_mu_;
     L2Residency residency_;
-    std::deque<PublishedUsage> recent_;
+    // The records not yet settled, as delivered, and per delivery where its records begin, when
+    // they were published and by whom (kept once per delivery, not per record: a chip holds a
+    // burst's records until every running view has looked at them).
+    struct Publication {
+        std::uint64_t begin = 0;  // the number of its first record
+        SimTime published_at = 0;  // usable by another stream from this simulated time on
+        int source = 0;            // producer id (LogicalProcess::source_id)
+    };
+    std::deque<MemUsage> recent_;
+    std::deque<Publication> publications_;  // in delivery order; the first may be partly settled
     std::uint64_t first_index_ = 0;
     std::uint64_t published_end_ = 0;  // the records before it were published by the last horizon
     UsageBins settled_;

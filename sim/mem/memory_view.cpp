@@ -110,20 +110,20 @@ void MemoryView::forget_before(SimTime horizon) {
 }
 
 void MemoryView::add_others(std::uint64_t end, SimTime t) {
-    for (; next_usage_ < end; ++next_usage_) {
-        const PublishedUsage& p = own_.usage_at(next_usage_);
-        if (p.published_at > t) break;  // published in publication order: the rest later too
-        if (p.source == source_) continue;  // already in these calendars
+    next_usage_ = own_.visit_unsettled(next_usage_, end, [&](const MemUsage& u, SimTime published_at, int source) {
+        if (published_at > t) return false;  // published in publication order: the rest later too
+        if (source == source_) return true;  // already in these calendars
         // Over by t: no booking of this stream from now on reaches it (issue times only grow,
         // and a transfer starts no earlier than its issue).
-        if (p.usage.end <= t) continue;
-        if (p.usage.per_bin) {
+        if (u.end <= t) return true;
+        if (u.per_bin) {
             // Likewise the run's bins that end by t.
-            others_.add_run(p.usage, std::max(p.usage.start, t) / kMemUsageBinPs);
+            others_.add_run(u, std::max(u.start, t) / kMemUsageBinPs);
         } else {
-            others_.add(p.usage);
+            others_.add(u);
         }
-    }
+        return true;
+    });
 }
 
 void MemoryView::catch_up(SimTime t) {
@@ -162,11 +162,8 @@ void MemoryView::touch(MemTraffic& traffic, std::int64_t region, const RegionPar
         if (first_in_window) w = WindowTouch{window_number_, false, RegionCells{}};
         if (!w.whole) w.whole = part.add_to(w.cells);
         if (!first_in_window && resident) return;
-    } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back().region == region) {
-        RegionPart& last = traffic.touched_regions.back().part;
-        last.bands |= part.bands;
-        last.slice_first = std::min(last.slice_first, part.slice_first);
-        last.slice_end = std::max(last.slice_end, part.slice_end);
+    } else if (!traffic.touched_regions.empty() && traffic.touched_regions.back().region() == region) {
+        traffic.touched_regions.back().join(part);
         return;
     }
     traffic.touched_regions.push_back(RegionTouch{region, part});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/mem/chip_memory.hpp"
@@ -56,6 +57,68 @@ TEST(ChipMemory, AnAddressIsInTheRegionItsDivisionNamesWhateverTheRegionSize) {
             EXPECT_EQ(chip.region_of(address), address / region) << "region " << region << " address " << address;
         }
     }
+}
+
+TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
+    // Records are kept as delivered, their publication time and producer once per delivery; a
+    // reader walks them from any record on, across deliveries, and stops where it wants to.
+    static constexpr std::int64_t kRegion = 1 << 20;
+    GlobalMemory gm{0, std::int64_t{1} << 30, false};
+    GmAllocation& a = gm.allocate("a", 4 * kRegion);
+    const GmTensor tile(a, 0, 16, 1024, 1024, DType::F32);
+    ChipMemory mem(64 * kRegion, kRegion);
+    const SimTime bin = kMemUsageBinPs;
+    MemoryView running(mem, 0, 8, 1'000'000'000'000, 100'000'000'000);
+    running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);  // in a kernel: nothing settles unseen
+    const std::vector<std::pair<SimTime, int>> deliveries{{1000, 3}, {2000, 5}, {2000, 6}};
+    for (std::size_t d = 0; d < deliveries.size(); ++d) {
+        MemTraffic t;
+        for (std::size_t r = 0; r <= d + 1; ++r) {  // 2, 3 and 4 records: l2 bytes name them
+            t.usage.push_back(MemUsage{3 * bin, 4 * bin, static_cast<double>(10 * d + r), 0});
+        }
+        mem.deliver(std::make_shared<const MemTraffic>(t), deliveries[d].first, deliveries[d].second);
+    }
+    mem.deliver(std::make_shared<const MemTraffic>(MemTraffic{}), 2500, 7);  // no usage: no record
+    mem.forget_before(500);
+    mem.sync();
+    ASSERT_EQ(mem.end_index() - mem.first_index(), 9U);
+    const std::vector<double> names{0, 1, 10, 11, 12, 20, 21, 22, 23};
+    const std::vector<int> delivery_of{0, 0, 1, 1, 1, 2, 2, 2, 2};
+    for (std::uint64_t from = 0; from <= 9; ++from) {
+        std::vector<double> seen;
+        const std::uint64_t stop = mem.visit_unsettled(mem.first_index() + from, mem.end_index(),
+                                                       [&](const MemUsage& u, SimTime at, int source) {
+            const auto d = static_cast<std::size_t>(delivery_of[from + seen.size()]);
+            EXPECT_EQ(at, deliveries[d].first);
+            EXPECT_EQ(source, deliveries[d].second);
+            seen.push_back(u.l2_bytes);
+            return true;
+        });
+        EXPECT_EQ(stop, mem.end_index());
+        EXPECT_EQ(seen, std::vector<double>(names.begin() + static_cast<std::ptrdiff_t>(from), names.end())) << from;
+    }
+    // Stopping at the first record published after 1000 (a reader whose clock is at 1000).
+    const std::uint64_t stop = mem.visit_unsettled(mem.first_index(), mem.end_index(),
+                                                   [](const MemUsage&, SimTime at, int) { return at <= 1000; });
+    EXPECT_EQ(stop, mem.first_index() + 2);
+    // The view looks at what its clock reached (the first delivery), and those settle; the rest
+    // wait for it, read from where they stand.
+    running.book_local(tile, MemAccess::Read, 1500, 1500, 64, 1'000'000'000);
+    mem.forget_before(1500);
+    mem.sync();
+    EXPECT_EQ(mem.end_index() - mem.first_index(), 7U);
+    EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(3), 0 + 1);
+    std::vector<double> rest;
+    mem.visit_unsettled(mem.first_index(), mem.end_index(), [&](const MemUsage& u, SimTime, int) {
+        rest.push_back(u.l2_bytes);
+        return true;
+    });
+    EXPECT_EQ(rest, std::vector<double>(names.begin() + 2, names.end()));
+    running.book_local(tile, MemAccess::Read, 3000, 3000, 64, 1'000'000'000);
+    mem.forget_before(3000);
+    mem.sync();
+    EXPECT_EQ(mem.end_index(), mem.first_index());
+    EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(3), 0 + 1 + 10 + 11 + 12 + 20 + 21 + 22 + 23);
 }
 
 TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
