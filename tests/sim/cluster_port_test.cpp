@@ -94,5 +94,14 @@ TEST(ClusterPortHolds, AveragesTheBytesHeldOverAnIntervalSkippingOneProducer) {
     EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 1000, 1500), 2048);
 }
 
+TEST(ClusterPortHolds, RefusesAHoldPastWhatARecordKeeps) {
+    ClusterPortHolds h;
+    const std::int64_t largest = (std::int64_t{1} << 31) - 1;
+    h.add(1, PortHold{0, 0, 1000, largest});
+    EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 0, 1000), static_cast<double>(largest));
+    EXPECT_THROW(h.add(1, PortHold{0, 0, 1000, largest + 1}), SimError);
+    EXPECT_EQ(h.size(), 1u);
+}
+
 }  // namespace cluster_port_test
 }  // namespace tandem
