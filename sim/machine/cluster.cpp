@@ -144,11 +144,13 @@ void Cluster::add_elements(const Message& m) {
 }
 
 void Cluster::fold_before(SimTime horizon) {
+    const bool forget_ports = barriers_to_port_forget_-- == 0;
+    if (forget_ports) barriers_to_port_forget_ = kPortForgetBarriers - 1;
     for (auto& c : chips_) {
         c->signals.fold_before(horizon);
         c->memory.forget_before(horizon);
         // No stream issues a load before the horizon again, and each looks back one sample.
-        if (!c->ports.empty()) c->ports.forget_ending_before(horizon - cost_.cluster_port_sample_ps);
+        if (forget_ports && !c->ports.empty()) c->ports.forget_ending_before(horizon - cost_.cluster_port_sample_ps);
     }
     // The links' hubs forget when usage is delivered to them (LinkHub::deliver, at horizon_), and
     // here, a few links per barrier in turn.
