@@ -13,7 +13,7 @@ TEST(TrafficPool, ARecordLetGoComesBackEmptyWithItsCapacity) {
     std::shared_ptr<MemTraffic> first = pool->take();
     ASSERT_TRUE(first);
     first->usage.resize(100);
-    first->touched_regions.resize(50);
+    first->touched_regions.assign(50, RegionTouch{0});
     const MemTraffic* address = first.get();
     first.reset();  // the chip applied it
     std::shared_ptr<MemTraffic> again = pool->take();
