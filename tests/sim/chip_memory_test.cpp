@@ -59,17 +59,26 @@ TEST(ChipMemory, AnAddressIsInTheRegionItsDivisionNamesWhateverTheRegionSize) {
     }
 }
 
-TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
-    // Records are kept as delivered, their publication time and producer once per delivery; a
-    // reader walks them from any record on, across deliveries, and stops where it wants to.
+// A chip with one running stream that has booked at 0: it is in a kernel, so no record it has not
+// looked at settles.
+struct RunningChip {
     static constexpr std::int64_t kRegion = 1 << 20;
     GlobalMemory gm{0, std::int64_t{1} << 30, false};
     GmAllocation& a = gm.allocate("a", 4 * kRegion);
-    const GmTensor tile(a, 0, 16, 1024, 1024, DType::F32);
-    ChipMemory mem(64 * kRegion, kRegion);
+    const GmTensor tile = GmTensor(a, 0, 16, 1024, 1024, DType::F32);
+    ChipMemory mem{64 * kRegion, kRegion};
+    MemoryView running{mem, 0, 8, 1'000'000'000'000, 100'000'000'000};
+    RunningChip() { running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000); }
+};
+
+TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
+    // Records are kept as delivered, their publication time and producer once per delivery; a
+    // reader walks them from any record on, across deliveries, and stops where it wants to.
+    RunningChip chip;
+    const GmTensor& tile = chip.tile;
+    ChipMemory& mem = chip.mem;
+    MemoryView& running = chip.running;
     const SimTime bin = kMemUsageBinPs;
-    MemoryView running(mem, 0, 8, 1'000'000'000'000, 100'000'000'000);
-    running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);  // in a kernel: nothing settles unseen
     const std::vector<std::pair<SimTime, int>> deliveries{{1000, 3}, {2000, 5}, {2000, 6}};
     for (std::size_t d = 0; d < deliveries.size(); ++d) {
         MemTraffic t;
@@ -122,14 +131,11 @@ TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
 }
 
 TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
-    static constexpr std::int64_t kRegion = 1 << 20;
-    GlobalMemory gm{0, std::int64_t{1} << 30, false};
-    GmAllocation& a = gm.allocate("a", 4 * kRegion);
-    const GmTensor tile(a, 0, 16, 1024, 1024, DType::F32);
-    ChipMemory mem(64 * kRegion, kRegion);
+    RunningChip chip;
+    const GmTensor& tile = chip.tile;
+    ChipMemory& mem = chip.mem;
+    MemoryView& running = chip.running;
     const SimTime bin = kMemUsageBinPs;
-    MemoryView running(mem, 0, 8, 1'000'000'000'000, 100'000'000'000);
-    running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000);  // now in a kernel
     MemTraffic t;
     t.usage.push_back(MemUsage{3 * bin, 4 * bin, 32, 16});
     mem.deliver(std::make_shared<const MemTraffic>(t), 1000, 7);
