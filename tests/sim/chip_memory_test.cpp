@@ -61,7 +61,7 @@ TEST(ChipMemory, AnAddressIsInTheRegionItsDivisionNamesWhateverTheRegionSize) {
 
 // A chip with one running stream that has booked at 0: it is in a kernel, so no record it has not
 // looked at settles.
-struct RunningChip {
+struct RunningChip : ::testing::Test {
     static constexpr std::int64_t kRegion = 1 << 20;
     GlobalMemory gm{0, std::int64_t{1} << 30, false};
     GmAllocation& a = gm.allocate("a", 4 * kRegion);
@@ -71,13 +71,9 @@ struct RunningChip {
     RunningChip() { running.book_local(tile, MemAccess::Read, 0, 0, 64, 1'000'000'000); }
 };
 
-TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
+TEST_F(RunningChip, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
     // Records are kept as delivered, their publication time and producer once per delivery; a
     // reader walks them from any record on, across deliveries, and stops where it wants to.
-    RunningChip chip;
-    const GmTensor& tile = chip.tile;
-    ChipMemory& mem = chip.mem;
-    MemoryView& running = chip.running;
     const SimTime bin = kMemUsageBinPs;
     const std::vector<std::pair<SimTime, int>> deliveries{{1000, 3}, {2000, 5}, {2000, 6}};
     for (std::size_t d = 0; d < deliveries.size(); ++d) {
@@ -130,11 +126,7 @@ TEST(ChipMemory, KeepsEachDeliverysRecordsWithItsPublicationUntilTheySettle) {
     EXPECT_DOUBLE_EQ(mem.settled().l2.bytes_in(3), 0 + 1 + 10 + 11 + 12 + 20 + 21 + 22 + 23);
 }
 
-TEST(ChipMemory, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
-    RunningChip chip;
-    const GmTensor& tile = chip.tile;
-    ChipMemory& mem = chip.mem;
-    MemoryView& running = chip.running;
+TEST_F(RunningChip, SettlesWhatTheRunningStreamsHaveSeenAndKeepsTheTotal) {
     const SimTime bin = kMemUsageBinPs;
     MemTraffic t;
     t.usage.push_back(MemUsage{3 * bin, 4 * bin, 32, 16});
