@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/burst_room.hpp"
+
 namespace tandem {
 
 Coordinator::Coordinator(SimTime lookahead_ps, MessageSink& sink, int threads)
@@ -39,14 +41,13 @@ void Coordinator::join(Participant& p, int bound_to_clear) {
 namespace {
 
 // A stream's window of messages moved into the barrier's. The stream's vector keeps its room
-// unless that was a burst (a kernel's first window can write thousands of flags into peers):
-// then it goes to `freed`, for the caller to free once it has let the lock go. A stream keeping
-// its largest burst's room held as much again as the barrier's own vector.
+// unless that was a burst's (sim/burst_room.hpp): then it goes to `freed`, for the caller to
+// free once it has let the lock go. A stream keeping its largest burst's room held as much again
+// as the barrier's own vector.
 void take_messages(std::vector<Message>& outbox, std::vector<Message>& pending, std::vector<Message>& freed) {
-    constexpr std::size_t kKeptMessages = 256;
     for (Message& m : outbox) pending.push_back(std::move(m));
     outbox.clear();
-    if (outbox.capacity() > kKeptMessages) freed.swap(outbox);
+    if (holds_burst_room(outbox)) freed.swap(outbox);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <bit>
 #include <string>
 
+#include "sim/burst_room.hpp"
 #include "sim/mem/memory_view.hpp"
 #include "sim/sim_error.hpp"
 
@@ -101,7 +102,7 @@ void L2Residency::forget_before(SimTime horizon) {
         if (iv.size() < 2) continue;
         auto keep = std::find_if(iv.begin(), iv.end(), [&](const auto& p) { return p.second >= horizon; });
         iv.erase(iv.begin(), keep);
-        if (iv.capacity() > 2 * iv.size() + 8) iv.shrink_to_fit();  // a burst's room, not kept
+        release_burst_room(iv);  // sim/burst_room.hpp
     }
 }
 

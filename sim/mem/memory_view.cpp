@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/burst_room.hpp"
 #include "sim/mem/usage_runs.hpp"
 
 namespace tandem {
@@ -53,13 +54,6 @@ RegionPart part_of(const ChipMemory& chip, BandMask bands, std::int64_t lo, std:
     const std::int64_t first = std::min<std::int64_t>(kRegionSlices - 1, chip.nearest_slice_boundary(lo));
     const std::int64_t end = std::max(first + 1, chip.nearest_slice_boundary(hi));
     return RegionPart{bands, static_cast<std::uint8_t>(first), static_cast<std::uint8_t>(std::min<std::int64_t>(end, kRegionSlices))};
-}
-
-// Frees a vector's room beyond what it holds when that is most of it (the usual record has
-// little: it is kept, so that a stream's pool of records rarely allocates).
-template <typename T>
-void shrink_if_slack(std::vector<T>& v) {
-    if (v.capacity() > 2 * v.size() + 64) std::vector<T>(v.begin(), v.end()).swap(v);
 }
 
 // `part` of `whole` of a core's rate cap (a read partly from the L2 and partly through HBM): at
@@ -291,8 +285,8 @@ void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
         std::shared_ptr<MemTraffic>& t = traffic_[static_cast<std::size_t>(rank)];
         // Sent without the room a burst left (the stores a kernel's first window made into a
         // peer, replaced by fewer runs): a chip holds what it was sent until a stream reads it.
-        shrink_if_slack(t->usage);
-        shrink_if_slack(t->touched_regions);
+        release_burst_room(t->usage);
+        release_burst_room(t->touched_regions);
         out.push_back(ChipTraffic{rank, std::move(t)});
     }
     traffic_ranks_.clear();

@@ -4,13 +4,6 @@
 
 namespace tandem {
 
-void LinkHub::deliver(const LinkUsage& usage, int source, SimTime horizon) {
-    auto traffic = std::make_shared<LinkTraffic>();
-    traffic->usage.push_back(usage);
-    traffic->links.push_back(LinkTraffic::Records{0, 0, 1});
-    deliver(traffic, traffic->links.front(), source, horizon);
-}
-
 void LinkHub::deliver(const std::shared_ptr<const LinkTraffic>& traffic, const LinkTraffic::Records& records,
                       int source, SimTime horizon) {
     if (records.end <= records.begin) return;

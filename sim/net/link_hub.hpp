@@ -59,8 +59,6 @@ public:
     // `horizon`: no booking starts before it again (its bins before it are forgotten).
     void deliver(const std::shared_ptr<const LinkTraffic>& traffic, const LinkTraffic::Records& records, int source,
                  SimTime horizon);
-    // One record, as a window that booked only it would hand it in.
-    void deliver(const LinkUsage& usage, int source, SimTime horizon);
     // Forgets the bins before `horizon` (nothing reads them again; it changes no result).
     void forget_before(SimTime horizon);
 

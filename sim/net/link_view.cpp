@@ -4,19 +4,16 @@
 #include <utility>
 #include <vector>
 
+#include "sim/burst_room.hpp"
+
 namespace tandem {
 
 namespace {
-// Empties `records`, and frees them if they were a burst: a kernel's first window books most of
-// its transfers (a block's scalar runs far ahead of its pipes), a later one a few, and a stream
-// has a view per link it sends over (63 on a 64-rank mesh).
-void release_if_large(std::vector<LinkUsage>& records) {
-    constexpr std::size_t kKeptRecords = 64;
-    if (records.capacity() > kKeptRecords) {
-        std::vector<LinkUsage>().swap(records);
-    } else {
-        records.clear();
-    }
+// Empties `records`, and frees their room if it was a burst's (sim/burst_room.hpp): a stream has
+// a view per link it sends over (63 on a 64-rank mesh).
+void clear_records(std::vector<LinkUsage>& records) {
+    records.clear();
+    release_burst_room(records);
 }
 }  // namespace
 
@@ -29,14 +26,14 @@ void LinkView::settle_handed_in() const {
     if (first == source_) {
         // The first's usage is in the hub's first store (or all before the horizon, from before
         // the hub made this stream its first): others() never subtracts it.
-        release_if_large(unsettled_);
+        clear_records(unsettled_);
         if (!handed_in_.empty()) handed_in_.clear();
         return;
     }
     // Added in the order handed in, as the hub added them to its rest (LinkHub::deliver): bins
     // before this view's horizon, never read again, are skipped.
     for (const LinkUsage& u : unsettled_) handed_in_.add(u.start, u.end, u.bytes);
-    release_if_large(unsettled_);
+    clear_records(unsettled_);
 }
 
 UsageSum LinkView::others() const {
@@ -70,12 +67,12 @@ void LinkView::take_usage(int link_id, LinkTraffic& out) {
     // records until others() reads, and is then added to its copy only if it is not the first:
     // a stream that the barrier makes the first keeps no bins of its own usage.
     if (hub_.first_source() == source_) {
-        release_if_large(unsettled_);
+        clear_records(unsettled_);
         if (!handed_in_.empty()) handed_in_.clear();
     } else {
         unsettled_.insert(unsettled_.end(), window_.begin(), window_.end());
     }
-    release_if_large(window_);
+    clear_records(window_);
 }
 
 void LinkView::forget_before(SimTime horizon) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -26,6 +27,14 @@ constexpr int kTileRows = 128, kTileCols = 256;  // 64 KiB of fp16
 constexpr int kTilesPerBlock = 16;
 constexpr std::int64_t kTileBytes = std::int64_t{kTileRows} * kTileCols * 2;
 constexpr std::int64_t kBytesPerRank = kTileBytes * kTilesPerBlock * kBlocks;  // 8 MiB
+
+// Hands `usage` to `hub` as a window that booked only it would (one message of one record).
+void deliver_one(LinkHub& hub, const LinkUsage& usage, int source, SimTime horizon) {
+    auto traffic = std::make_shared<LinkTraffic>();
+    traffic->usage.push_back(usage);
+    traffic->links.push_back(LinkTraffic::Records{0, 0, 1});
+    hub.deliver(traffic, traffic->links.front(), source, horizon);
+}
 
 Profile ring_profile() {
     Profile p = test::b1_profile();
@@ -161,7 +170,7 @@ TEST(LinkSharing, TheFirstStreamsUsageBinnedWhenFirstReadHoldsWhatBinningAtOnceH
             horizon += static_cast<SimTime>(rng() % 3) * 400 * kPsPerNs;
             const SimTime start = horizon + static_cast<SimTime>(rng() % 200'000) * 100;  // up to 20 us ahead
             const LinkUsage u{start, start + 1 + static_cast<SimTime>(rng() % 40'000'000), 1.0 + static_cast<double>(rng() % 100'000)};
-            hub.deliver(u, /*source=*/1, horizon);
+            deliver_one(hub, u, /*source=*/1, horizon);
             eager.forget_before(horizon);
             eager.add(u.start, u.end, u.bytes);
             if (i % 37 == 0) {
@@ -188,24 +197,24 @@ TEST(LinkSharing, AnIdleLinksNextSenderBecomesItsFirst) {
     // the link's first (it keeps no copy of its own usage), and what each reads is unchanged.
     LinkHub hub;
     constexpr SimTime kUs = 1000 * kPsPerNs;
-    hub.deliver(LinkUsage{0, 10 * kUs, 1.0e5}, /*source=*/1, 0);
+    deliver_one(hub, LinkUsage{0, 10 * kUs, 1.0e5}, /*source=*/1, 0);
     EXPECT_EQ(hub.first_source(), 1);
-    hub.deliver(LinkUsage{5 * kUs, 12 * kUs, 2.0e5}, /*source=*/2, 4 * kUs);  // overlaps: not idle
+    deliver_one(hub, LinkUsage{5 * kUs, 12 * kUs, 2.0e5}, /*source=*/2, 4 * kUs);  // overlaps: not idle
     EXPECT_EQ(hub.first_source(), 1);
     EXPECT_GT(hub.rest_usage().bytes_in(11 * kUs / kLinkUsageBinPs), 0.0);
     // At 12 us nothing delivered reaches the horizon's bin: source 3 is the first from now on.
-    hub.deliver(LinkUsage{20 * kUs, 30 * kUs, 3.0e5}, /*source=*/3, 12 * kUs);
+    deliver_one(hub, LinkUsage{20 * kUs, 30 * kUs, 3.0e5}, /*source=*/3, 12 * kUs);
     EXPECT_EQ(hub.first_source(), 3);
     EXPECT_TRUE(hub.rest_usage().empty());
-    hub.deliver(LinkUsage{25 * kUs, 26 * kUs, 4.0e4}, /*source=*/1, 13 * kUs);
+    deliver_one(hub, LinkUsage{25 * kUs, 26 * kUs, 4.0e4}, /*source=*/1, 13 * kUs);
     EXPECT_EQ(hub.first_source(), 3);
     const std::int64_t bin = 25 * kUs / kLinkUsageBinPs;
     EXPECT_EQ(hub.rest_usage().bytes_in(bin), 2.0e4);  // source 1's: 40 KB over two bins
     EXPECT_EQ(hub.first_usage().bytes_in(bin), 3.0e5 / 20);  // source 3's: 300 KB over 20 bins
     // A usage that ends inside the horizon's bin still counts: not idle.
     LinkHub busy;
-    busy.deliver(LinkUsage{0, 12 * kUs + 1, 1.0e5}, /*source=*/1, 0);
-    busy.deliver(LinkUsage{20 * kUs, 21 * kUs, 1.0e5}, /*source=*/2, 12 * kUs);
+    deliver_one(busy, LinkUsage{0, 12 * kUs + 1, 1.0e5}, /*source=*/1, 0);
+    deliver_one(busy, LinkUsage{20 * kUs, 21 * kUs, 1.0e5}, /*source=*/2, 12 * kUs);
     EXPECT_EQ(busy.first_source(), 1);
 }
 
