@@ -43,6 +43,12 @@ struct PipeProfile {
     double fix_l0c_read_gib_s = 0;       // FIX's own work: reading L0C and converting its layout (its busy time)
     // Fixed start-up cost of one instruction on each path, in core cycles.
     double gm_access_latency_cycles = 0; // MTE2/MTE3/FIX touching GM (L2 hit)
+    // One core's local reads as requests in flight (sim/mem/read_requests.hpp): each returns an L2
+    // hit's latency (gm_access_latency_cycles) after it leaves, plus hbm_miss_latency_cycles when
+    // it misses, so a core reads at most mte2_read_bytes_in_flight / their mean latency
+    // (0: no bound but the path's rate).
+    double hbm_miss_latency_cycles = 0;
+    std::int64_t mte2_read_bytes_in_flight = 0;
     double mte1_latency_cycles = 0;
     // Cube: cost = cube_fixed_cycles + ceil(m/f)*ceil(k/f)*ceil(n/f) / cube_efficiency.
     double cube_fixed_cycles = 0;

@@ -125,6 +125,8 @@ constexpr std::array kFields{
     field<kPipes, &P::l0c_to_gm_gib_s>("pipes", "l0c_to_gm_gib_s", kRate),
     field<kPipes, &P::fix_l0c_read_gib_s>("pipes", "fix_l0c_read_gib_s", kRate),
     field<kPipes, &P::gm_access_latency_cycles>("pipes", "gm_access_latency_cycles", kCycles),
+    field<kPipes, &P::hbm_miss_latency_cycles>("pipes", "hbm_miss_latency_cycles", kCycles, kOptional),
+    field<kPipes, &P::mte2_read_bytes_in_flight>("pipes", "mte2_read_bytes_in_flight", kBytes, kOptional),
     field<kPipes, &P::mte1_latency_cycles>("pipes", "mte1_latency_cycles", kCycles),
     field<kPipes, &P::cube_fixed_cycles>("pipes", "cube_fixed_cycles", kCycles),
     field<kPipes, &P::cube_fractal>("pipes", "cube_fractal", kFractal),
@@ -499,6 +501,12 @@ Profile load_profile(const std::filesystem::path& file) {
     if (profile.pipes.cluster_port_bytes > 0 && profile.pipes.cluster_port_sample_ns <= 0) {
         reader.fail("pipes.cluster_port_sample_ns", fmt::format("must be above 0 ns when pipes.cluster_port_bytes is given ({} bytes)",
                                                                  profile.pipes.cluster_port_bytes));
+    }
+    // A core's requests in flight bound its reads by their latency: a depth needs the miss's latency.
+    if (profile.pipes.mte2_read_bytes_in_flight > 0 && profile.pipes.hbm_miss_latency_cycles <= 0) {
+        reader.fail("pipes.hbm_miss_latency_cycles",
+                    fmt::format("must be above 0 cycles when pipes.mte2_read_bytes_in_flight is given ({} bytes)",
+                                profile.pipes.mte2_read_bytes_in_flight));
     }
     // The task's own overheads are parts of the host's latencies around a kernel, not additions.
     if (profile.host.task_start_us > profile.host.launch_to_start_us) {

@@ -45,6 +45,8 @@ CostModel::CostModel(const Profile& p)
       remote_read_round_trip_ps(std::max<SimTime>(1, from_ns(p.interconnect.remote_read_round_trip_ns))),
       cluster_port_bytes(p.pipes.cluster_port_bytes),
       cluster_port_sample_ps(from_ns(p.pipes.cluster_port_sample_ns)),
+      local_reads{p.pipes.mte2_read_bytes_in_flight, cycles_to_ps(p.pipes.gm_access_latency_cycles, p.chip.core_clock_mhz),
+                  cycles_to_ps(p.pipes.hbm_miss_latency_cycles, p.chip.core_clock_mhz)},
       sdma_bps(gib_s_to_bps(p.interconnect.sdma_gib_s)),
       sdma_latency_ps(from_ns(p.interconnect.sdma_latency_ns)),
       remote_atomic_ps(from_ns(p.interconnect.remote_atomic_latency_ns)),

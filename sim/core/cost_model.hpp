@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "sim/mem/dtype.hpp"
+#include "sim/mem/read_requests.hpp"
 #include "sim/profile.hpp"
 #include "sim/sim_time.hpp"
 
@@ -48,6 +49,9 @@ struct CostModel {
     // their mean over the sample before the load's issue); 0: no shared port.
     std::int64_t cluster_port_bytes;
     SimTime cluster_port_sample_ps;
+    // One core's local reads: its requests in flight, an L2 hit's latency (gm_latency_ps) and
+    // what a miss adds (sim/mem/read_requests.hpp); no bytes in flight: no bound.
+    ReadRequests local_reads;
     std::int64_t sdma_bps;
     SimTime sdma_latency_ps;
     SimTime remote_atomic_ps;

@@ -145,7 +145,8 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
         if (load) cap = tile.kind == MemKind::L1 ? cost.gm_to_l1_bps : cost.gm_to_ub_bps;
         else cap = tile.kind == MemKind::L0C ? cost.l0c_to_gm_bps : cost.ub_to_gm_bps;
         if (load && tile.kind == MemKind::L1 && cost.cluster_port_bytes > 0) cap = cluster_port_rate_bps(lp, blk, issue, cap);
-        return lp.memory().book_local(gm, access, issue, start + cost.gm_latency_ps, static_cast<double>(bytes), cap);
+        return lp.memory().book_local(gm, access, issue, start + cost.gm_latency_ps, static_cast<double>(bytes), cap,
+                                      load ? cost.local_reads : ReadRequests{});
     }
     const int src = load ? gm.rank() : blk.rank();
     const int dst = load ? blk.rank() : gm.rank();

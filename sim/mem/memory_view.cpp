@@ -194,7 +194,7 @@ double MemoryView::resident_bytes(const ChipMemory& chip, const GmTensor& g, dou
 }
 
 SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issue, SimTime start, double bytes,
-                               std::int64_t cap) {
+                               std::int64_t cap, const ReadRequests& requests) {
     catch_up(issue);
     if (!anchored_) anchor_calendars(start);
     SimTime end = start;
@@ -205,6 +205,13 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
         l2_hit_bytes_ += hit;
         hbm_read_bytes_ += miss;
         hbm_bytes = miss;
+        // The core's requests in flight bound the read by their mean latency (read_requests.hpp),
+        // and a read that misses takes at least one miss's latency beyond the hit's (in `start`).
+        SimTime first_miss_back = start;
+        if (requests.bounded() && bytes > 0) {
+            cap = std::min(cap, requests.rate_bps(miss / bytes));
+            if (miss > 0) first_miss_back = start + requests.miss_ps;
+        }
         const UsageSum l2_others = others_l2();
         const UsageSum hbm_others = others_hbm();
         BinnedCalendar* from_l2[] = {l2_.get()};
@@ -221,6 +228,7 @@ SimTime MemoryView::book_local(const GmTensor& g, MemAccess access, SimTime issu
             end = std::max(book_binned(from_l2, start, hit, share_of(cap, hit, bytes), l2_bg),
                            book_binned(from_hbm, start, miss, share_of(cap, miss, bytes), hbm_bg));
         }
+        end = std::max(end, first_miss_back);
     } else {
         // Written into the L2 (a region written is resident); an atomic add reads and writes it
         // there. The write-back to HBM follows on its own: it takes HBM bandwidth, not the store's.

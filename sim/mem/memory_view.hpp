@@ -15,6 +15,7 @@
 
 #include "sim/mem/chip_memory.hpp"
 #include "sim/mem/gm_tensor.hpp"
+#include "sim/mem/read_requests.hpp"
 #include "sim/mem/traffic_pool.hpp"
 #include "sim/net/binned_calendar.hpp"
 
@@ -27,9 +28,11 @@ public:
     MemoryView(ChipMemory& own, int rank, int source, std::int64_t l2_bytes_per_s, std::int64_t hbm_bytes_per_s);
 
     // A move of `bytes` between `g` (this chip's GM) and a core, issued at `issue`, starting at
-    // `start`, at most `cap_bytes_per_s` for the core. Returns when its last byte has moved.
+    // `start`, at most `cap_bytes_per_s` for the core and, for a read, what its core's requests
+    // in flight give it (`requests`: its part that misses the L2 waits for HBM's latency too).
+    // Returns when its last byte has moved.
     SimTime book_local(const GmTensor& g, MemAccess access, SimTime issue, SimTime start, double bytes,
-                       std::int64_t cap_bytes_per_s);
+                       std::int64_t cap_bytes_per_s, const ReadRequests& requests = {});
 
     // A peer's memory used by a transfer through the interconnect: a remote store or atomic add
     // landing in `g` over [start, end), or a remote load reading it. `peer` is g's chip.

@@ -389,6 +389,10 @@ const BadCase kBadCases[] = {
     {"task end past the completion latency", Edit::Replace, "task_end_us",
      "task_end_us = { value = 3.5, source = \"x\" }", "Ascend910B1", "host.task_end_us",
      "more than host.kernel_end_us"},
+    // A core's read requests in flight bound its reads by their latency: a depth needs a miss's latency.
+    {"read requests without a miss latency", Edit::Replace, "hbm_miss_latency_cycles",
+     "mte2_read_bytes_in_flight = { value = 8192, source = \"x\" }",
+     "Ascend910B1", "pipes.hbm_miss_latency_cycles", "mte2_read_bytes_in_flight"},
     {"bad topology", Edit::Replace, "topology", "topology = { value = \"torus\", source = \"x\" }",
      "Ascend910B1", "interconnect.topology", "torus"},
     // The cluster's shape: the parts that go together.
