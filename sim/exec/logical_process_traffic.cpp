@@ -79,7 +79,7 @@ void LogicalProcess::send_link_traffic() {
     for (int id : links_used_) records += links_.at(id)->usage_to_hand_in();
     traffic->usage.reserve(records);  // a kernel's first window hands in most of its bookings
     traffic->links.reserve(links_used_.size());
-    for (int id : links_used_) links_.at(id)->take_usage(id, *traffic);
+    for (int id : links_used_) links_.at(id)->take_usage(id, traffic);
     links_used_.clear();
     Message m = usage_message(Message::Kind::LinkTraffic, window_end_, rank_);
     m.set_usage(std::move(traffic));

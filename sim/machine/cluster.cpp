@@ -69,7 +69,7 @@ LinkHub& Cluster::link_hub(int link) {
 
 LinkHub& Cluster::hub_locked(int link) {
     auto& hub = link_hubs_.at(static_cast<std::size_t>(link));
-    if (!hub) hub = std::make_unique<LinkHub>();
+    if (!hub) hub = std::make_unique<LinkHub>(&horizon_);
     return *hub;
 }
 
@@ -78,7 +78,7 @@ void Cluster::deliver(const Message& m, std::uint64_t order) {
         const std::shared_ptr<const LinkTraffic> traffic = m.link_traffic();
         if (!traffic) return;
         std::lock_guard lock(hubs_mu_);
-        for (const LinkTraffic::Records& r : traffic->links) hub_locked(r.link).deliver(traffic, r, m.source, horizon_);
+        for (const LinkTraffic::Records& r : traffic->links) hub_locked(r.link).deliver(traffic, r, m.source, horizon_.load(std::memory_order_relaxed));
         return;
     }
     Chip& dst = chip(m.dst_rank);
@@ -154,7 +154,7 @@ void Cluster::fold_before(SimTime horizon) {
     }
     // The links' hubs forget when usage is delivered to them (LinkHub::deliver, at horizon_), and
     // here, a few links per barrier in turn.
-    horizon_ = horizon;
+    horizon_.store(horizon, std::memory_order_release);
     constexpr std::size_t kLinksVisitedPerBarrier = 32;
     std::lock_guard lock(hubs_mu_);
     for (std::size_t i = 0; i < std::min(kLinksVisitedPerBarrier, link_hubs_.size()); ++i) {

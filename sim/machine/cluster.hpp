@@ -4,6 +4,7 @@
 // Knows nothing about any kernel. What its running streams may ask of it is the MachinePort
 // (sim/exec/machine_port.hpp) it implements: sim/exec, sim/isa and sim/sanitize never see this
 // class (sim/README.md).
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,7 +111,9 @@ private:
     // hub forgets when usage is delivered to it, and a comm stream that has moved on to other
     // peers delivers to its old links no more.
     std::size_t next_hub_to_forget_ = 0;
-    SimTime horizon_ = 0;  // the last barrier's (fold_before)
+    // The last barrier's (fold_before): written at barriers, read by the hubs in windows too
+    // (LinkHub::first_usage bins from it).
+    std::atomic<SimTime> horizon_{0};
     // The chips' cluster-port records are forgotten every kPortForgetBarriers-th barrier, not at
     // each: a record that could have gone adds nothing to any later read (it ends before every
     // read's sample starts), and each pass walks every record, millions when AIVs book their

@@ -72,8 +72,12 @@ void LinkHub::bin_first_usage() const {
     if (first_binned_.load(std::memory_order_relaxed)) return;
     // Every bin from the horizon on gets the records' bytes in the order delivered, as deliver()
     // would have added them; bins before it (forgotten) get nothing, so records of a stream that
-    // has finished make no pages.
-    first_.forget_before(horizon_);
+    // has finished make no pages. The horizon is the latest barrier's: no booking starts before
+    // it, and the hub's own may be many barriers old (the comm kernel of an op's previous view
+    // made 20 MB of pages of history at 64 ranks, heaptrack).
+    const SimTime horizon =
+        barrier_horizon_ == nullptr ? horizon_ : std::max(horizon_, barrier_horizon_->load(std::memory_order_acquire));
+    first_.forget_before(horizon);
     for (const RecordSpan& s : first_records_) {
         const LinkUsage* const records = s.traffic->usage.data();
         for (std::uint32_t i = s.begin; i < s.end; ++i) first_.add(records[i].start, records[i].end, records[i].bytes);

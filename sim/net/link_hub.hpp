@@ -50,7 +50,9 @@ struct LinkTraffic {
 
 class LinkHub {
 public:
-    LinkHub() = default;
+    // `barrier_horizon`: the cluster's latest barrier horizon (nothing books before it again), from
+    // which the first read bins the first stream's records; null: the hub's own (tests).
+    explicit LinkHub(const std::atomic<SimTime>* barrier_horizon = nullptr) : barrier_horizon_(barrier_horizon) {}
     LinkHub(const LinkHub&) = delete;
     LinkHub& operator=(const LinkHub&) = delete;
 
@@ -110,6 +112,10 @@ private:
 
     std::size_t records_after_prune_ = 0;
     SimTime horizon_ = 0;    // the latest horizon delivered or forgotten at
+    // The cluster's latest barrier horizon (or null). The hub's own lags it: a barrier visits a
+    // few hubs in turn (Cluster::fold_before), and a link whose first stream has finished gets no
+    // deliveries, so its first records, a whole comm kernel's, would be binned from long before.
+    const std::atomic<SimTime>* barrier_horizon_ = nullptr;
     SimTime usage_end_ = 0;  // the latest end of any usage delivered (0: none)
     BinnedUsage rest_{kLinkUsageBinPs};
     int first_source_ = -1;

@@ -1,5 +1,6 @@
 #include "sim/net/link_view.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -11,7 +12,8 @@ namespace tandem {
 namespace {
 // Empties `records`, and frees their room if it was a burst's (sim/burst_room.hpp): a stream has
 // a view per link it sends over (63 on a 64-rank mesh).
-void clear_records(std::vector<LinkUsage>& records) {
+template <typename T>
+void clear_records(std::vector<T>& records) {
     records.clear();
     release_burst_room(records);
 }
@@ -32,7 +34,10 @@ void LinkView::settle_handed_in() const {
     }
     // Added in the order handed in, as the hub added them to its rest (LinkHub::deliver): bins
     // before this view's horizon, never read again, are skipped.
-    for (const LinkUsage& u : unsettled_) handed_in_.add(u.start, u.end, u.bytes);
+    for (const HandedIn& h : unsettled_) {
+        const LinkUsage* const records = h.traffic->usage.data();
+        for (std::uint32_t i = h.begin; i < h.end; ++i) handed_in_.add(records[i].start, records[i].end, records[i].bytes);
+    }
     clear_records(unsettled_);
 }
 
@@ -58,10 +63,11 @@ bool LinkView::note_booked(std::span<const Breakpoint> rates, SimTime end) {
     return first && !window_.empty();
 }
 
-void LinkView::take_usage(int link_id, LinkTraffic& out) {
-    const auto begin = static_cast<std::uint32_t>(out.usage.size());
-    out.usage.insert(out.usage.end(), window_.begin(), window_.end());
-    out.links.push_back(LinkTraffic::Records{link_id, begin, static_cast<std::uint32_t>(out.usage.size())});
+void LinkView::take_usage(int link_id, const std::shared_ptr<LinkTraffic>& out) {
+    const auto begin = static_cast<std::uint32_t>(out->usage.size());
+    out->usage.insert(out->usage.end(), window_.begin(), window_.end());
+    const auto end = static_cast<std::uint32_t>(out->usage.size());
+    out->links.push_back(LinkTraffic::Records{link_id, begin, end});
     // Which stream is the hub's first is settled at the barriers (the first to hand usage in, or
     // the next after the link was idle: LinkHub::deliver). What this view hands in waits as
     // records until others() reads, and is then added to its copy only if it is not the first:
@@ -70,7 +76,11 @@ void LinkView::take_usage(int link_id, LinkTraffic& out) {
         clear_records(unsettled_);
         if (!handed_in_.empty()) handed_in_.clear();
     } else {
-        unsettled_.insert(unsettled_.end(), window_.begin(), window_.end());
+        std::int64_t last_bin = -1;
+        for (const LinkUsage& u : window_) {
+            if (u.end > u.start) last_bin = std::max(last_bin, (u.end - 1) / kLinkUsageBinPs);
+        }
+        unsettled_.push_back(HandedIn{out, begin, end, last_bin});
     }
     clear_records(window_);
 }
@@ -78,9 +88,9 @@ void LinkView::take_usage(int link_id, LinkTraffic& out) {
 void LinkView::forget_before(SimTime horizon) {
     calendar_.forget_before(horizon);
     handed_in_.forget_before(horizon);
-    // A waiting record whose bins all end by the horizon's would add only forgotten bins.
+    // Waiting records whose bins all end by the horizon's would add only forgotten bins.
     const std::int64_t horizon_bin = horizon / kLinkUsageBinPs;
-    std::erase_if(unsettled_, [&](const LinkUsage& u) { return u.end <= u.start || (u.end - 1) / kLinkUsageBinPs < horizon_bin; });
+    std::erase_if(unsettled_, [&](const HandedIn& h) { return h.last_bin < horizon_bin; });
 }
 
 }  // namespace tandem

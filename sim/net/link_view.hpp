@@ -4,6 +4,7 @@
 // stream is the link's first, what it has handed in to the hub, so that the hub's usage less it
 // is the other streams'.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,8 +33,9 @@ public:
     // window's first usage of the link (the caller lists the link to hand in).
     bool note_booked(std::span<const Breakpoint> rates, SimTime end);
     // Appends the usage booked since the last call to `out`, as link `link_id`'s, to hand in; it
-    // counts as handed in from now on.
-    void take_usage(int link_id, LinkTraffic& out);
+    // counts as handed in from now on. `out` is the message's traffic (the hub keeps spans of it,
+    // and so does this view until it knows whether it is the hub's first).
+    void take_usage(int link_id, const std::shared_ptr<LinkTraffic>& out);
     // How many records take_usage() would append now.
     std::size_t usage_to_hand_in() const { return window_.size(); }
     // No booking from now on starts before `horizon`.
@@ -49,10 +51,18 @@ private:
     BandwidthCalendar calendar_;
     // This stream's usage in the hub's rest_usage(), and what it handed in since others() last
     // read (kept as records, not bins, until then: a stream the barrier makes the hub's first,
-    // on a full mesh most often the only one, keeps no bins of its own usage). Mutable: settled
-    // on the view's own stream by others().
+    // on a full mesh most often the only one, keeps no bins of its own usage). The records are
+    // the spans of the traffic it handed in, not a copy: a comm kernel's first window hands in
+    // nearly all its bookings, and a copy held them twice until the kernel ended. Mutable:
+    // settled on the view's own stream by others().
     mutable BinnedUsage handed_in_{kLinkUsageBinPs};
-    mutable std::vector<LinkUsage> unsettled_;
+    struct HandedIn {
+        std::shared_ptr<const LinkTraffic> traffic;
+        std::uint32_t begin = 0;  // traffic->usage[begin, end) are this link's
+        std::uint32_t end = 0;
+        std::int64_t last_bin = -1;  // the last bin its records reach
+    };
+    mutable std::vector<HandedIn> unsettled_;
     std::vector<LinkUsage> window_;  // this window's usage, to hand in
 };
 

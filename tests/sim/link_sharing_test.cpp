@@ -125,7 +125,7 @@ void booked(LinkView& view, std::vector<Breakpoint> rates, SimTime end) { view.n
 
 void hand_in(LinkHub& hub, LinkView& view, int source) {
     auto traffic = std::make_shared<LinkTraffic>();
-    view.take_usage(0, *traffic);
+    view.take_usage(0, traffic);
     for (const LinkTraffic::Records& r : traffic->links) hub.deliver(traffic, r, source, 0);
 }
 
