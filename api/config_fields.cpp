@@ -9,10 +9,10 @@ namespace tandem::api::detail {
 namespace {
 
 // The text of a field, and setting it, by the field's type: a name (empty: unset), a count (0:
-// unset) or a flag. The trace's rank list and window take the command line's forms ("0,3",
+// unset; a negative one is given, and refused by its parameter's range) or a flag. The trace's rank list and window take the command line's forms ("0,3",
 // "START:END"; parse errors are SimErrors naming the text).
 std::optional<std::string> text_of(const std::string& v) { return v.empty() ? std::nullopt : std::optional(v); }
-std::optional<std::string> text_of(int v) { return v > 0 ? std::optional(std::to_string(v)) : std::nullopt; }
+std::optional<std::string> text_of(int v) { return v != 0 ? std::optional(std::to_string(v)) : std::nullopt; }
 std::optional<std::string> text_of(bool v) { return std::string(v ? "true" : "false"); }
 std::optional<std::string> text_of(const std::vector<int>& ranks) {
     if (ranks.empty()) return std::nullopt;
@@ -51,6 +51,7 @@ const std::vector<ConfigField>& config_fields() {
         field<&OpConfig::all_views>(Param::AllViews, "all_views"),
         field<&OpConfig::fault>(Param::Fault, "fault"),
         field<&OpConfig::sanitize>(Param::Sanitize, "sanitize"),
+        field<&OpConfig::warmup_runs>(Param::WarmupRuns, "warmup_runs"),
         field<&OpConfig::trace>(Param::Trace, "trace"),
         field<&OpConfig::trace_ranks>(Param::TraceRanks, "trace_ranks"),
         field<&OpConfig::trace_window_us>(Param::TraceWindowUs, "trace_window_us"),

@@ -311,9 +311,12 @@ void CallRanks::run_rank(HostContext& host) {
     if (config.all_views) {  // timed only, as the command line's first two views
         host::ViewOptions timed;
         timed.timed_only = true;
+        session.warm_up(host, streams, kernels::ViewKind::ComputeOnly, config.warmup_runs);
         compute_only[ri] = session.run_view(host, streams, kernels::ViewKind::ComputeOnly, timed);
+        session.warm_up(host, streams, kernels::ViewKind::Sequential, config.warmup_runs);
         sequential[ri] = session.run_view(host, streams, kernels::ViewKind::Sequential, timed);
     }
+    session.warm_up(host, streams, kernels::ViewKind::Pipelined, config.warmup_runs);
     if (ctx.options.functional) {
         copy_block(st.a, a.on(r), sh.a_rows, sh.a_cols);
         // B is K x N row-major; the staging B is N x K stored "DN": element (k, n) either way.
@@ -323,9 +326,10 @@ void CallRanks::run_rank(HostContext& host) {
         host.zero_device(st.out);
     }
     host::ViewOptions piped;
-    // A traced call with all_views logs its pipelined launch only: the log is cleared once
-    // every rank's timed views handed theirs in, before any rank launches (as the command line does).
-    if (tracing && config.all_views) piped.at_barrier = [this] { ctx.runtime->cluster().clear_log(); };
+    // A traced call with all_views or warm-ups logs its pipelined launch only: the log is cleared
+    // once every rank's earlier launches handed theirs in, before any rank launches (as the
+    // command line does).
+    if (tracing && (config.all_views || config.warmup_runs > 0)) piped.at_barrier = [this] { ctx.runtime->cluster().clear_log(); };
     piped.before_start = [&] {
         first_stat[ri] = host::kernel_counts(streams);
         if (tracing && async_op) {  // each rank its own entries; no other call is running

@@ -113,7 +113,12 @@ int run(int argc, char** argv) {
                    "(compute/comm), comm mode {}\n",
                    run_label(run), r.ranks, profile.name, data_mode_name(r.timing_only), r.m, r.k, r.n, r.base_m,
                    r.base_n, *r.compute_blocks, *r.comm_blocks, r.comm_mode);
-        fmt::print("[INFO] Running compute-only, sequential and pipelined views...\n");
+        if (r.warmup_runs > 0) {
+            fmt::print("[INFO] Running compute-only, sequential and pipelined views, each after {} warm-up run{}...\n",
+                       r.warmup_runs, r.warmup_runs == 1 ? "" : "s");
+        } else {
+            fmt::print("[INFO] Running compute-only, sequential and pipelined views...\n");
+        }
         std::fflush(stdout);
     }
     const ProgramOutput out = run_program(run, profile, cl.outputs);

@@ -115,6 +115,7 @@ ResolvedRun resolve_run(const RunRequest& given, const Profile& profile, std::in
     check_ranks(run.request, *run.op, profile);
     check_op_choices(run.request, *run.op, *run.variant);
     check_blocks(run.request, *run.op, limits);
+    check_warmup_runs(run.request);
     run.params = op_params_of(run.request, profile.interconnect.topology);
     run.variant->validate(run.params, limits);
     check_sizes(run.request);  // after the variant's own rules, which suggest a valid size

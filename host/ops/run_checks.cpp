@@ -189,6 +189,15 @@ void check_blocks(const RunRequest& r, const kernels::OpDesc& op, const kernels:
     }
 }
 
+void check_warmup_runs(const RunRequest& r) {
+    constexpr kernels::ParamRef kParamWarmupRuns{"warmup_runs", "warm-up runs"};  // no op reads it
+    const IntRange range = *param_desc(Param::WarmupRuns).range;
+    if (r.warmup_runs >= range.lo && r.warmup_runs <= range.hi) return;
+    throw ParamError({{kParamWarmupRuns, r.warmup_runs}},
+                     fmt::format("must be in {}..{} (each warm-up simulates every view once more)", range.lo, range.hi),
+                     {{kParamWarmupRuns, std::clamp(r.warmup_runs, range.lo, range.hi)}});
+}
+
 void check_memory(const ResolvedRun& run, const kernels::BufferLimits& lim, std::int64_t host_limit) {
     const RunRequest& r = run.request;
     const std::int64_t step = std::int64_t{r.ranks} * r.base_m;  // a multiple of every op's M granule

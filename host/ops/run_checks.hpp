@@ -23,6 +23,9 @@ void check_op_choices(const RunRequest& r, const kernels::OpDesc& op, const kern
 // Block counts in the schema's range; none for an op that does not communicate.
 void check_blocks(const RunRequest& r, const kernels::OpDesc& op, const kernels::BufferLimits& limits);
 
+// Warm-up runs in the schema's range.
+void check_warmup_runs(const RunRequest& r);
+
 // Each chip's HBM holds the op's workspace and the host's tensors; a functional run's host
 // memory stays under `host_memory_limit_bytes`. The message suggests the largest M that fits.
 void check_memory(const ResolvedRun& run, const kernels::BufferLimits& limits, std::int64_t host_memory_limit_bytes);

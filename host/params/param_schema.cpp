@@ -174,6 +174,16 @@ std::vector<ParamDesc> make_schema() {
                   .cli_flag = "--sanitize", .python_keyword = "sanitize", .python_place = PythonPlace::Config,
                   .python_call_keyword = true, .api_field = "OpConfig::sanitize",
                   .run_member = &RunRequest::sanitize},
+        ParamDesc{.id = Param::WarmupRuns, .name = "warmup_runs", .type = ParamType::Int, .scope = ParamScope::Run,
+                  .unit = "runs", .word = "warm-up runs", .default_text = "0", .range = IntRange{0, kMaxWarmupRuns},
+                  .help = fmt::format("Run each view's kernels this many times (timing-only, not reported) before the "
+                                      "view is timed, as a host that warms up does: the chip's L2 carries over from "
+                                      "them; 0..{} (default: 0, every view starts from what the views before it left)",
+                                      kMaxWarmupRuns),
+                  .cli_flag = "--warmup-runs", .cli_type_name = "INT", .sweep_column = "warmup_runs",
+                  .json_key = "warmup_runs", .python_keyword = "warmup_runs", .python_place = PythonPlace::Config,
+                  .api_field = "OpConfig::warmup_runs",
+                  .run_member = &RunRequest::warmup_runs},
         // ---- a call of the API ----
         ParamDesc{.id = Param::AllViews, .name = "all_views", .type = ParamType::Flag, .scope = ParamScope::Call,
                   .word = "all views", .default_text = "false",

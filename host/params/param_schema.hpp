@@ -32,7 +32,7 @@ enum class Param : std::uint8_t {
     // the op
     Op, Variant, Schedule, Dtype, OutDtype, Bias, CommMode, Fault,
     // the data and the checks
-    TimingOnly, Sanitize,
+    TimingOnly, Sanitize, WarmupRuns,
     // a call of the API
     AllViews, AsyncOp, HostThreads,
     // the program (command line only)
@@ -136,6 +136,7 @@ inline constexpr int kMaxFunctionalRanks = 32;  // functional runs keep every ra
 inline constexpr int kMaxTimingOnlyRanks = 768; // the largest cluster the timing model is meant for (CloudMatrix384's dies)
 inline constexpr int kMaxBlocks = 4096;         // blocks beyond the core count run in waves, as on the device
 inline constexpr int kMaxHostThreads = 1024;    // a context's host threads (0: one per host core)
+inline constexpr int kMaxWarmupRuns = 100;      // --warmup-runs: each one simulates the views again
 inline constexpr int kMaxJobs = 1024;           // --jobs: configurations of a sweep run at once
 
 }  // namespace tandem::host

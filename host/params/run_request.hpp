@@ -42,6 +42,7 @@ struct RunRequest {
     std::optional<int> comm_blocks;     // unset: the profile's AIV count (or the variant's rule)
     bool timing_only = false;
     bool sanitize = false;
+    int warmup_runs = 0;                // each view run this many times untimed before it is timed
 };
 
 }  // namespace tandem::host

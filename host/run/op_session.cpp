@@ -224,6 +224,12 @@ ViewRun OpSession::run_view(HostContext& host, const std::vector<Stream*>& strea
     return run;
 }
 
+void OpSession::warm_up(HostContext& host, const std::vector<Stream*>& streams, ViewKind kind, int runs) const {
+    ViewOptions warm;
+    warm.timed_only = true;
+    for (int i = 0; i < runs; ++i) run_view(host, streams, kind, warm);
+}
+
 namespace {
 // make_op_inputs' values written straight into each rank's tensors (A rows of an ND tensor, B^T
 // rows = columns of B's DN tensor; a replicated B generated once and copied to the other ranks),
@@ -353,14 +359,20 @@ ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
         for (const std::string& name : out.stream_names) streams.push_back(&host.create_stream(name));
 
         // The first two views are only timed (see op_session.hpp).
+        const int warmups = run.request.warmup_runs;
         ViewOptions timed;
         timed.timed_only = true;
         timed.figures = &times.kernels;
+        session.warm_up(host, streams, ViewKind::ComputeOnly, warmups);
         times.compute_only_us = session.run_view(host, streams, ViewKind::ComputeOnly, timed).total_us;
+        session.warm_up(host, streams, ViewKind::Sequential, warmups);
         const ViewRun sequential = session.run_view(host, streams, ViewKind::Sequential, timed);
         times.seq_comm_us = sequential.comm_us;
         times.seq_compute_us = sequential.compute_us;
 
+        // Its warm-ups launch timing-only (they move no data), before the output is cleared and
+        // before the view's statistics and log start.
+        session.warm_up(host, streams, ViewKind::Pipelined, warmups);
         // Cleared before the view's barrier, so that the barrier orders the clear before every
         // peer's pipelined kernel that writes this output (after the barrier it would race them:
         // the sanitizer reports it). A peer's sequential-view kernel may still run here, but that

@@ -105,6 +105,11 @@ public:
     ViewRun run_view(HostContext& host, const std::vector<Stream*>& streams, kernels::ViewKind kind,
                      const ViewOptions& options = {}) const;
 
+    // A view run `runs` times before it is timed, as a host's warm-up iterations (RunRequest::
+    // warmup_runs): timing-only launches whose times and figures are not kept. What they leave is
+    // the machine's state, the chip's L2 above all; the host clock moves on past them.
+    void warm_up(HostContext& host, const std::vector<Stream*>& streams, kernels::ViewKind kind, int runs) const;
+
 private:
     ResolvedRun run_;
     ShardShapes shapes_;
@@ -158,8 +163,8 @@ struct ViewLog {
                              // of some ranks (--trace-ranks) needs no more
 };
 
-// The three views of a resolved run (host/ops/op_facade.hpp) on a cluster of its own. `inputs`
-// is null in timing-only mode. `log`: what to keep of the pipelined view.
+// The three views of a resolved run (host/ops/op_facade.hpp) on a cluster of its own, each after
+// its RunRequest::warmup_runs warm-ups (OpSession::warm_up). `inputs` is null in timing-only mode. `log`: what to keep of the pipelined view.
 // `host_threads`: the host threads the machine may keep busy (ClusterOptions::host_threads; 0: every core).
 ViewsOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
                           const ViewLog& log = {}, int host_threads = 0);

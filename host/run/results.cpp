@@ -194,6 +194,8 @@ std::string format_summary(const RunResults& r) {
     // An op that keeps the seed's format (OpDesc::seed_format) prints the seed's lines only.
     const bool seed = id.seed_format.has_value();
     std::string mode = data_mode_name(run.timing_only);
+    // Warm-ups are not views: only how many ran before each (RunRequest::warmup_runs).
+    if (run.warmup_runs > 0) mode += fmt::format(", {} warm-up run{} before each view", run.warmup_runs, run.warmup_runs == 1 ? "" : "s");
     if (r.verification != Verification::Skipped) {
         mode += fmt::format(", verification {}", failed ? "FAILED" : "passed");
     }

@@ -110,6 +110,10 @@ struct OpConfig {
     // pending. What a later call needs of an earlier one (a flag value left by a sanitized call,
     // judged "stale" if a later wait is satisfied by it) is kept across calls.
     bool sanitize = false;
+    // Run each view of the call (the pipelined one, and with all_views the other two) this many
+    // times before it is timed: timing-only launches, not reported, that leave the chip's L2 as a
+    // host's warm-up iterations would (the command line's --warmup-runs). 0: none.
+    int warmup_runs = 0;
     // Write a Chrome trace of the call (the command line's --trace: docs/TRACE.md) to this file
     // once it completed: every instruction of its kernels per core and pipe, the flows from each
     // notify to the wait it released, the links' and the memory's use; prof_analysis/report.py

@@ -31,6 +31,23 @@ class Row:
     extra: dict = field(default_factory=dict)
 
 
+# The warm-ups the model runs for a row whose host warmed up, whatever the host's count (the
+# row's `warmup_runs` column: 3, 5 or 10): the model is deterministic, so a second warm-up of a
+# view leaves the L2 as the first did, and every row moves by under 0.1% from one warm-up to the
+# host's count (sim/CALIBRATION.md "Warm views"), while each warm-up simulates every view again.
+WARMUPS_FOR_A_WARM_HOST = 1
+
+
+def warmup_args(row):
+    """The arguments that warm a row's views up as its host did (its `warmup_runs` column, the
+    host's warm-up iterations; 0 or none: the host ran none, the views start as the run leaves
+    them)."""
+    n = int((row.get("warmup_runs") or "0").strip() or 0)
+    if n < 0:
+        raise ValueError(f"warmup_runs = {n}: a count of the host's warm-ups, 0 or more")
+    return ("--warmup-runs", str(min(n, WARMUPS_FOR_A_WARM_HOST))) if n > 0 else ()
+
+
 def _read_csv(path):
     with open(path, newline="") as f:
         lines = [line for line in f if not line.startswith("#") and line.strip()]
@@ -41,7 +58,7 @@ def allgather_gemm_rows(path, soc=""):
     rows = []
     for r in _read_csv(path):
         case = f"{r['ranks']}x{r['m']}x{r['k']}x{r['n']}"
-        run = Run("tandem", ("-n", r["ranks"], "--gm", r["m"], "--gk", r["k"], "--gn", r["n"]), soc)
+        run = Run("tandem", ("-n", r["ranks"], "--gm", r["m"], "--gk", r["k"], "--gn", r["n"], *warmup_args(r)), soc)
         rows.append(Row(f"allgather_gemm/{case}/pipelined", "allgather_gemm", float(r["measured_ms"]) * 1000.0, run,
                         "pipelined", note="seed kernel, rank 0's pipelined view"))
     return rows
@@ -51,7 +68,7 @@ def _gemm_allreduce_rows(path, dataset, variant, soc=""):
     rows = []
     for r in _read_csv(path):
         run = Run("tandem", ("--op", "matmul_all_reduce", "--variant", variant, "-n", r["ranks"], "--gm", r["m"],
-                             "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16"), soc)
+                             "--gk", r["k"], "--gn", r["n"], "--dtype", "fp16", "--out-dtype", "fp16", *warmup_args(r)), soc)
         rows.append(Row(f"{dataset}/{r['run']}/{r['view']}", dataset, float(r["measured_us"]), run,
                         r["view"], note=f"{variant} replica, {r['run']} run"))
     return rows
@@ -78,7 +95,7 @@ def gemm_rows(path, soc=""):
     for r in _read_csv(path):
         case = f"{r['m']}x{r['k']}x{r['n']}"
         run = Run("tandem", ("--op", "gemm", "--variant", "pto_performance", "-n", "1", "--gm", r["m"], "--gk", r["k"],
-                             "--gn", r["n"]), soc)
+                             "--gn", r["n"], *warmup_args(r)), soc)
         rows.append(Row(f"gemm/{case}/kernel", "gemm", float(r["measured_us"]), run, "kernel",
                         note="pto_performance replica, the profiler's task duration"))
         for column, quantity in GEMM_RATIO_COLUMNS:
@@ -104,16 +121,16 @@ def tget_rows(path, soc=""):
     return rows
 
 
-def megamoe_args(variant, ranks, m):
+def megamoe_args(variant, ranks, m, warmups=()):
     return ("--op", "moe_ffn", "--variant", variant, "-n", str(ranks), "--gm", str(m), "--gk", "7168", "--gn", "4096",
-            "--dtype", "bf16")
+            "--dtype", "bf16", *warmups)
 
 
 def megamoe_rows(path, soc=""):
     """The published MegaMoE kernel timer (the slowest rank) per version and M."""
     rows = []
     for r in _read_csv(path):
-        run = Run("tandem", megamoe_args(r["variant"], r["ranks"], r["m"]), soc)
+        run = Run("tandem", megamoe_args(r["variant"], r["ranks"], r["m"], warmup_args(r)), soc)
         rows.append(Row(f"megamoe/{r['variant']}/{r['ranks']}x{r['m']}/kernel_timer", "megamoe", float(r["measured_us"]),
                         run, "pipelined_kernel_max_rank", note=f"{r['variant']} replica, kernel timer, slowest rank"))
     return rows
@@ -122,10 +139,10 @@ def megamoe_rows(path, soc=""):
 def megamoe_stage_rows(path, soc=""):
     """V1's published stage windows at EP8, M = 2048 (rank 0): each stage's span (end - start)."""
     rows = []
-    run = Run("tandem", megamoe_args("expert_major", 8, 2048), soc)
     for r in _read_csv(path):
         if r["kind"] != "stage_window":
             continue
+        run = Run("tandem", megamoe_args("expert_major", 8, 2048, warmup_args(r)), soc)
         span = float(r["end_us"]) - float(r["start_us"])
         rows.append(Row(f"megamoe_stages/expert_major/8x2048/{r['stage']}_span", "megamoe_stages", span, run,
                         f"stage_span_{r['stage']}", note="V1 stage window, rank 0",

@@ -362,13 +362,14 @@ TEST(ParamSchema, EveryApiFieldIsAParameterAndBack) {
 TEST(ParamSchema, TheApiStructsHaveTheSchemasFieldsAndNoOthers) {
     api::OpConfig c;
     [[maybe_unused]] auto& [variant, schedule, base_m, base_n, compute_blocks, comm_blocks, comm_mode, knobs, all_views,
-                            fault, sanitize, trace, trace_ranks, trace_window_us] = c;
+                            fault, sanitize, warmup_runs, trace, trace_ranks, trace_window_us] = c;
     api::ContextOptions o;
     [[maybe_unused]] auto& [soc, profile_file, ranks, functional, host_threads, words] = o;
     const std::set<std::string> fields = {
         "OpConfig::variant",        "OpConfig::schedule",    "OpConfig::base_m",    "OpConfig::base_n",
         "OpConfig::compute_blocks", "OpConfig::comm_blocks", "OpConfig::comm_mode", "OpConfig::all_views",
-        "OpConfig::fault",          "OpConfig::sanitize",    "OpConfig::trace",     "OpConfig::trace_ranks",
+        "OpConfig::fault",          "OpConfig::sanitize",    "OpConfig::warmup_runs", "OpConfig::trace",
+        "OpConfig::trace_ranks",
         "OpConfig::trace_window_us", "ContextOptions::soc", "ContextOptions::profile_file",
         "ContextOptions::ranks",    "ContextOptions::functional", "ContextOptions::host_threads"};
     std::set<std::string> in_schema;
