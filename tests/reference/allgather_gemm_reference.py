@@ -38,7 +38,8 @@ CONFIGS = {
 # neutral names of the communication figures, beside the seed's allgather_* keys they alias
 # (docs/PARAMETERS.md "The results JSON's communication figures").
 NEW_KEYS = {"op", "variant", "schedule", "dtype", "out_dtype", "bias", "comm_kind", "comm_bytes_per_rank",
-            "comm_gib_s", "chunk_tiles", "kernels", "comm_payload_bytes", "comm_payload_gib_s", "comm_payload_gb_s"}
+            "comm_gib_s", "chunk_tiles", "kernels", "comm_payload_bytes", "comm_payload_gib_s", "comm_payload_gb_s",
+            "warmup_runs"}
 # otherData keys that name the checkout, not the run.
 PLACE_KEYS = {"profile_file"}
 
