@@ -24,6 +24,7 @@ import tempfile
 SIM_LAYERS = [
     ("base", ["sim/sim_time.hpp", "sim/sim_error.hpp", "sim/profile.hpp", "sim/profile_loader.cpp",
               "sim/host_threads.hpp", "sim/host_threads.cpp"]),
+    ("share", ["sim/share/"]),
     ("net", ["sim/net/"]),
     ("mem", ["sim/mem/"]),
     ("core", ["sim/core/"]),

@@ -117,23 +117,21 @@ ChipMemory::ChipMemory(std::int64_t l2_bytes, std::int64_t region_bytes)
 void ChipMemory::deliver(std::shared_ptr<const MemTraffic> traffic, SimTime at, int source) {
     if (!traffic) return;
     queued_.push_back(Delivery{std::move(traffic), at, source});
-    dirty_.store(true, std::memory_order_release);
+    queue_to_apply_.mark_pending();
 }
 
 void ChipMemory::forget_before(SimTime horizon) {
     queued_horizon_ = std::max(queued_horizon_, horizon);
-    dirty_.store(true, std::memory_order_release);
+    queue_to_apply_.mark_pending();
 }
 
 void ChipMemory::sync() {
-    if (!dirty_.load(std::memory_order_acquire)) return;  // the usual case once a window has begun
-    std::lock_guard lock(sync_mu_);
-    if (!dirty_.load(std::memory_order_relaxed)) return;  // another stream applied it meanwhile
-    for (const Delivery& d : queued_) apply(d);
-    queued_.clear();  // frees the traffic here, in a window, not at the barrier
-    if (queued_horizon_ >= 0) settle_and_forget(queued_horizon_);
-    queued_horizon_ = -1;
-    dirty_.store(false, std::memory_order_release);
+    queue_to_apply_.run_if_pending([this] {
+        for (const Delivery& d : queued_) apply(d);
+        queued_.clear();  // frees the traffic here, in a window, not at the barrier
+        if (queued_horizon_ >= 0) settle_and_forget(queued_horizon_);
+        queued_horizon_ = -1;
+    });
 }
 
 void ChipMemory::apply(const Delivery& d) {

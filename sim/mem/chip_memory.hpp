@@ -34,10 +34,11 @@
 //
 // The barrier itself only queues (deliver, forget_before): it is the one part of a window that
 // runs on one host thread while the others wait, and a chip's share of it grows with its peers.
-// The first stream that reads the chip in the next window applies the queue (sync()), under the
-// chip's own lock, exactly as the barrier would have: no stream of the chip has read or moved
-// since the barrier, so what it applies, and the views' positions it settles against, are those
-// of the barrier, whichever host thread gets there first. Every reader calls sync() first.
+// The first stream that reads the chip in the next window applies the queue (sync(), a
+// FirstReaderWork: sim/share/first_reader_work.hpp), exactly as the barrier would have: no stream
+// of the chip has read or moved since the barrier, so what it applies, and the views' positions
+// it settles against, are those of the barrier, whichever host thread gets there first. Every
+// reader calls sync() first.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -50,8 +51,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/net/binned_usage.hpp"
-#include "sim/net/sharing_quanta.hpp"
+#include "sim/share/binned_usage.hpp"
+#include "sim/share/first_reader_work.hpp"
+#include "sim/share/sharing_quanta.hpp"
 #include "sim/sim_error.hpp"
 #include "sim/sim_time.hpp"
 
@@ -60,7 +62,7 @@ namespace tandem {
 class MemoryView;
 
 // Usage is published and kept in bins of kMemUsageBinPs, a stream's own bookings in bins of
-// kMemCalendarBinPs, rates read in steps of kMemUsageRateStep (sim/net/sharing_quanta.hpp, beside
+// kMemCalendarBinPs, rates read in steps of kMemUsageRateStep (sim/share/sharing_quanta.hpp, beside
 // the links').
 
 // Bytes one producer moved through a chip's memory over [start, end), spread evenly; or, with
@@ -325,11 +327,11 @@ private:
 
     std::int64_t region_bytes_;
     int region_shift_ = -1;  // log2(region_bytes_) when that is a power of two, else -1
-    // Queued by the barriers since the last sync (dirty_ set by the barrier, cleared by sync).
+    // Queued by the barriers since the last sync, which applies them (pending from the barrier
+    // that queued to the sync).
     std::vector<Delivery> queued_;
     SimTime queued_horizon_ = -1;  // -1: none
-    std::atomic<bool> dirty_{false};
-    std::mutex sync_mu_;
+    FirstReaderWork queue_to_apply_;
     L2Residency residency_;
     // The records not yet settled, as delivered, and per delivery where its records begin, when
     // they were published and by whom (kept once per delivery, not per record: a chip holds a

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/net/binned_usage.hpp"
+#include "sim/share/binned_usage.hpp"
 #include "sim/net/breakpoint_list.hpp"
 #include "sim/sim_time.hpp"
 
@@ -92,7 +92,7 @@ private:
 // into place within (usually) one leaf. Nothing is allocated once the calendars have warmed up.
 //
 // `background` (empty, or one entry per path resource, null where there is none): usage of the
-// same resource that others booked, kept apart in bins (UsageSum, sim/net/binned_usage.hpp) so that it
+// same resource that others booked, kept apart in bins (UsageSum, sim/share/binned_usage.hpp) so that it
 // neither grows this calendar nor multiplies its distinct rates. A background's rate counts
 // against its resource's capacity like the resource's own bookings; it is read, never written.
 //

@@ -18,7 +18,7 @@
 // its kernel's first booking, so that the same kernel started at another instant books the same
 // bins and takes the same time (an exact calendar has that by nature).
 //
-// The bins are kept in pages (sim/net/bin_pages.hpp), made only where bookings land: a block's scalar
+// The bins are kept in pages (sim/share/bin_pages.hpp), made only where bookings land: a block's scalar
 // issues its loads long before its pipes run them, so a calendar's bookings reach milliseconds
 // past its horizon with few bytes between (a comm kernel's 64 ns bins were under 1% booked over
 // 9 ms), and a page costs only where bytes are.
@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/net/bin_pages.hpp"
-#include "sim/net/binned_usage.hpp"
+#include "sim/share/bin_pages.hpp"
+#include "sim/share/binned_usage.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {

@@ -10,20 +10,20 @@
 // not see each other, and the others' rate is known per bin of kLinkUsageBinPs.
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
-#include "sim/net/binned_usage.hpp"
-#include "sim/net/sharing_quanta.hpp"
+#include "sim/share/binned_usage.hpp"
+#include "sim/share/first_reader_work.hpp"
+#include "sim/share/handed_in_spans.hpp"
+#include "sim/share/sharing_quanta.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
 
 // Link usage is kept in bins of kLinkUsageBinPs and read in rate steps of kLinkUsageRateStep
-// (sim/net/sharing_quanta.hpp, beside the chip memory's).
+// (sim/share/sharing_quanta.hpp, beside the chip memory's).
 
 // `bytes` moved over a link evenly in [start, end): one step of a transfer's booked rate.
 struct LinkUsage {
@@ -77,31 +77,25 @@ public:
     // the first read adds them to the bins, each as deliver() would have (after forgetting
     // what deliver() forgot), so that every bin still read holds the same sum.
     const BinnedUsage& first_usage() const {
-        if (!first_binned_.load(std::memory_order_acquire)) bin_first_usage();
+        first_to_bin_.run_if_pending([this] { bin_first_usage(); });
         return first_;
     }
     const BinnedUsage& rest_usage() const { return rest_; }
 
 private:
+    // Under first_to_bin_'s lock.
     void bin_first_usage() const;
     // Drops the spans of records that add nothing at or after `horizon` (their bins are all
     // before it).
     void prune_first_records(SimTime horizon);
 
-    // Written at barriers, or once (under mu_) by the first read of first_usage() in a window.
+    // Written at barriers, or once by the first read of first_usage() in a window.
     mutable BinnedUsage first_{kLinkUsageBinPs};
-    // The first's records, in the order delivered: spans of the messages that carried them,
-    // each with the last bin its records reach (to drop it once that is before the horizon).
-    struct RecordSpan {
-        std::shared_ptr<const LinkTraffic> traffic;
-        std::uint32_t begin = 0;
-        std::uint32_t end = 0;
-        std::int64_t last_bin = -1;
-    };
-    mutable std::deque<RecordSpan> first_records_;
-    mutable std::size_t first_record_count_ = 0;
-    mutable std::atomic<bool> first_binned_{false};
-    mutable std::mutex mu_;
+    // The first's records, in the order delivered, as spans of the messages that carried them
+    // (sim/share/handed_in_spans.hpp), while first_to_bin_ is pending: binned by the first read
+    // (sim/share/first_reader_work.hpp), pending again when the hub restarts with another first.
+    mutable HandedInSpans<LinkTraffic> first_records_{kLinkUsageBinPs};
+    mutable FirstReaderWork first_to_bin_{true};
     // Whether nothing delivered reaches the bin of `horizon` (or later): no stream reads any of
     // it again.
     bool idle_at(SimTime horizon) const {

@@ -12,8 +12,7 @@ namespace tandem {
 namespace {
 // Empties `records`, and frees their room if it was a burst's (sim/burst_room.hpp): a stream has
 // a view per link it sends over (63 on a 64-rank mesh).
-template <typename T>
-void clear_records(std::vector<T>& records) {
+void clear_records(std::vector<LinkUsage>& records) {
     records.clear();
     release_burst_room(records);
 }
@@ -28,17 +27,14 @@ void LinkView::settle_handed_in() const {
     if (first == source_) {
         // The first's usage is in the hub's first store (or all before the horizon, from before
         // the hub made this stream its first): others() never subtracts it.
-        clear_records(unsettled_);
+        unsettled_.clear();
         if (!handed_in_.empty()) handed_in_.clear();
         return;
     }
     // Added in the order handed in, as the hub added them to its rest (LinkHub::deliver): bins
     // before this view's horizon, never read again, are skipped.
-    for (const HandedIn& h : unsettled_) {
-        const LinkUsage* const records = h.traffic->usage.data();
-        for (std::uint32_t i = h.begin; i < h.end; ++i) handed_in_.add(records[i].start, records[i].end, records[i].bytes);
-    }
-    clear_records(unsettled_);
+    unsettled_.add_to(handed_in_);
+    unsettled_.clear();
 }
 
 UsageSum LinkView::others() const {
@@ -73,14 +69,10 @@ void LinkView::take_usage(int link_id, const std::shared_ptr<LinkTraffic>& out) 
     // records until others() reads, and is then added to its copy only if it is not the first:
     // a stream that the barrier makes the first keeps no bins of its own usage.
     if (hub_.first_source() == source_) {
-        clear_records(unsettled_);
+        unsettled_.clear();
         if (!handed_in_.empty()) handed_in_.clear();
     } else {
-        std::int64_t last_bin = -1;
-        for (const LinkUsage& u : window_) {
-            if (u.end > u.start) last_bin = std::max(last_bin, (u.end - 1) / kLinkUsageBinPs);
-        }
-        unsettled_.push_back(HandedIn{out, begin, end, last_bin});
+        unsettled_.push(out, begin, end);
     }
     clear_records(window_);
 }
@@ -89,8 +81,7 @@ void LinkView::forget_before(SimTime horizon) {
     calendar_.forget_before(horizon);
     handed_in_.forget_before(horizon);
     // Waiting records whose bins all end by the horizon's would add only forgotten bins.
-    const std::int64_t horizon_bin = horizon / kLinkUsageBinPs;
-    std::erase_if(unsettled_, [&](const HandedIn& h) { return h.last_bin < horizon_bin; });
+    unsettled_.drop_before(horizon);
 }
 
 }  // namespace tandem

@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "sim/net/bandwidth_calendar.hpp"
-#include "sim/net/binned_usage.hpp"
 #include "sim/net/link_hub.hpp"
+#include "sim/share/binned_usage.hpp"
+#include "sim/share/handed_in_spans.hpp"
 #include "sim/sim_time.hpp"
 
 namespace tandem {
@@ -50,19 +51,11 @@ private:
     int source_;
     BandwidthCalendar calendar_;
     // This stream's usage in the hub's rest_usage(), and what it handed in since others() last
-    // read (kept as records, not bins, until then: a stream the barrier makes the hub's first,
-    // on a full mesh most often the only one, keeps no bins of its own usage). The records are
-    // the spans of the traffic it handed in, not a copy: a comm kernel's first window hands in
-    // nearly all its bookings, and a copy held them twice until the kernel ended. Mutable:
-    // settled on the view's own stream by others().
+    // read (kept as spans of the traffic it handed in, sim/share/handed_in_spans.hpp, not bins,
+    // until then: a stream the barrier makes the hub's first, on a full mesh most often the only
+    // one, keeps no bins of its own usage). Mutable: settled on the view's own stream by others().
     mutable BinnedUsage handed_in_{kLinkUsageBinPs};
-    struct HandedIn {
-        std::shared_ptr<const LinkTraffic> traffic;
-        std::uint32_t begin = 0;  // traffic->usage[begin, end) are this link's
-        std::uint32_t end = 0;
-        std::int64_t last_bin = -1;  // the last bin its records reach
-    };
-    mutable std::vector<HandedIn> unsettled_;
+    mutable HandedInSpans<LinkTraffic> unsettled_{kLinkUsageBinPs};
     std::vector<LinkUsage> window_;  // this window's usage, to hand in
 };
 

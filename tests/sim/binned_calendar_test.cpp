@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sim/net/binned_calendar.hpp"
-#include "sim/net/binned_usage.hpp"
+#include "sim/share/binned_usage.hpp"
 #include "sim/sim_error.hpp"
 #include "tests/support/calendar_checks.hpp"
 

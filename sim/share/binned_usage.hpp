@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "sim/net/bin_pages.hpp"
+#include "sim/share/bin_pages.hpp"
 #include "sim/sim_error.hpp"
 #include "sim/sim_time.hpp"
 
@@ -93,7 +93,7 @@ private:
     std::int64_t lo_ = 0;           // bins with bytes lie in [lo_, hi_)
     std::int64_t hi_ = 0;
     std::int64_t horizon_bin_ = 0;  // bins before it are forgotten
-    // Bins in pages made where bytes land (sim/net/bin_pages.hpp): usage booked far ahead and
+    // Bins in pages made where bytes land (sim/share/bin_pages.hpp): usage booked far ahead and
     // scattered costs the pages it touches, not the whole span between them.
     BinPages pages_{kSparePages};
     static constexpr std::int64_t kRecomputeMaxAfterBins = 16;

@@ -3,7 +3,7 @@
 // land: bookings made far ahead (a block's scalar issues long before its pipes run) and
 // scattered (a comm block storing into 63 peers in turn) cost the pages they touch, not the
 // whole span between them. The one page store of every binned record of usage: a stream's own
-// calendars (sim/net/binned_calendar.hpp) and the usage others booked (sim/net/binned_usage.hpp).
+// calendars (sim/net/binned_calendar.hpp) and the usage others booked (sim/share/binned_usage.hpp).
 //
 // Pages are numbered bin >> kPageShift, whatever the bins' origin, so that stores of one bin
 // length have their page edges at the same bins. A page is zeroed when it is made; emptied pages

@@ -1,4 +1,4 @@
-#include "sim/net/bin_pages.hpp"
+#include "sim/share/bin_pages.hpp"
 
 #include <algorithm>
 

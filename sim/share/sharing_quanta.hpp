@@ -4,8 +4,10 @@
 // chip's L2 and HBM (sim/mem/chip_memory.hpp, sim/mem/memory_view.hpp). Both share the same way:
 // each stream books its own transfers on calendars of its own, hands in what it booked at each
 // window's barrier, and reads the other streams' usage beside its calendars as bytes per bin
-// (sim/net/binned_usage.hpp), rounded to whole rate steps (UsageSum). Changing one of these
-// changes the simulated figures (run `./run.sh fidelity`), not only the host's speed.
+// (sim/share/binned_usage.hpp), rounded to whole rate steps (UsageSum); what a barrier leaves is
+// done by the first reader of the next window (sim/share/first_reader_work.hpp). sim/MODEL.md
+// "Sharing a resource between streams" says how. Changing one of these changes the simulated
+// figures (run `./run.sh fidelity`), not only the host's speed.
 #include <cstdint>
 
 #include "sim/sim_time.hpp"

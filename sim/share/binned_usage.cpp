@@ -1,4 +1,4 @@
-#include "sim/net/binned_usage.hpp"
+#include "sim/share/binned_usage.hpp"
 
 #include <algorithm>
 #include <memory>
