@@ -124,8 +124,13 @@ std::vector<ParameterInfo> parameters() {
     std::vector<ParameterInfo> out;
     for (const host::ParamDesc& p : host::param_schema()) {
         if (p.api_field.empty() && p.python_keyword.empty()) continue;
-        out.push_back(ParameterInfo{p.name, type_name(p.type), p.help, p.api_field, p.python_keyword, p.python_aliases,
-                                    place_name(p.python_place), p.python_call_keyword});
+        ParameterInfo info{p.name, type_name(p.type), p.help, p.api_field, p.python_keyword, p.python_aliases,
+                           place_name(p.python_place), p.python_call_keyword};
+        if (p.range) {
+            info.min_value = p.range->lo;
+            info.max_value = p.range->hi;
+        }
+        out.push_back(std::move(info));
     }
     return out;
 }

@@ -318,10 +318,13 @@ PYBIND11_MODULE(_core, m) {  // imported by the package tandem (python/tandem/__
             d["python_aliases"] = p.python_aliases;
             d["python_place"] = p.python_place;
             d["python_call_keyword"] = p.python_call_keyword;
+            d["min"] = p.min_value ? py::object(py::int_(*p.min_value)) : py::object(py::none());
+            d["max"] = p.max_value ? py::object(py::int_(*p.max_value)) : py::object(py::none());
             out.append(d);
         }
         return out;
-    }, "The parameters the module takes (Tandem's parameter schema): keyword, aliases, where, type, help");
+    }, "The parameters the module takes (Tandem's parameter schema): keyword, aliases, where, type, help, "
+      "and an int's accepted range (min, max; None: any positive)");
     py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
 
     bind_tensor(m);

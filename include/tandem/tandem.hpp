@@ -240,6 +240,10 @@ struct ParameterInfo {
     std::vector<std::string> python_aliases;
     std::string python_place;    // "context" | "config" | "call" | "tensors" (named in messages only)
     bool python_call_keyword = false;  // a config key the call also takes as a keyword (sanitize=True)
+    // An "int" parameter's accepted values, when the schema bounds them (warmup_runs: 0..100);
+    // unset: any positive integer the parameter's own checks accept.
+    std::optional<int> min_value;
+    std::optional<int> max_value;
 };
 
 // Every parameter the C++ API or the Python module has.

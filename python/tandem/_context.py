@@ -440,7 +440,8 @@ class Ops:
 
 
 def _config_arg(op, info, config):
-    """The config dict the C++ module takes: keys type-checked, sizes positive, FusedConfig's
+    """The config dict the C++ module takes: keys type-checked, integers at least the schema's
+    lowest value (positive where it has none: warmup_runs takes 0), FusedConfig's
     GPU-only fields checked and dropped (one warning)."""
     if config is None:
         return None
@@ -479,8 +480,10 @@ def _config_arg(op, info, config):
         elif kind == "int":
             if not _is_int(value):
                 raise TypeError(f"config['{key}'] = {value!r}: must be an integer, not {type(value).__name__}")
-            if key in keys and value <= 0:
-                raise ValueError(f"config['{key}'] = {value!r}: must be a positive integer (leave it out for the default)")
+            lowest = _config_key_params()[key]["min"] if key in keys else None
+            if key in keys and value < (1 if lowest is None else lowest):
+                must = "a positive integer" if lowest is None or lowest == 1 else f"an integer of at least {lowest}"
+                raise ValueError(f"config['{key}'] = {value!r}: must be {must} (leave it out for the default)")
             value = _int_in_range(f"config['{key}']", value)
         elif kind == "flag":
             if not isinstance(value, (bool, np.bool_)):

@@ -192,6 +192,22 @@ def test_a_tile_of_zero_or_less_is_refused_not_replaced(value):
         ctx.ops.allgather_gemm(C, A, B, config={"block_size_n": value})
 
 
+def test_warmup_runs_takes_zero_and_is_refused_outside_its_range():
+    # The schema's range (0..100) decides, not the rule for sizes: warmup_runs=0 is the default
+    # said out loud, and gives the same figures as leaving it out.
+    ctx = tandem.Context(num_ranks=2, functional=False)
+    A, B, C = ctx.zeros(128, 256, "fp16"), ctx.zeros(256, 256, "fp16"), ctx.zeros(256, 256, "fp32")
+    default = ctx.ops.allgather_gemm(C, A, B).results
+    zero = ctx.ops.allgather_gemm(C, A, B, config={"warmup_runs": 0}).results
+    assert zero["pipelined_us"] == default["pipelined_us"]
+    with pytest.raises(ValueError, match=r"config\['warmup_runs'\] = -1: must be an integer of at least 0"):
+        ctx.ops.allgather_gemm(C, A, B, config={"warmup_runs": -1})
+    with pytest.raises(tandem.Error, match=r"warmup_runs.*101"):
+        ctx.ops.allgather_gemm(C, A, B, config={"warmup_runs": 101})
+    params = {p["name"]: p for p in tandem._core.parameters()}
+    assert (params["warmup_runs"]["min"], params["warmup_runs"]["max"]) == (0, 100)
+
+
 def test_bad_spawn_arguments_name_the_argument():
     def fn(rank):
         return rank
