@@ -125,7 +125,7 @@ std::vector<ParameterInfo> parameters() {
     for (const host::ParamDesc& p : host::param_schema()) {
         if (p.api_field.empty() && p.python_keyword.empty()) continue;
         ParameterInfo info{p.name, type_name(p.type), p.help, p.api_field, p.python_keyword, p.python_aliases,
-                           place_name(p.python_place), p.python_call_keyword};
+                           place_name(p.python_place), p.python_call_keyword, std::nullopt, std::nullopt};
         if (p.range) {
             info.min_value = p.range->lo;
             info.max_value = p.range->hi;

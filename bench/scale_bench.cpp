@@ -75,8 +75,8 @@ struct Case {
     int ranks, m, k, n;
     std::string soc = "Ascend910B1";
     std::string comm_mode = "mesh";
-    std::string op;       // empty: allgather_gemm as its own program runs it
-    std::string variant;  // with op: the variant (empty: the op's default)
+    std::string op = {};       // empty: allgather_gemm as its own program runs it
+    std::string variant = {};  // with op: the variant (empty: the op's default)
 };
 
 struct Measured {
