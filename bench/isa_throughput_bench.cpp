@@ -15,7 +15,6 @@
 //   host_threads   host threads of the run (a host thread and a stream thread per rank)
 // A one-line summary is printed at the end.
 #include <benchmark/benchmark.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/host_measure.hpp"
 #include "sim/host_threads.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/profile.hpp"
@@ -42,18 +42,6 @@ constexpr int kM = 128, kN = 128, kKt = 64;
 const Profile& profile() {
     static const Profile p = load_profile_by_soc("Ascend910B1", default_profile_dir());
     return p;
-}
-
-double wall_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double process_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 Task toy_gemm_block(BlockCtx& blk, const GmAllocation& a, const GmAllocation& b, const GmAllocation& c, int steps) {
@@ -131,8 +119,8 @@ void BM_IsaThroughput(benchmark::State& state) {
         }
         std::vector<std::int64_t> instr(static_cast<std::size_t>(ranks), 0);
         state.ResumeTiming();
-        const double cpu0 = process_cpu_seconds();
-        const double wall0 = wall_seconds();
+        const double cpu0 = bench::cpu_now();
+        const double wall0 = bench::wall_now();
         rt->run_hosts([&](HostContext& host) {
             const int r = host.rank();
             Stream& s = host.create_stream("compute");
@@ -142,8 +130,8 @@ void BM_IsaThroughput(benchmark::State& state) {
             s.synchronize();
             for (const KernelStats& k : s.kernel_stats()) instr[static_cast<std::size_t>(r)] += k.instructions;
         });
-        cpu_s += process_cpu_seconds() - cpu0;
-        wall_s += wall_seconds() - wall0;
+        cpu_s += bench::cpu_now() - cpu0;
+        wall_s += bench::wall_now() - wall0;
         state.PauseTiming();
         per_iter = 0;
         for (std::int64_t n : instr) per_iter += n;

@@ -24,8 +24,6 @@
 // Defaults: ranks 2,8,32; blocks 1,8,24; 5000 loops; the best of 3 runs per case (CPU seconds,
 // the least disturbed by other work on the machine); the coordinator's pool one thread per host
 // core, as a run's (--host-threads N: N).
-#include <time.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
@@ -37,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/host_measure.hpp"
 #include "sim/host_threads.hpp"
 #include "sim/isa/isa.hpp"
 #include "sim/profile.hpp"
@@ -48,18 +47,6 @@ using namespace tandem;
 
 constexpr int kRows = 256, kCols = 256;                 // 128 KiB of fp16 a load: about a window's time
 constexpr int kLoadBytes = kRows * kCols * 2;
-
-double wall_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double process_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 Task load_and_wait_block(BlockCtx& blk, const GmAllocation& src, int loops) {
     Tile& ub = blk.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "slab");
@@ -89,8 +76,8 @@ Case run_case(const Profile& prof, int ranks, int blocks, int loops, int reps, i
         for (int r = 0; r < ranks; ++r)
             src[static_cast<std::size_t>(r)] = &rt->host(r).malloc("src", std::int64_t{blocks} * kLoadBytes);
         std::vector<std::int64_t> windows(static_cast<std::size_t>(ranks), 0), instr(static_cast<std::size_t>(ranks), 0);
-        const double cpu0 = process_cpu_seconds();
-        const double wall0 = wall_seconds();
+        const double cpu0 = bench::cpu_now();
+        const double wall0 = bench::wall_now();
         rt->run_hosts([&](HostContext& host) {
             const int r = host.rank();
             Stream& s = host.create_stream("loads");
@@ -103,8 +90,8 @@ Case run_case(const Profile& prof, int ranks, int blocks, int loops, int reps, i
                 instr[static_cast<std::size_t>(r)] += k.instructions;
             }
         });
-        const double cpu = process_cpu_seconds() - cpu0;
-        const double wall = wall_seconds() - wall0;
+        const double cpu = bench::cpu_now() - cpu0;
+        const double wall = bench::wall_now() - wall0;
         rt.reset();
         if (cpu < c.cpu_s) {
             c.cpu_s = cpu;
