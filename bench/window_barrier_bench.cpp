@@ -7,9 +7,8 @@
 // each block it resumes. This program makes every stream wake in nearly every window with very
 // little to do: each block runs a loop of a 128 KiB TLOAD and a pipe_barrier(PIPE_ALL), so its
 // scalar waits for each load (about a microsecond of simulated time, about a window) and
-// parks at the next window's edge. It runs a grid of ranks x blocks per rank and fits
-
-// for each rank count by least squares over the block counts, per stream-window:
+// parks at the next window's edge. It runs a grid of ranks x blocks per rank and fits, for each
+// rank count by least squares over the block counts, per stream-window:
 //
 //     process CPU per stream-window = a + b x blocks per rank
 //
@@ -45,14 +44,14 @@ namespace {
 
 using namespace tandem;
 
-constexpr int kRows = 256, kCols = 256;                 // 128 KiB of fp16 a load: about a window's time
+constexpr int kRows = 256, kCols = 256;  // 128 KiB of fp16 a load: about a window's time
 constexpr int kLoadBytes = kRows * kCols * 2;
 
 Task load_and_wait_block(BlockCtx& blk, const GmAllocation& src, int loops) {
     Tile& ub = blk.alloc_tile(MemKind::UB, kRows, kCols, DType::F16, "slab");
-    const GmTensor row(src, std::int64_t{blk.block_idx()} * kLoadBytes, kRows, kCols, kCols, DType::F16);
+    const GmTensor slab(src, std::int64_t{blk.block_idx()} * kLoadBytes, kRows, kCols, kCols, DType::F16);
     for (int i = 0; i < loops; ++i) {
-        co_await TLOAD(ub, row);
+        co_await TLOAD(ub, slab);
         pipe_barrier(blk, PIPE_ALL);  // the scalar waits for the load: the next one issues a window on
     }
 }
