@@ -28,7 +28,7 @@ from collections import defaultdict
 
 import tandem_trace as tt
 
-SCALAR_KINDS = ("TWAIT stalled", "TTEST", "PIPE_BARRIER")
+SCALAR_KINDS = ("TWAIT stalled", "TTEST", "PIPE_BARRIER", "DSB")
 
 
 def kernel_span(trace, rank, stream):

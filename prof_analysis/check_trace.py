@@ -40,7 +40,7 @@ META_KEYS = ("soc", "ranks", "m", "k", "n", "base_m", "base_n", "compute_blocks"
 DATA_NAMES = {"TLOAD", "TEXTRACT", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TSTORE", "TSTORE_ATOMIC_ADD",
               "TSTORE_FP", "TADD", "TADDS", "TMULS", "TCVT", "TMOV", "TADD_ROWVEC", "TADD_COLVEC", "TMUL", "TDIV",
               "TEXP", "TABS", "TROWMAX", "TROWEXPANDMUL", "TSORT", "TMRGSORT"}
-SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "CROSS_CORE_WAIT_FLAG", "SCALAR", "TGET_ASYNC", "WAIT_ASYNC"}
+SCALAR_NAMES = {"TNOTIFY", "TWAIT", "TTEST", "PIPE_BARRIER", "DSB", "CROSS_CORE_WAIT_FLAG", "SCALAR", "TGET_ASYNC", "WAIT_ASYNC"}
 COUNTER_RE = re.compile(r"^link (\d+)->(\d+)(?: \(ring \d+\))? GB/s$")
 MEMORY_COUNTER = "memory GiB/s"  # a chip's L2 and HBM throughput, on its rank's pid
 

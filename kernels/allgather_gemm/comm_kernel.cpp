@@ -34,7 +34,8 @@ Task send_chunk(BlockCtx& blk, const AgGemmArgs& a, Tile& ubTile, int src, int d
                       localA.sub(row, col, t.shape.base_m, t.shape.base_n), ubTile);
     }
     if (a.flag_before_data) co_return;
-    pipe_barrier(blk, PIPE_ALL);  // data complete at the peer before the flag (dsb + fence)
+    pipe_barrier(blk, PIPE_ALL);  // the full pipe barrier and the memory fence: the chunk's data
+    dsb(blk);                     // acknowledged by the peer before its flag
     signal_chunk(blk, a, src, dst, chunk);
 }
 

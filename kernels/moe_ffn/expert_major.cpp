@@ -242,8 +242,11 @@ Task aiv0_high(BlockCtx& blk, Rank ap, ExpertMajorSchedule sc) {
             const int g = t.global_expert(a.rank, e);
             for (int src = l; src < s.ranks; src += lanes) {
                 co_await combine_rows(blk, a, buf, e, src, 0, t.count[static_cast<std::size_t>(src)][static_cast<std::size_t>(g)]);
-                // ExpertProgress in the source's window: expert e's rows for it have landed.
-                release(blk, a.peer_slot(src, a.slots->progress, a.rank), e + 1, NotifyOp::Set);
+                // ExpertProgress in the source's window, as published: once the rows of the experts
+                // below Unpermute's cut have landed (its phase 1 waits for that), and at the end.
+                if (e + 1 == sc.unpermute_cut || e + 1 == s.experts) {
+                    release(blk, a.peer_slot(src, a.slots->progress, a.rank), e + 1, NotifyOp::Set);
+                }
             }
         }
         pipe_barrier(blk, PIPE_ALL);

@@ -19,6 +19,7 @@ std::pair<int, int> share(int items, Crew c) {
 
 void release(BlockCtx& blk, SignalAddr sig, int value, NotifyOp op) {
     pipe_barrier(blk, PIPE_ALL);
+    dsb(blk);
     TNOTIFY(blk, sig, value, op);
 }
 

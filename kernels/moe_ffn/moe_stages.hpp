@@ -34,7 +34,8 @@ struct Crew {
 // The worker's contiguous share [begin, end) of `items` (the first items % count get one more).
 std::pair<int, int> share(int items, Crew c);
 
-// Every store of this core has landed (pipe_barrier(PIPE_ALL)), then the signal is set or added to.
+// The published slot protocol's drain: every store of this core has landed (pipe_barrier(PIPE_ALL))
+// and its remote ones are acknowledged (dsb), then the signal is set or added to.
 void release(BlockCtx& blk, SignalAddr sig, int value, NotifyOp op);
 // SYNCALL<AIVOnly> or <AICOnly>: every core of this core's type in the launch (FFTS mode 0 on
 // flag kSyncAllFlag), once its own pipes have drained.

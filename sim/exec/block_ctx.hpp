@@ -146,6 +146,10 @@ public:
     SimTime start_time = 0;
     const char* current_instr = "start";
     SimTime sdma_free_at = 0;  // when the block's last TGET_ASYNC ends (its copies queue)
+    // When the acknowledgement of the block's latest remote write is back at its core: the write
+    // lands a route's latency after its last byte leaves, and its response takes the route back
+    // (dsb waits for it; sim/MODEL.md "One core's remote traffic").
+    SimTime remote_writes_acked_at = 0;
 
 private:
     [[noreturn]] void wrong_pipe(Pipe p, const char* instr) const;

@@ -43,6 +43,7 @@ const char* opcode_name(Opcode op) {
         case Opcode::SCALAR: return "SCALAR";
         case Opcode::TGET_ASYNC: return "TGET_ASYNC";
         case Opcode::WAIT_ASYNC: return "WAIT_ASYNC";
+        case Opcode::DSB: return "DSB";
     }
     return "?";
 }

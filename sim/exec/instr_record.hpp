@@ -46,6 +46,7 @@ enum class Opcode : std::uint8_t {
     SCALAR,      // a scalar loop (TSCALAR)
     TGET_ASYNC,  // a copy started on the SDMA engine (visible: when it completes)
     WAIT_ASYNC,  // the scalar waiting for an SDMA copy
+    DSB,         // the scalar waiting for its core's remote writes to be acknowledged (dsb)
 };
 
 const char* opcode_name(Opcode op);

@@ -235,5 +235,9 @@ isa_detail::CrossCoreWait CrossCoreWaitFlag(BlockCtx& blk, int flag_id);
 void set_flag(BlockCtx& blk, Pipe src, Pipe dst, int event_id);
 void wait_flag(BlockCtx& blk, Pipe src, Pipe dst, int event_id);
 void pipe_barrier(BlockCtx& blk, Pipe pipe);
+// dsb(DSB_DDR): the scalar waits until every remote write this core has issued is acknowledged,
+// its response back over the write's route (a route's latency after the write landed). The
+// published kernels put it after pipe_barrier(PIPE_ALL), before a signal that announces the data.
+void dsb(BlockCtx& blk);
 
 }  // namespace tandem

@@ -135,8 +135,9 @@ std::int64_t cluster_port_rate_bps(const LogicalProcess& lp, const BlockCtx& blk
 // When the last byte of a move of `gm` (to or from `tile`'s core, issued at `issue`, its pipe free
 // at `start`) has moved: a local one booked on the chip's L2 and HBM beside the other streams, a
 // remote one on the links of its route, the peer's memory noted as used while the bytes cross.
+// A remote write also sets `write_acked`: when its response is back at the core.
 SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, const GmTensor& gm, MemAccess access,
-                  SimTime issue, SimTime start) {
+                  SimTime issue, SimTime start, SimTime& write_acked) {
     const CostModel& cost = lp.cost();
     const bool load = access == MemAccess::Read;
     const std::int64_t bytes = gm.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
@@ -174,6 +175,7 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
     // A store's bytes land a route's latency after they leave.
     const SimTime hops = route.latency_ps();
     const SimTime end = moved + hops;
+    write_acked = end + hops;  // the write's response takes the route back
     // The peer's memory takes the write (an atomic add: read and written there) while the bytes
     // cross: a store lands a route's latency after it leaves.
     ChipMemory& peer = *lp.chip(gm.rank()).memory;
@@ -268,7 +270,9 @@ void MemMove::await_resume() {
     const bool atomic = atomic_ == AtomicType::AtomicAdd;
     const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
     const MemAccess access = load ? MemAccess::Read : (atomic ? MemAccess::AtomicAdd : MemAccess::Write);
-    SimTime end = book_move(lp, blk_, tile_, gm_, access, issue_, start_);
+    SimTime write_acked = 0;
+    SimTime end = book_move(lp, blk_, tile_, gm_, access, issue_, start_, write_acked);
+    blk_.remote_writes_acked_at = std::max(blk_.remote_writes_acked_at, write_acked);
     // A FIX store's own work is reading the accumulator from L0C and converting its layout: that
     // is its busy time (what the profiler counts as FIXP); the write drains into GM at the path's
     // rate behind it, and the pipe is held until the store completes (sim/MODEL.md "Pipe

@@ -113,6 +113,17 @@ void pipe_barrier(BlockCtx& blk, Pipe pipe) {
     isa_detail::record(blk, pipe == Pipe::ALL ? Pipe::S : pipe, Opcode::PIPE_BARRIER, issue, done);
 }
 
+void dsb(BlockCtx& blk) {
+    blk.current_instr = "dsb";
+    const CostModel& cost = blk.cost();
+    const SimTime issue = blk.now() + cost.issue_ps;
+    // Its own fixed cost is a barrier's; a store's pipe time already ends where its bytes land.
+    const SimTime done = std::max(issue, blk.remote_writes_acked_at) + cost.pipe_barrier_ps;
+    blk.now_ref() = done;
+    blk.lp().count_instruction();
+    isa_detail::record(blk, Pipe::S, Opcode::DSB, issue, done);
+}
+
 void TSCALAR(BlockCtx& blk, std::int64_t instructions) {
     blk.current_instr = "TSCALAR";
     if (instructions <= 0) return;

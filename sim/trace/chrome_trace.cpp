@@ -81,7 +81,7 @@ bool on_data_pipe(Opcode op) {
 bool on_scalar(const InstrRecord& r) {
     return r.op == Opcode::TNOTIFY || r.op == Opcode::TWAIT || r.op == Opcode::TTEST ||
            r.op == Opcode::CROSS_CORE_WAIT_FLAG || r.op == Opcode::SCALAR || r.op == Opcode::TGET_ASYNC ||
-           r.op == Opcode::WAIT_ASYNC || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
+           r.op == Opcode::WAIT_ASYNC || r.op == Opcode::DSB || (r.op == Opcode::PIPE_BARRIER && r.pipe == Pipe::S);
 }
 
 // JSON string escaping for names that come from users (allocation names).

@@ -656,6 +656,48 @@ TEST(CrossRank, TputAndNotifyThenTwaitGivesDataAndResumeTime) {
     EXPECT_EQ(std::memcmp(out.data.data(), src.data.data(), bytes), 0);
 }
 
+// dsb: after pipe_barrier(PIPE_ALL) has waited for a remote store to land, the scalar waits
+// for the store's acknowledgement, a route's latency back; a dsb with no remote write
+// outstanding (the second one here, and one after a local store) costs its fixed cost only.
+TEST(CrossRank, DsbWaitsForARemoteWritesAcknowledgement) {
+    Hand h;
+    const Profile& p = profile();
+    Runtime rt(p, opts(2, DataMode::TimingOnly));
+    constexpr int rows = 16, cols = 256;
+    constexpr std::int64_t bytes = rows * cols * 2;
+    GmAllocation& local = rt.host(0).malloc("local", bytes);
+    GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("comm");
+        s.launch(KernelLaunch{"fenced", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
+            Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+            co_await TSTORE(GmTensor(local, 0, rows, cols, cols, DType::F16), ub);
+            pipe_barrier(b, PIPE_ALL);
+            dsb(b);  // nothing remote yet
+            co_await TSTORE(GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+            pipe_barrier(b, PIPE_ALL);
+            dsb(b);  // the store's response
+            dsb(b);  // nothing left
+        }});
+        s.synchronize();
+    });
+    const auto log = rt.cluster().event_log();
+    const auto stores = of(log, Opcode::TSTORE);
+    const auto bars = of(log, Opcode::PIPE_BARRIER);
+    const auto fences = of(log, Opcode::DSB);
+    ASSERT_EQ(stores.size(), 2u);
+    ASSERT_EQ(bars.size(), 2u);
+    ASSERT_EQ(fences.size(), 3u);
+    EXPECT_EQ(stores[1].peer, 1);
+    EXPECT_EQ(fences[0].pipe, Pipe::S);
+    EXPECT_EQ(fences[0].end, bars[0].end + h.issue() + h.barrier());
+    EXPECT_EQ(bars[1].end, stores[1].end + h.barrier());
+    EXPECT_EQ(fences[1].start, bars[1].end + h.issue());
+    EXPECT_EQ(fences[1].end, stores[1].end + h.link_lat() + h.barrier());  // the full mesh: one hop back
+    EXPECT_EQ(fences[2].end, fences[1].end + h.issue() + h.barrier());
+}
+
 // TGET: a remote read of the peer's window over the link (MTE2), then a local store (MTE3).
 TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
     Hand h;

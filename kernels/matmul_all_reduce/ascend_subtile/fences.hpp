@@ -3,19 +3,18 @@
 // dsb(DSB_DDR), once before each subtile's two TNOTIFYs (release) and once at the first ready
 // subtile of an all-gather drain pass (acquire).
 //
-// Tandem has no DSB instruction, and needs none: a store's pipe time already ends when its
-// bytes are at the target (a remote one includes the link latency), so pipe_barrier(PIPE_ALL)
-// already waits until this core's writes are in memory, which is what DSB_DDR waits for. The
-// DSB is modelled as a second pipe_barrier(PIPE_ALL): it finds the pipes drained and costs its
-// fixed overhead only (the profile's pipe_barrier_cycles, an assumed 4 cycles). The fences the
-// atomic of a TNOTIFY itself needs are in the profile's atomic latencies.
+// pipe_barrier(PIPE_ALL) waits until this core's stores have landed (a remote one a route's
+// latency after its last byte leaves); dsb then waits for the remote ones' acknowledgements,
+// which take the route back (sim/isa/isa.hpp). So a release after a remote atomic add costs the
+// add's round trip, and an acquire long after the block's last remote store only the fixed cost.
+// The fences the atomic of a TNOTIFY itself needs are in the profile's atomic latencies.
 #include "sim/isa/isa.hpp"
 
 namespace tandem::kernels {
 
 inline void pipe_all_then_dsb(BlockCtx& blk) {
     pipe_barrier(blk, PIPE_ALL);
-    pipe_barrier(blk, PIPE_ALL);  // dsb(DSB_DDR): nothing left in flight, its fixed cost only
+    dsb(blk);
 }
 
 }  // namespace tandem::kernels
