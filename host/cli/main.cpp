@@ -121,7 +121,9 @@ int run(int argc, char** argv) {
         }
         std::fflush(stdout);
     }
-    const ProgramOutput out = run_program(run, profile, cl.outputs);
+    RunOutputs outputs = cl.outputs;
+    if (!cl.quiet) outputs.progress = stderr_progress_sink();  // a long run says how far it has got
+    const ProgramOutput out = run_program(run, profile, outputs);
     if (!cl.quiet) {
         switch (out.results.verification) {
             case Verification::Passed: fmt::print("[INFO] Functional run completed. Verification PASSED.\n"); break;

@@ -244,7 +244,7 @@ std::vector<ParamDesc> make_schema() {
                           "generating them (ops that keep the seed's files; default: generate)",
                   .cli_flag = "--input-dir", .cli_type_name = "DIR"},
         ParamDesc{.id = Param::Quiet, .name = "quiet", .type = ParamType::Flag, .scope = ParamScope::Program,
-                  .word = "quiet", .help = "Print only errors and the final summary (default: off)",
+                  .word = "quiet", .help = "Print only errors and the final summary: no progress lines either (default: off)",
                   .cli_flag = "--quiet"},
         ParamDesc{.id = Param::Sweep, .name = "sweep", .type = ParamType::Path, .scope = ParamScope::Program,
                   .word = "sweep file",

@@ -275,19 +275,20 @@ struct JoinAtExit {
 
 // Host inputs copied in (`inputs`), generated in place (`beside`), or neither (timing-only).
 ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads);
+                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads,
+                               const ProgressSink& progress);
 
 }  // namespace
 
 ViewsOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs, const ViewLog& log,
-                          int host_threads) {
-    return run_op_views_impl(profile, run, inputs, nullptr, log, host_threads);
+                          int host_threads, const ProgressSink& progress) {
+    return run_op_views_impl(profile, run, inputs, nullptr, log, host_threads, progress);
 }
 
 ViewsOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
                                    const std::function<void(const OpInputs&)>& beside, const ViewLog& log,
-                                   int host_threads) {
-    return run_op_views_impl(profile, run, nullptr, &beside, log, host_threads);
+                                   int host_threads, const ProgressSink& progress) {
+    return run_op_views_impl(profile, run, nullptr, &beside, log, host_threads, progress);
 }
 
 namespace {
@@ -310,7 +311,8 @@ void collect_pipelined(ViewsOutcome& out, int r, const std::vector<Stream*>& str
 }
 
 ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads) {
+                               const std::function<void(const OpInputs&)>* beside, const ViewLog& log, int host_threads,
+                               const ProgressSink& progress) {
     const OpParams& params = run.params;
     const bool sanitize = run.request.sanitize;
     const bool functional = inputs != nullptr || beside != nullptr;
@@ -323,6 +325,8 @@ ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
     options.host_threads = host_threads;
     Runtime rt(profile, options);
     Cluster& cluster = rt.cluster();
+    // Reports until the views are done (stopped before the cluster goes).
+    ProgressReporter reporter(progress, cluster.coordinator());
 
     const OpSession session(cluster, run);
     const std::shared_ptr<kernels::OpInstance>& instance = session.instance();
@@ -360,19 +364,29 @@ ViewsOutcome run_op_views_impl(const Profile& profile, const ResolvedRun& run, c
 
         // The first two views are only timed (see op_session.hpp).
         const int warmups = run.request.warmup_runs;
+        // Rank 0 tells the progress report where the views are (every rank is in step).
+        const auto enter = [&](ViewKind kind, bool warm_up) {
+            if (r == 0 && (!warm_up || warmups > 0)) reporter.enter(kind, warm_up, host.now());
+        };
         ViewOptions timed;
         timed.timed_only = true;
         timed.figures = &times.kernels;
+        enter(ViewKind::ComputeOnly, true);
         session.warm_up(host, streams, ViewKind::ComputeOnly, warmups);
+        enter(ViewKind::ComputeOnly, false);
         times.compute_only_us = session.run_view(host, streams, ViewKind::ComputeOnly, timed).total_us;
+        enter(ViewKind::Sequential, true);
         session.warm_up(host, streams, ViewKind::Sequential, warmups);
+        enter(ViewKind::Sequential, false);
         const ViewRun sequential = session.run_view(host, streams, ViewKind::Sequential, timed);
         times.seq_comm_us = sequential.comm_us;
         times.seq_compute_us = sequential.compute_us;
 
         // Its warm-ups launch timing-only (they move no data), before the output is cleared and
         // before the view's statistics and log start.
+        enter(ViewKind::Pipelined, true);
         session.warm_up(host, streams, ViewKind::Pipelined, warmups);
+        enter(ViewKind::Pipelined, false);
         // Cleared before the view's barrier, so that the barrier orders the clear before every
         // peer's pipelined kernel that writes this output (after the barrier it would race them:
         // the sanitizer reports it). A peer's sequential-view kernel may still run here, but that

@@ -22,6 +22,7 @@
 
 #include "host/run/kernel_figures.hpp"
 #include "host/run/op_inputs.hpp"
+#include "host/run/run_progress.hpp"
 #include "host/ops/op_facade.hpp"
 #include "kernels/op_desc.hpp"
 #include "sim/exec/instr_record.hpp"
@@ -166,8 +167,9 @@ struct ViewLog {
 // The three views of a resolved run (host/ops/op_facade.hpp) on a cluster of its own, each after
 // its RunRequest::warmup_runs warm-ups (OpSession::warm_up). `inputs` is null in timing-only mode. `log`: what to keep of the pipelined view.
 // `host_threads`: the host threads the machine may keep busy (ClusterOptions::host_threads; 0: every core).
+// `progress`: where to report how far the views have got while they run (host/run/run_progress.hpp).
 ViewsOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const OpInputs* inputs,
-                          const ViewLog& log = {}, int host_threads = 0);
+                          const ViewLog& log = {}, int host_threads = 0, const ProgressSink& progress = {});
 
 // Functional, with the inputs generated straight into each rank's GM (make_op_inputs' values,
 // no host copy of them): `beside` gets views of them there (OpInputs of HostMatrix views, valid
@@ -176,6 +178,6 @@ ViewsOutcome run_op_views(const Profile& profile, const ResolvedRun& run, const 
 // write the A and B tensors (no op does: they are the kernels' read-only inputs).
 ViewsOutcome run_op_views_in_place(const Profile& profile, const ResolvedRun& run,
                                    const std::function<void(const OpInputs&)>& beside, const ViewLog& log = {},
-                                   int host_threads = 0);
+                                   int host_threads = 0, const ProgressSink& progress = {});
 
 }  // namespace tandem::host

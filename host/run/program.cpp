@@ -95,13 +95,13 @@ ViewsOutcome simulate_views(const ResolvedRun& run, const Profile& profile, cons
                 }
                 for (int rank = 0; rank < params.ranks; ++rank) expected.own.push_back(own->golden(params, rank, xs));
             },
-            log, threads);
+            log, threads, outputs.progress);
     }
-    if (own != nullptr || timing_only) return run_op_views(profile, run, nullptr, log, threads);
+    if (own != nullptr || timing_only) return run_op_views(profile, run, nullptr, log, threads, outputs.progress);
     if (in_place) {
         return run_op_views_in_place(
             profile, run, [&](const OpInputs& in_gm) { expected.golden = golden_output(sharding, params, in_gm, threads); },
-            log, threads);
+            log, threads, outputs.progress);
     }
     expected.inputs = outputs.input_dir.empty() ? make_inputs(run, threads) : read_inputs(run, outputs.input_dir);
     std::future<std::vector<float>> golden_job;
@@ -112,7 +112,7 @@ ViewsOutcome simulate_views(const ResolvedRun& run, const Profile& profile, cons
     } else {
         golden_job = std::async(std::launch::async, [&] { return golden_output(sharding, params, expected.inputs, threads); });
     }
-    ViewsOutcome views = run_op_views(profile, run, &expected.inputs, log, threads);
+    ViewsOutcome views = run_op_views(profile, run, &expected.inputs, log, threads, outputs.progress);
     if (golden_job.valid()) expected.golden = golden_job.get();
     return views;
 }

@@ -10,6 +10,7 @@
 
 #include "host/run/op_session.hpp"
 #include "host/run/results.hpp"
+#include "host/run/run_progress.hpp"
 #include "host/ops/op_facade.hpp"
 #include "host/run/verify.hpp"
 #include "sim/profile.hpp"
@@ -33,6 +34,9 @@ struct RunOutputs {
     // Host threads the run's machine may keep busy (ClusterOptions::host_threads; 0: every host
     // core). A sweep sets each of its concurrent runs to its share of the host (sim/host_threads.hpp).
     int host_threads = 0;
+    // Where to report how far the views have got while they run (none by default; the command
+    // line's stderr unless --quiet).
+    ProgressSink progress;
 };
 
 struct ProgramOutput {

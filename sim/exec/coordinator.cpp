@@ -252,6 +252,11 @@ std::uint64_t Coordinator::windows() const {
     return generation_;
 }
 
+SimTime Coordinator::window_end() const {
+    std::lock_guard lock(mu_);
+    return window_end_;
+}
+
 void Coordinator::throw_if_failed_locked() const {
     if (failed_) throw SimAborted();
 }

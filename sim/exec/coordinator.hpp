@@ -140,6 +140,9 @@ public:
     std::string error() const;
 
     std::uint64_t windows() const;
+    // The end of the window open now (0 before the first): how far the run has simulated, for a
+    // progress report read from another thread. Takes the lock.
+    SimTime window_end() const;
 
 private:
     void try_advance_locked();
