@@ -102,6 +102,11 @@ struct InterconnectProfile {
     // flight, each held for a read's round trip; its rate is their ratio (sim/MODEL.md).
     std::int64_t remote_read_window_bytes = 0;
     double remote_read_round_trip_ns = 0;  // a read request out and its data back, inside a node
+    // One core's remote stores posted (optional; 0: not): the bytes of write requests it keeps in
+    // flight, each held for a request's round trip (remote_read_round_trip_ns). Given, a store's
+    // MTE3 is free once its last byte has left, at most window / round trip, and its bytes land a
+    // route's latency later; absent, the MTE3 is held until they land (sim/MODEL.md).
+    std::int64_t remote_write_window_bytes = 0;
     double sdma_gib_s = 0;               // the SDMA engine's rate for one TGET_ASYNC (peer GM -> local GM)
     double sdma_latency_ns = 0;          // a TGET_ASYNC's issue to its first byte moving (descriptor, doorbell)
     double remote_atomic_latency_ns = 0; // TNOTIFY to a peer: issue to visible

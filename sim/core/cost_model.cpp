@@ -43,6 +43,7 @@ CostModel::CostModel(const Profile& p)
       remote_store_burst_ps(from_ns(p.interconnect.remote_store_burst_ns)),
       remote_read_window_bytes(p.interconnect.remote_read_window_bytes),
       remote_read_round_trip_ps(std::max<SimTime>(1, from_ns(p.interconnect.remote_read_round_trip_ns))),
+      remote_write_window_bytes(p.interconnect.remote_write_window_bytes),
       cluster_port_bytes(p.pipes.cluster_port_bytes),
       cluster_port_sample_ps(from_ns(p.pipes.cluster_port_sample_ns)),
       local_reads{p.pipes.mte2_read_bytes_in_flight, cycles_to_ps(p.pipes.gm_access_latency_cycles, p.chip.core_clock_mhz),
@@ -91,6 +92,11 @@ std::int64_t CostModel::remote_store_rate_bps(std::int64_t bytes, std::int64_t b
 
 std::int64_t CostModel::remote_read_rate_bps(SimTime round_trip) const {
     const double bps = static_cast<double>(remote_read_window_bytes) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
+    return std::max<std::int64_t>(1, std::llround(bps));
+}
+
+std::int64_t CostModel::remote_write_rate_bps(SimTime round_trip) const {
+    const double bps = static_cast<double>(remote_write_window_bytes) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
     return std::max<std::int64_t>(1, std::llround(bps));
 }
 

@@ -45,6 +45,9 @@ struct CostModel {
     SimTime remote_store_burst_ps;
     std::int64_t remote_read_window_bytes;  // one core's read requests in flight to peers
     SimTime remote_read_round_trip_ps;      // each held for this (inside a node)
+    // One core's write requests in flight when its remote stores are posted (0: they are not:
+    // a store holds its MTE3 until its bytes land).
+    std::int64_t remote_write_window_bytes;
     // A cluster's port: its AIC's GM -> L1 rate x P / (P + bytes its AIVs hold in remote reads,
     // their mean over the sample before the load's issue); 0: no shared port.
     std::int64_t cluster_port_bytes;
@@ -86,6 +89,8 @@ struct CostModel {
     // One core's rate reading a peer's GM whose round trip is `round_trip`: the bytes it keeps in
     // flight over the time each is held (sim/MODEL.md "One core's remote traffic").
     std::int64_t remote_read_rate_bps(SimTime round_trip) const;
+    // The same for its posted remote stores (remote_write_window_bytes > 0).
+    std::int64_t remote_write_rate_bps(SimTime round_trip) const;
     // The smallest latency of any cross-stream effect but a route's (Topology::min_route_latency_ps):
     // with it, the coordinator's lookahead.
     SimTime min_cross_stream_latency() const;

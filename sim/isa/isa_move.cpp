@@ -135,9 +135,11 @@ std::int64_t cluster_port_rate_bps(const LogicalProcess& lp, const BlockCtx& blk
 // When the last byte of a move of `gm` (to or from `tile`'s core, issued at `issue`, its pipe free
 // at `start`) has moved: a local one booked on the chip's L2 and HBM beside the other streams, a
 // remote one on the links of its route, the peer's memory noted as used while the bytes cross.
-// A remote write also sets `write_acked`: when its response is back at the core.
+// A remote write also sets `landed` (when its last byte is in the peer's memory) and
+// `write_acked` (when its response is back at the core); a posted one returns when its last byte
+// has left, before it lands.
 SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, const GmTensor& gm, MemAccess access,
-                  SimTime issue, SimTime start, SimTime& write_acked) {
+                  SimTime issue, SimTime start, SimTime& landed, SimTime& write_acked) {
     const CostModel& cost = lp.cost();
     const bool load = access == MemAccess::Read;
     const std::int64_t bytes = gm.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
@@ -170,17 +172,22 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
         lp.memory().note_remote(peer, gm, access, issue, begin, moved, static_cast<double>(bytes));
         return end;
     }
-    const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
-                                        cost.remote_store_rate_bps(bytes, gm.contiguous_runs()));
+    // A posted store's write requests leave while the core has room in flight for them, each held
+    // for a request's round trip, so the store moves at most window / round trip (sim/MODEL.md
+    // "One core's remote traffic"); its MTE3 is free once the last has left.
+    const bool posted = cost.remote_write_window_bytes > 0;
+    std::int64_t rate = cost.remote_store_rate_bps(bytes, gm.contiguous_runs());
+    if (posted) rate = std::min(rate, cost.remote_write_rate_bps(cost.remote_read_round_trip_ps + route.scale_out_ps()));
+    const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes), rate);
     // A store's bytes land a route's latency after they leave.
     const SimTime hops = route.latency_ps();
-    const SimTime end = moved + hops;
-    write_acked = end + hops;  // the write's response takes the route back
+    landed = moved + hops;
+    write_acked = landed + hops;  // the write's response takes the route back
     // The peer's memory takes the write (an atomic add: read and written there) while the bytes
     // cross: a store lands a route's latency after it leaves.
     ChipMemory& peer = *lp.chip(gm.rank()).memory;
-    lp.memory().note_remote(peer, gm, access, issue, begin + hops, end, static_cast<double>(bytes));
-    return end;
+    lp.memory().note_remote(peer, gm, access, issue, begin + hops, landed, static_cast<double>(bytes));
+    return posted ? moved : landed;
 }
 
 // The message that carries `tile`'s values into `gm` on another rank, or as an atomic add on any
@@ -270,8 +277,10 @@ void MemMove::await_resume() {
     const bool atomic = atomic_ == AtomicType::AtomicAdd;
     const std::int64_t bytes = gm_.bytes();  // what reaches GM (after a FIX cast, its narrower dtype)
     const MemAccess access = load ? MemAccess::Read : (atomic ? MemAccess::AtomicAdd : MemAccess::Write);
+    SimTime landed = 0;
     SimTime write_acked = 0;
-    SimTime end = book_move(lp, blk_, tile_, gm_, access, issue_, start_, write_acked);
+    SimTime end = book_move(lp, blk_, tile_, gm_, access, issue_, start_, landed, write_acked);
+    const SimTime arrives = std::max(end, landed);  // in GM (a posted remote store lands after its pipe is free)
     blk_.remote_writes_acked_at = std::max(blk_.remote_writes_acked_at, write_acked);
     // A FIX store's own work is reading the accumulator from L0C and converting its layout: that
     // is its busy time (what the profiler counts as FIXP); the write drains into GM at the path's
@@ -294,15 +303,15 @@ void MemMove::await_resume() {
     }
     if (remote) lp.count_remote_bytes(load, bytes);
     // An atomic add lands at the target no earlier than an atomic's latency after issue.
-    const SimTime visible = atomic ? std::max(end, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
+    const SimTime visible = atomic ? std::max(arrives, issue_ + (remote ? cost.remote_atomic_ps : cost.local_atomic_ps)) : 0;
     record(blk_, pipe_, load ? Opcode::TLOAD : (atomic ? Opcode::TSTORE_ATOMIC_ADD : (scale_ != nullptr ? Opcode::TSTORE_FP : Opcode::TSTORE)), start_, busy_end,
            RecordArgs{bytes, gm_.address(), remote ? gm_.rank() : -1, 0, visible});
     if (StreamSanitizer* san = lp.sanitizer()) {
         using A = StreamSanitizer::Access;
-        san->access(blk_.san_part(), load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : end),
+        san->access(blk_.san_part(), load ? A::Read : (atomic ? A::Atomic : A::Write), gm_, load ? start_ : (atomic ? visible : arrives),
                     pipe_, atomic ? "TSTORE(AtomicAdd)" : instr);
     }
-    if (blk_.functional()) move_data(blk_, tile_, gm_, scale_, load, atomic, remote, atomic ? visible : end);
+    if (blk_.functional()) move_data(blk_, tile_, gm_, scale_, load, atomic, remote, atomic ? visible : arrives);
 }
 
 }  // namespace isa_detail

@@ -656,6 +656,17 @@ TEST(CrossRank, TputAndNotifyThenTwaitGivesDataAndResumeTime) {
     EXPECT_EQ(std::memcmp(out.data.data(), src.data.data(), bytes), 0);
 }
 
+// One AIV block of `kernel` on rank 0's stream, the run's log back.
+std::vector<InstrRecord> run_one_block_on_rank0(Runtime& rt, std::function<Task(BlockCtx&)> kernel) {
+    rt.run_hosts([&](HostContext& host) {
+        if (host.rank() != 0) return;
+        Stream& s = host.create_stream("comm");
+        s.launch(KernelLaunch{"one_block", CoreType::AIV, 1, kernel});
+        s.synchronize();
+    });
+    return rt.cluster().event_log();
+}
+
 // dsb: after pipe_barrier(PIPE_ALL) has waited for a remote store to land, the scalar waits
 // for the store's acknowledgement, a route's latency back; a dsb with no remote write
 // outstanding (the second one here, and one after a local store) costs its fixed cost only.
@@ -667,22 +678,16 @@ TEST(CrossRank, DsbWaitsForARemoteWritesAcknowledgement) {
     constexpr std::int64_t bytes = rows * cols * 2;
     GmAllocation& local = rt.host(0).malloc("local", bytes);
     GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
-    rt.run_hosts([&](HostContext& host) {
-        if (host.rank() != 0) return;
-        Stream& s = host.create_stream("comm");
-        s.launch(KernelLaunch{"fenced", CoreType::AIV, 1, [&](BlockCtx& b) -> Task {
-            Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
-            co_await TSTORE(GmTensor(local, 0, rows, cols, cols, DType::F16), ub);
-            pipe_barrier(b, PIPE_ALL);
-            dsb(b);  // nothing remote yet
-            co_await TSTORE(GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
-            pipe_barrier(b, PIPE_ALL);
-            dsb(b);  // the store's response
-            dsb(b);  // nothing left
-        }});
-        s.synchronize();
+    const auto log = run_one_block_on_rank0(rt, [&](BlockCtx& b) -> Task {
+        Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+        co_await TSTORE(GmTensor(local, 0, rows, cols, cols, DType::F16), ub);
+        pipe_barrier(b, PIPE_ALL);
+        dsb(b);  // nothing remote yet
+        co_await TSTORE(GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+        pipe_barrier(b, PIPE_ALL);
+        dsb(b);  // the store's response
+        dsb(b);  // nothing left
     });
-    const auto log = rt.cluster().event_log();
     const auto stores = of(log, Opcode::TSTORE);
     const auto bars = of(log, Opcode::PIPE_BARRIER);
     const auto fences = of(log, Opcode::DSB);
@@ -696,6 +701,45 @@ TEST(CrossRank, DsbWaitsForARemoteWritesAcknowledgement) {
     EXPECT_EQ(fences[1].start, bars[1].end + h.issue());
     EXPECT_EQ(fences[1].end, stores[1].end + h.link_lat() + h.barrier());  // the full mesh: one hop back
     EXPECT_EQ(fences[2].end, fences[1].end + h.issue() + h.barrier());
+}
+
+// Posted remote stores (interconnect.remote_write_window_bytes): the MTE3 is free once the last
+// byte has left, at most window / round trip; the bytes land a route's latency later, and a dsb
+// waits for their response a route's latency after that. Two stores back to back: the second
+// starts when the first's last byte has left, not when it lands.
+TEST(CrossRank, PostedStoresFreeTheirPipeBeforeTheyLandAndMoveAtMostAWindowPerRoundTrip) {
+    Hand h;
+    Profile p = profile();
+    p.interconnect.remote_write_window_bytes = 2048;
+    Runtime rt(p, opts(2, DataMode::TimingOnly));
+    constexpr int rows = 16, cols = 256;
+    constexpr std::int64_t bytes = rows * cols * 2;
+    GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", 2 * bytes, /*shared=*/true);
+    const auto log = run_one_block_on_rank0(rt, [&](BlockCtx& b) -> Task {
+        Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+        co_await TSTORE(GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+        co_await TSTORE(GmTensor(win, bytes, rows, cols, cols, DType::F16), ub);
+        pipe_barrier(b, PIPE_ALL);
+        dsb(b);
+    });
+    const auto stores = of(log, Opcode::TSTORE);
+    const auto bars = of(log, Opcode::PIPE_BARRIER);
+    const auto fences = of(log, Opcode::DSB);
+    ASSERT_EQ(stores.size(), 2u);
+    ASSERT_EQ(bars.size(), 1u);
+    ASSERT_EQ(fences.size(), 1u);
+    // The window binds: 2048 B per read round trip, below the store's own rate and the link's.
+    const CostModel cost(p);
+    const std::int64_t window_bps = cost.remote_write_rate_bps(cost.remote_read_round_trip_ps);
+    ASSERT_LT(window_bps, cost.remote_store_rate_bps(bytes, 1));
+    ASSERT_LT(window_bps, std::llround(p.interconnect.link_gb_s * 1e9));
+    const SimTime moving = h.gm_lat() + cost.transfer_ps(bytes, window_bps);
+    EXPECT_NEAR(stores[0].end - stores[0].start, moving, kTolPs);  // no route latency: posted
+    EXPECT_EQ(stores[1].start, stores[0].end);  // the pipe is free when the bytes have left
+    EXPECT_NEAR(stores[1].end - stores[1].start, moving, kTolPs);
+    EXPECT_EQ(bars[0].end, stores[1].end + h.barrier());
+    // The last store lands a hop after it left and its response is back a hop later.
+    EXPECT_EQ(fences[0].end, stores[1].end + 2 * h.link_lat() + h.barrier());
 }
 
 // TGET: a remote read of the peer's window over the link (MTE2), then a local store (MTE3).
