@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "host/run/blas_threads.hpp"
+#include "host/run/cluster_shape.hpp"
 #include "host/batch/mpi_launch.hpp"
 #include "host/cli/list_ops_json.hpp"
 #include "host/cli/options.hpp"
@@ -113,6 +114,7 @@ int run(int argc, char** argv) {
                    "(compute/comm), comm mode {}\n",
                    run_label(run), r.ranks, profile.name, data_mode_name(r.timing_only), r.m, r.k, r.n, r.base_m,
                    r.base_n, *r.compute_blocks, *r.comm_blocks, r.comm_mode);
+        fmt::print("[INFO] Cluster: {}\n", describe_cluster(profile.interconnect, r.ranks));
         if (r.warmup_runs > 0) {
             fmt::print("[INFO] Running compute-only, sequential and pipelined views, each after {} warm-up run{}...\n",
                        r.warmup_runs, r.warmup_runs == 1 ? "" : "s");
