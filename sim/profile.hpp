@@ -102,6 +102,10 @@ struct InterconnectProfile {
     // flight, each held for a read's round trip; its rate is their ratio (sim/MODEL.md).
     std::int64_t remote_read_window_bytes = 0;
     double remote_read_round_trip_ns = 0;  // a read request out and its data back, inside a node
+    // The share of a route's rate that carries a write's (a read's) payload, the rest the
+    // protocol's (optional; 1: all of it): a transfer books bytes / share on its route's links.
+    double write_payload_share = 1.0;
+    double read_payload_share = 1.0;
     // One core's remote stores posted (optional; 0: not): the bytes of write requests it keeps in
     // flight, each held for a request's round trip (remote_read_round_trip_ns). Given, a store's
     // MTE3 is free once its last byte has left, at most window / round trip, and its bytes land a

@@ -161,6 +161,8 @@ constexpr std::array kFields{
     field<kNet, &I::remote_store_burst_ns>("interconnect", "remote_store_burst_ns", kNs),
     field<kNet, &I::remote_read_window_bytes>("interconnect", "remote_read_window_bytes", kBytes),
     field<kNet, &I::remote_write_window_bytes>("interconnect", "remote_write_window_bytes", kBytes, kOptional),
+    field<kNet, &I::write_payload_share>("interconnect", "write_payload_share", kUnit, kOptional),
+    field<kNet, &I::read_payload_share>("interconnect", "read_payload_share", kUnit, kOptional),
     field<kNet, &I::remote_read_round_trip_ns>("interconnect", "remote_read_round_trip_ns", kPositiveNs),
     field<kNet, &I::sdma_gib_s>("interconnect", "sdma_gib_s", kRate),
     field<kNet, &I::sdma_latency_ns>("interconnect", "sdma_latency_ns", kNs),

@@ -44,6 +44,8 @@ CostModel::CostModel(const Profile& p)
       remote_read_window_bytes(p.interconnect.remote_read_window_bytes),
       remote_read_round_trip_ps(std::max<SimTime>(1, from_ns(p.interconnect.remote_read_round_trip_ns))),
       remote_write_window_bytes(p.interconnect.remote_write_window_bytes),
+      write_payload_share(p.interconnect.write_payload_share),
+      read_payload_share(p.interconnect.read_payload_share),
       cluster_port_bytes(p.pipes.cluster_port_bytes),
       cluster_port_sample_ps(from_ns(p.pipes.cluster_port_sample_ns)),
       local_reads{p.pipes.mte2_read_bytes_in_flight, cycles_to_ps(p.pipes.gm_access_latency_cycles, p.chip.core_clock_mhz),

@@ -48,6 +48,9 @@ struct CostModel {
     // One core's write requests in flight when its remote stores are posted (0: they are not:
     // a store holds its MTE3 until its bytes land).
     std::int64_t remote_write_window_bytes;
+    // The share of a route's rate a write's (a read's) payload gets (interconnect.*_payload_share).
+    double write_payload_share;
+    double read_payload_share;
     // A cluster's port: its AIC's GM -> L1 rate x P / (P + bytes its AIVs hold in remote reads,
     // their mean over the sample before the load's issue); 0: no shared port.
     std::int64_t cluster_port_bytes;

@@ -132,6 +132,18 @@ std::int64_t cluster_port_rate_bps(const LogicalProcess& lp, const BlockCtx& blk
     return std::max<std::int64_t>(1, std::llround(static_cast<double>(cap) * port / (port + held)));
 }
 
+// When the last of `bytes` of payload crossing `route` from `begin` has moved, at most `cap` for the
+// core: the links carry the payload and the protocol beside it, bytes / `payload_share` at a
+// cap as much higher (sim/MODEL.md "One core's remote traffic"), so a share below 1 shows only
+// where the links bind.
+SimTime book_wire(LogicalProcess& lp, const Topology::Route& route, SimTime begin, std::int64_t bytes,
+                  std::int64_t cap, double payload_share) {
+    if (payload_share >= 1.0) return lp.book_route(route.links(), begin, static_cast<double>(bytes), cap);
+    const double wire_cap = std::round(static_cast<double>(cap) / payload_share);
+    return lp.book_route(route.links(), begin, static_cast<double>(bytes) / payload_share,
+                         static_cast<std::int64_t>(std::min(wire_cap, 9.0e18)));
+}
+
 // When the last byte of a move of `gm` (to or from `tile`'s core, issued at `issue`, its pipe free
 // at `start`) has moved: a local one booked on the chip's L2 and HBM beside the other streams, a
 // remote one on the links of its route, the peer's memory noted as used while the bytes cross.
@@ -161,8 +173,7 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
         // window / round trip per byte, and no less than its route's resources give it
         // (sim/MODEL.md "One core's remote traffic").
         const SimTime round_trip = cost.remote_read_round_trip_ps + route.scale_out_ps();
-        const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes),
-                                            cost.remote_read_rate_bps(round_trip));
+        const SimTime moved = book_wire(lp, route, begin, bytes, cost.remote_read_rate_bps(round_trip), cost.read_payload_share);
         const SimTime end = std::max(moved, begin + round_trip);
         if (cost.cluster_port_bytes > 0 && blk.core_type() == CoreType::AIV) {
             // Its requests hold the cluster's port until their data is back: at most a window's.
@@ -178,7 +189,7 @@ SimTime book_move(LogicalProcess& lp, const BlockCtx& blk, const Tile& tile, con
     const bool posted = cost.remote_write_window_bytes > 0;
     std::int64_t rate = cost.remote_store_rate_bps(bytes, gm.contiguous_runs());
     if (posted) rate = std::min(rate, cost.remote_write_rate_bps(cost.remote_read_round_trip_ps + route.scale_out_ps()));
-    const SimTime moved = lp.book_route(route.links(), begin, static_cast<double>(bytes), rate);
+    const SimTime moved = book_wire(lp, route, begin, bytes, rate, cost.write_payload_share);
     // A store's bytes land a route's latency after they leave.
     const SimTime hops = route.latency_ps();
     landed = moved + hops;

@@ -742,6 +742,52 @@ TEST(CrossRank, PostedStoresFreeTheirPipeBeforeTheyLandAndMoveAtMostAWindowPerRo
     EXPECT_EQ(fences[0].end, stores[1].end + 2 * h.link_lat() + h.barrier());
 }
 
+// A payload share below 1 (interconnect.write_payload_share, read_payload_share): a transfer books
+// bytes / share on its links, so where the link binds its payload moves at link x share; where
+// the core's own rate binds nothing changes. One contiguous store (link-bound on the full mesh:
+// one core's store of a whole run is above a link), then one remote read (bound by the core's
+// read window below a link, and by the link once the read's share is small enough).
+TEST(CrossRank, PayloadSharesSlowTransfersOnlyWhereTheLinksBind) {
+    Hand h;
+    constexpr int rows = 16, cols = 256;
+    constexpr std::int64_t bytes = rows * cols * 2;
+    const auto run = [&](double write_share, double read_share) {
+        Profile p = profile();
+        p.interconnect.write_payload_share = write_share;
+        p.interconnect.read_payload_share = read_share;
+        Runtime rt(p, opts(2, DataMode::TimingOnly));
+        GmAllocation& win = rt.cluster().chip(1).gm.allocate("win", bytes, /*shared=*/true);
+        const auto log = run_one_block_on_rank0(rt, [&](BlockCtx& b) -> Task {
+            Tile& ub = b.alloc_tile(MemKind::UB, rows, cols, DType::F16, "ub");
+            co_await TSTORE(GmTensor(win, 0, rows, cols, cols, DType::F16), ub);
+            pipe_barrier(b, PIPE_ALL);
+            co_await TLOAD(ub, GmTensor(win, 0, rows, cols, cols, DType::F16));
+        });
+        const auto stores = of(log, Opcode::TSTORE);
+        const auto loads = of(log, Opcode::TLOAD);
+        EXPECT_EQ(stores.size(), 1u);
+        EXPECT_EQ(loads.size(), 1u);
+        return std::pair{stores.at(0).end - stores.at(0).start, loads.at(0).end - loads.at(0).start};
+    };
+    const Profile& p = profile();
+    const CostModel cost(p);
+    const std::int64_t link_bps = std::llround(p.interconnect.link_gb_s * 1e9);
+    ASSERT_GT(cost.remote_store_rate_bps(bytes, 1), link_bps);  // the store is link-bound
+    const SimTime read_floor = cost.transfer_ps(bytes, cost.remote_read_rate_bps(cost.remote_read_round_trip_ps));
+    const auto [store_full, load_full] = run(1.0, 1.0);
+    const auto [store_half, load_half] = run(0.5, 0.5);
+    const auto [store_same, load_small] = run(1.0, 0.1);
+    // The store: its bytes at half the link's rate.
+    EXPECT_NEAR(store_full, h.gm_lat() + cost.transfer_ps(bytes, link_bps) + h.link_lat(), kTolPs);
+    EXPECT_NEAR(store_half, h.gm_lat() + cost.transfer_ps(bytes, link_bps / 2) + h.link_lat(), kTolPs);
+    EXPECT_EQ(store_same, store_full);
+    // The read: its window binds below half a link; a tenth of a link binds it.
+    ASSERT_LT(cost.remote_read_rate_bps(cost.remote_read_round_trip_ps), link_bps / 2);
+    EXPECT_EQ(load_half, load_full);
+    EXPECT_NEAR(load_small, h.gm_lat() + cost.transfer_ps(bytes, link_bps / 10), kTolPs);
+    EXPECT_GT(load_small, h.gm_lat() + read_floor);
+}
+
 // TGET: a remote read of the peer's window over the link (MTE2), then a local store (MTE3).
 TEST(CrossRank, TgetReadsThePeerWindowOverTheLink) {
     Hand h;
