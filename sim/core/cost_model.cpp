@@ -92,14 +92,20 @@ std::int64_t CostModel::remote_store_rate_bps(std::int64_t bytes, std::int64_t b
     return std::max<std::int64_t>(1, std::llround(static_cast<double>(bytes) / seconds));
 }
 
-std::int64_t CostModel::remote_read_rate_bps(SimTime round_trip) const {
-    const double bps = static_cast<double>(remote_read_window_bytes) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
+namespace {
+// Requests of `window` bytes in flight, each held for `round_trip`: the rate they give one core.
+std::int64_t window_rate_bps(std::int64_t window, SimTime round_trip) {
+    const double bps = static_cast<double>(window) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
     return std::max<std::int64_t>(1, std::llround(bps));
+}
+}  // namespace
+
+std::int64_t CostModel::remote_read_rate_bps(SimTime round_trip) const {
+    return window_rate_bps(remote_read_window_bytes, round_trip);
 }
 
 std::int64_t CostModel::remote_write_rate_bps(SimTime round_trip) const {
-    const double bps = static_cast<double>(remote_write_window_bytes) * 1.0e12 / static_cast<double>(std::max<SimTime>(1, round_trip));
-    return std::max<std::int64_t>(1, std::llround(bps));
+    return window_rate_bps(remote_write_window_bytes, round_trip);
 }
 
 SimTime CostModel::min_cross_stream_latency() const {
