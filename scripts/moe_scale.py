@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The MoE layer and its all-to-all at growing expert parallelism on the A3 profile, as Markdown tables.
 
-    moe_scale.py alone [--ep 8,16,...] [--m 128] [--ops moe_dispatch,moe_combine]
-                                                      the MoE all-to-all alone (K 7168, top-8)
+    moe_scale.py alone [--ep 8,16,...] [--m 128] [--ops moe_dispatch,moe_combine:push]
+                                                      the MoE all-to-all alone (K 7168, top-8);
+                                                      an op alone runs each of its variants
     moe_scale.py layer [--ep 32,64,...] [--m 16,128] [--variants baseline,expert_major]
                                                       moe_ffn's replicas (K 7168, N 4096, top-8)
 
@@ -28,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE = "Ascend910_9392"
 DIES_PER_NODE = 16  # the profile's interconnect.ranks_per_node: only to print a run's node count
 MEASURED = os.path.join(ROOT, "sim", "calibration", f"alltoall_alone_{PROFILE}.csv")
-ALONE_OPS = (("moe_dispatch", ("front", "dispatch")), ("moe_combine", ("combine", "unpermute")))
+# Each op alone: its variants and the two stages its table shows.
+ALONE_OPS = (("moe_dispatch", ("pull", "push"), ("front", "dispatch")), ("moe_combine", ("push",), ("combine", "unpermute")))
 LAYER_STAGES = ("front", "dispatch", "gmm1", "swiglu", "gmm2", "combine", "unpermute")
 
 
@@ -103,22 +105,35 @@ def describe_measured(entries, tandem_us, payload_bytes):
 
 def alone(args):
     measured = measured_rows()
-    ops = [(op, stages) for op, stages in ALONE_OPS if op in args.ops]
-    configs = [(op, ep, m) for op, _ in ops for m in args.m for ep in args.ep]
+    stages_of = {op: stages for op, _, stages in ALONE_OPS}
+    configs = [(op, v, ep, m) for op, v in args.ops for m in args.m for ep in args.ep]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda c: run_tandem(args.tandem, ["--op", c[0], "-n", str(c[1]), "--gm", str(c[2]),
-                                                                   "--gk", "7168"], args.costs), configs))
-    print("| op | EP | tokens per rank | Tandem kernel (stages) | payload per rank | published (Tandem / published) |")
-    print("|---|---|---|---|---|---|")
-    stages_of = dict(ops)
-    for (op, ep, m), r in zip(configs, results):
+        results = list(pool.map(lambda c: run_tandem(args.tandem, ["--op", c[0], "--variant", c[1], "-n", str(c[2]),
+                                                                   "--gm", str(c[3]), "--gk", "7168"], args.costs), configs))
+    print("| op | variant | EP | tokens per rank | Tandem kernel (stages) | payload per rank | published (Tandem / published) |")
+    print("|---|---|---|---|---|---|---|")
+    for (op, variant, ep, m), r in zip(configs, results):
         launch = pipelined_launch(r)
         kernel_us = launch["kernel_us_max"]
         spans = stage_spans(launch)
         stages = ", ".join(f"{s} {spans[s]:.1f}" for s in stages_of[op])
         payload = r["comm_payload_bytes"]
         published = describe_measured(measured.get((op, ep, m), []), kernel_us, payload)
-        print(f"| {op} | {ep} | {m} | {kernel_us:.1f} us ({stages}) | {payload / 1e6:.2f} MB | {published} |")
+        print(f"| {op} | {variant} | {ep} | {m} | {kernel_us:.1f} us ({stages}) | {payload / 1e6:.2f} MB | {published} |")
+
+
+def alone_ops(text):
+    """--ops as [(op, variant)]: `op` is each of its variants, `op:variant` that one."""
+    variants_of = {op: variants for op, variants, _ in ALONE_OPS}
+    out = []
+    for item in (o for o in text.split(",") if o):
+        op, _, variant = item.partition(":")
+        if op not in variants_of:
+            raise argparse.ArgumentTypeError(f"'{op}' is not one of {', '.join(variants_of)}")
+        if variant and variant not in variants_of[op]:
+            raise argparse.ArgumentTypeError(f"{op} has no variant '{variant}' (its variants: {', '.join(variants_of[op])})")
+        out += [(op, v) for v in ([variant] if variant else variants_of[op])]
+    return out
 
 
 def layer(args):
@@ -152,7 +167,8 @@ def main():
     ap.add_argument("--tandem", default="build/tandem", help="the tandem binary (default build/tandem)")
     ap.add_argument("--ep", type=ints, help="EP degrees (alone: 8,16; layer: 32,64,128)")
     ap.add_argument("--m", type=ints, help="tokens per rank (alone: 128; layer: 16,128)")
-    ap.add_argument("--ops", default="moe_dispatch,moe_combine", help="alone: the ops")
+    ap.add_argument("--ops", type=alone_ops, default="moe_dispatch,moe_combine",
+                    help="alone: the ops, each as op (every variant) or op:variant")
     ap.add_argument("--variants", default="baseline,expert_major", help="layer: moe_ffn variants")
     ap.add_argument("--costs", type=argparse.FileType("a"), help="append each run's CPU s and peak RSS to this file")
     ap.add_argument("--jobs", type=int, default=1, help="runs at once (default 1: the large ones need the memory)")
@@ -160,10 +176,6 @@ def main():
     if not os.path.isfile(os.path.join(ROOT, args.tandem)) and not os.path.isfile(args.tandem):
         ap.error(f"--tandem: no binary at {args.tandem} (build it: cmake --build build --target tandem)")
     args.variants = [v for v in args.variants.split(",") if v]
-    args.ops = [o for o in args.ops.split(",") if o]
-    unknown = [o for o in args.ops if o not in dict(ALONE_OPS)]
-    if unknown:
-        ap.error(f"--ops: {', '.join(unknown)} is not one of {', '.join(dict(ALONE_OPS))}")
     if args.what == "alone":
         args.ep = args.ep or [8, 16]
         args.m = args.m or [128]

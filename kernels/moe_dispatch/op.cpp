@@ -65,10 +65,16 @@ std::vector<float> golden_received(const OpParams& p, int rank, const std::vecto
     return out;
 }
 
+// How the rows move: the destination pulls them (moe_ffn's Dispatch), or their source pushes them
+// into the destination's window, which then copies them out.
+enum class Way { Pull, Push };
+
 class MoeDispatchRun final : public MoeStageAloneRun {
 public:
-    explicit MoeDispatchRun(const OpParams& p)
-        : MoeStageAloneRun(p, "moe_dispatch", p.fault == "drop_last_row" ? Fault::DropLastPulledRow : Fault::None) {}
+    MoeDispatchRun(const OpParams& p, Way way)
+        : MoeStageAloneRun(p, "moe_dispatch", p.fault == "drop_last_row" ? Fault::DropLastPulledRow : Fault::None,
+                           /*inbox=*/way == Way::Push),
+          way_(way) {}
 
     std::vector<std::string> streams() const override { return {"dispatch"}; }
 
@@ -79,15 +85,19 @@ public:
         // Compute-only: FrontReorder alone (the route sort, the quantisation, the count rows);
         // sequential: it, then Dispatch as its own launch; pipelined: the two in one launch.
         if (kind == ViewKind::Pipelined) {
-            plan.phases.push_back(phase(PhaseRole::Both, front_reorder_kernel(a, blocks_, true)));
+            plan.phases.push_back(phase(PhaseRole::Both, front_reorder_kernel(a, blocks_, then())));
             return plan;
         }
-        plan.phases.push_back(phase(PhaseRole::Compute, front_reorder_kernel(a, blocks_, false)));
-        if (kind == ViewKind::Sequential) plan.phases.push_back(phase(PhaseRole::Comm, dispatch_kernel(a, blocks_)));
+        plan.phases.push_back(phase(PhaseRole::Compute, front_reorder_kernel(a, blocks_, ThenDispatch::None)));
+        if (kind == ViewKind::Sequential)
+            plan.phases.push_back(phase(PhaseRole::Comm, way_ == Way::Pull ? dispatch_kernel(a, blocks_) : push_dispatch_kernel(a, blocks_)));
         return plan;
     }
 
 private:
+    ThenDispatch then() const { return way_ == Way::Pull ? ThenDispatch::Pull : ThenDispatch::Push; }
+    Way way_;
+
     void adapt(MoeRank& a, const RankTensors& t) const override { a.recv = t.out; }  // the received rows are the output
 };
 
@@ -103,22 +113,34 @@ const OpDesc& moe_dispatch_op() {
     static const OpDesc op = [] {
         OpDesc d = stage_alone_op("moe_dispatch", "MoE dispatch (EP all-to-all-v out)",
                                   "the MoE layer's dispatch alone (moe_ffn's FrontReorder and Dispatch stages, AIV only): "
-                                  "tokens sorted by expert, quantised to int8, pulled by the ranks holding their experts",
+                                  "tokens sorted by expert, quantised to int8, moved to the ranks holding their experts (pulled by them, or pushed "
+                                  "by their sources)",
                                   dispatch_payload_bytes);
         // The output is what the rank's experts receive, a packed row per route.
         d.sharding.out_shape = received_rows_shape;
-        VariantDesc v = stage_alone_variant(
+        VariantDesc pull = stage_alone_variant(
             "pull",
             "every AIV block sorts its chunks of routes, quantises its tokens and stores a packed row per route into its "
             "rank's window; after the count rows' all-rank barrier, (expert, source) pairs dealt over the blocks pull their "
             "rows (remote TLOADs of up to two rows) into the received buffer",
             "K a multiple of 256 and <= about 8K (UB); 1 <= comm blocks <= AIV cores; bf16 (or fp16) x; int8 out (K values "
             "and the fp32 scale's 32 bytes per row); N is not read");
-        v.out_dtypes = {DType::I8};
-        v.faults = {"drop_last_row"};
-        v.validate = validate_dispatch;
-        v.make = [](const OpParams& p) { return std::make_unique<MoeDispatchRun>(p); };
-        d.variants = {v};
+        VariantDesc push = stage_alone_variant(
+            "push",
+            "the way CANN's EP dispatch moves the rows (AIV-Direct: the vector cores write straight into the peers' "
+            "windows, CloudMatrix384 4.2.1): FrontReorder as pull; then every AIV block stores its share of the rank's "
+            "sorted rows (a local TLOAD and a remote TSTORE of up to two rows) into the inbox in the window of the rank "
+            "holding their expert; an all-rank barrier; then every block copies its share of the rank's inbox to the "
+            "received buffer, which is not in the window",
+            "as pull; the window also holds the inbox, a packed row per received route",
+            /*inbox=*/true);
+        for (auto [v, way] : {std::pair{&pull, Way::Pull}, std::pair{&push, Way::Push}}) {
+            v->out_dtypes = {DType::I8};
+            v->faults = {"drop_last_row"};
+            v->validate = validate_dispatch;
+            v->make = [way](const OpParams& p) { return std::make_unique<MoeDispatchRun>(p, way); };
+        }
+        d.variants = {pull, push};
         d.own_math = OwnMath{golden_received, 0.0, 0.0, 0.0,
                              "exact: every received int8 value and scale byte as the golden's per-token quantisation "
                              "(s1 = max|x|/127, q = rint(x 127/max)) of the source rank's token",

@@ -47,6 +47,20 @@ Task dispatch(BlockCtx& blk, const MoeRank& a) {
     drain_pull_buffers(blk);
 }
 
+// The source-side dispatch (moe_kernels.hpp, push_dispatch_kernel). The barrier is the layout's
+// second, which nothing else uses where the layout has an inbox.
+Task push_dispatch(BlockCtx& blk, const MoeRank& a) {
+    const RouteTables& t = *a.tables;
+    const Crew c = crew_of(blk);
+    PullBuffers p = alloc_pull_buffers(blk, a);
+    const auto [j0, j1] = share(t.shape.routes(), c);
+    co_await push_rows(blk, a, p, j0, j1);
+    co_await device_barrier(blk, a.after_combine);
+    const auto [r0, r1] = share(t.recv_total[static_cast<std::size_t>(a.rank)], c);
+    co_await copy_inbox_rows(blk, a, p, r0, r1);
+    drain_pull_buffers(blk);
+}
+
 Task grouped_gemm(BlockCtx& blk, const MoeRank& a, GemmStage g, int wait_on, int wait_count, int done) {
     const Crew c = crew_of(blk);
     GemmBuffers buf = alloc_gemm_buffers(blk, g);
@@ -96,11 +110,13 @@ Task unpermute(BlockCtx& blk, const MoeRank& a) {
     co_await unpermute_tokens(blk, a, b, t0, t1, TokenSet::All, 0);
 }
 
-Task reorder_then_dispatch(BlockCtx& blk, Rank a, bool then_dispatch) {
+Task reorder_then_dispatch(BlockCtx& blk, Rank a, ThenDispatch then) {
     co_await front_reorder(blk, *a);
-    if (then_dispatch) co_await dispatch(blk, *a);
+    if (then == ThenDispatch::Pull) co_await dispatch(blk, *a);
+    if (then == ThenDispatch::Push) co_await push_dispatch(blk, *a);
 }
 Task run_dispatch(BlockCtx& blk, Rank a) { co_await dispatch(blk, *a); }
+Task run_push_dispatch(BlockCtx& blk, Rank a) { co_await push_dispatch(blk, *a); }
 Task run_gemm(BlockCtx& blk, Rank a, GemmStage g, int wait_on, int wait_count, int done) {
     co_await grouped_gemm(blk, *a, g, wait_on, wait_count, done);
 }
@@ -113,13 +129,17 @@ Task run_unpermute(BlockCtx& blk, Rank a) { co_await unpermute(blk, *a); }
 
 }  // namespace
 
-KernelLaunch front_reorder_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b, bool then_dispatch) {
-    return KernelLaunch{then_dispatch ? "MoeReorderDispatch" : "MoeFrontReorder", CoreType::AIV, b.reorder,
-                        [a, then_dispatch](BlockCtx& blk) { return reorder_then_dispatch(blk, a, then_dispatch); }};
+KernelLaunch front_reorder_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b, ThenDispatch then) {
+    const char* name = then == ThenDispatch::None ? "MoeFrontReorder" : then == ThenDispatch::Pull ? "MoeReorderDispatch" : "MoeReorderPush";
+    return KernelLaunch{name, CoreType::AIV, b.reorder, [a, then](BlockCtx& blk) { return reorder_then_dispatch(blk, a, then); }};
 }
 
 KernelLaunch dispatch_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b) {
     return KernelLaunch{"MoeDispatch", CoreType::AIV, b.dispatch, [a](BlockCtx& blk) { return run_dispatch(blk, a); }};
+}
+
+KernelLaunch push_dispatch_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b) {
+    return KernelLaunch{"MoePushDispatch", CoreType::AIV, b.dispatch, [a](BlockCtx& blk) { return run_push_dispatch(blk, a); }};
 }
 
 KernelLaunch gmm1_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b) {

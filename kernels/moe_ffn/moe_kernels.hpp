@@ -16,8 +16,15 @@ struct StageBlocks {
     int reorder = 1, dispatch = 1, gmm1 = 1, swiglu = 1, gmm2 = 1, combine = 1, unpermute = 1;
 };
 
-KernelLaunch front_reorder_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b, bool then_dispatch);
+// What follows FrontReorder in its launch: nothing, Dispatch as moe_ffn pulls, or the rows pushed
+// by their sources (moe_dispatch's `push`, which needs a layout with an inbox).
+enum class ThenDispatch { None, Pull, Push };
+KernelLaunch front_reorder_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b, ThenDispatch then);
 KernelLaunch dispatch_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b);
+// The push: every block stores its share of the rank's sorted rows into the inboxes of the ranks
+// holding their experts; an all-rank barrier (every row has landed); then every block copies its
+// share of the rank's inbox to its received buffer (a remote store lands only in a window).
+KernelLaunch push_dispatch_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b);
 KernelLaunch gmm1_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b);
 KernelLaunch swiglu_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b);
 KernelLaunch gmm2_kernel(const std::shared_ptr<const MoeRank>& a, const StageBlocks& b);

@@ -14,7 +14,7 @@ namespace {
 std::int64_t align64(std::int64_t v) { return round_up(v, std::int64_t{64}); }
 }  // namespace
 
-MoeLayout::MoeLayout(const RouteTables& t, bool ffn) : slots(t.shape.ranks, t.shape.experts) {
+MoeLayout::MoeLayout(const RouteTables& t, bool ffn, bool with_inbox) : slots(t.shape.ranks, t.shape.experts) {
     const MoeShape& s = t.shape;
     const std::int64_t R = s.routes(), K = s.k, P = s.packed_row_bytes();
     // Without the FFN (the stages alone), no weights, scales or GMM1/SwiGLU buffers.
@@ -27,7 +27,8 @@ MoeLayout::MoeLayout(const RouteTables& t, bool ffn) : slots(t.shape.ranks, t.sh
     counters = align64(count_rows + std::int64_t{s.ranks} * 256 * 4);
     barrier1 = DeviceBarrierLayout(s.ranks, align64(counters + 4LL * slots.table.words()));
     barrier2 = DeviceBarrierLayout(s.ranks, align64(barrier1.region_offset + barrier1.bytes()));
-    window = align64(barrier2.region_offset + barrier2.bytes());
+    inbox = align64(barrier2.region_offset + barrier2.bytes());
+    window = align64(inbox + (with_inbox ? rows * P : 0));
     keys = 0;  // x is the caller's A (RankTensors::a)
     probs = align64(keys + R * 4);
     sorted = align64(probs + R * 4);
@@ -44,11 +45,14 @@ MoeLayout::MoeLayout(const RouteTables& t, bool ffn) : slots(t.shape.ranks, t.sh
     gmm2_out = align64(swiglu_s + rows * 32);
     local = align64(gmm2_out + rows * K * 2);
     this->ffn = ffn;
+    has_inbox = with_inbox;
 }
 
 std::string MoeLayout::signal_name(int rank, std::int64_t off) const {
     if (off < 0 || off >= window) return {};
-    if (off >= barrier2.region_offset) return "combine_" + barrier2.name_of(rank, off);
+    if (off >= inbox) return {};
+    // The second barrier follows Combine in moe_ffn and moe_combine, the pushed rows in moe_dispatch.
+    if (off >= barrier2.region_offset) return (has_inbox ? "pushed_" : "combine_") + barrier2.name_of(rank, off);
     if (off >= barrier1.region_offset) return "reorder_" + barrier1.name_of(rank, off);
     if (off >= counters) return slots.table.name_of(static_cast<int>((off - counters) / 4));
     return {};
@@ -108,6 +112,7 @@ std::shared_ptr<MoeRank> bind_moe_rank(const char* op, int rank, const RankTenso
         a->packed.emplace_back(w, lay.packed, R, P, P, DType::I8);
         a->combined.emplace_back(w, lay.combined, R, K, K, DType::F16);
         a->count_rows.emplace_back(w, lay.count_rows, s.ranks, 256, 256, DType::I32);
+        if (lay.has_inbox) a->inbox.emplace_back(w, lay.inbox, rows, P, P, DType::I8);
     }
     a->window_bases = mem.window_bases;
     a->slots_offset = lay.counters;

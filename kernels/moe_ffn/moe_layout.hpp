@@ -15,11 +15,14 @@ namespace tandem::kernels::moe {
 
 // Offsets of the window (same on every rank) and of the local buffers.
 // Without `ffn` (the stages alone) the experts' weights, scales and GMM1/SwiGLU buffers take no room.
+// With `inbox` the window also holds a received row per route the rank's experts receive, where
+// peers store them (moe_dispatch's `push`: a remote store lands only in a peer's window).
 struct MoeLayout {
-    explicit MoeLayout(const RouteTables& t, bool ffn = true);
+    explicit MoeLayout(const RouteTables& t, bool ffn = true, bool inbox = false);
     MoeSlots slots;
     bool ffn = true;
-    std::int64_t packed, combined, count_rows, counters, window;
+    bool has_inbox = false;
+    std::int64_t packed, combined, count_rows, counters, inbox, window;
     DeviceBarrierLayout barrier1, barrier2;
     std::int64_t keys, probs, sorted, row_of_route, token_counts, w1, w2, scale1, scale2, recv, gmm1_out, swiglu_q, swiglu_s,
         gmm2_out, local;

@@ -53,6 +53,7 @@ struct MoeRank {
     std::vector<GmTensor> packed;      // [R, K+32] int8
     std::vector<GmTensor> combined;    // [R, K] fp16
     std::vector<GmTensor> count_rows;  // [W, 256] int32 (row s: what rank s sends here)
+    std::vector<GmTensor> inbox;       // [max_recv, K+32] int8: rows peers push here (a layout with an inbox)
     // The signal words (moe_slots.hpp) at the same offset of every rank's window.
     std::vector<std::int64_t> window_bases;
     std::int64_t slots_offset = 0;

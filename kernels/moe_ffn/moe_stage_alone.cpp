@@ -51,7 +51,7 @@ OpDesc stage_alone_op(std::string name, std::string title, std::string doc,
     return d;
 }
 
-VariantDesc stage_alone_variant(std::string name, std::string doc, std::string constraints) {
+VariantDesc stage_alone_variant(std::string name, std::string doc, std::string constraints, bool inbox) {
     VariantDesc v;
     v.name = std::move(name);
     v.doc = std::move(doc);
@@ -59,17 +59,17 @@ VariantDesc stage_alone_variant(std::string name, std::string doc, std::string c
     v.dtypes = {DType::BF16, DType::F16};  // x, as moe_ffn's
     v.default_shape = std::array<int, 3>{128, 7168, 256};
     v.knobs = moe_knob_descs();
-    v.workspace_bytes = [](const OpParams& p) {
-        const MoeLayout l(make_route_tables(moe_shape_of(p)), /*ffn=*/false);
+    v.workspace_bytes = [inbox](const OpParams& p) {
+        const MoeLayout l(make_route_tables(moe_shape_of(p)), /*ffn=*/false, inbox);
         return static_cast<double>(l.window + l.local);
     };
     v.effective_knobs = moe_knobs;
     return v;
 }
 
-MoeStageAloneRun::MoeStageAloneRun(const OpParams& p, const char* op, Fault fault)
+MoeStageAloneRun::MoeStageAloneRun(const OpParams& p, const char* op, Fault fault, bool inbox)
     : op_(op), fault_(fault), tables_(std::make_shared<RouteTables>(make_route_tables(moe_shape_of(p)))),
-      lay_(*tables_, /*ffn=*/false), slots_(std::make_shared<MoeSlots>(lay_.slots)), mem_(p.ranks),
+      lay_(*tables_, /*ffn=*/false, inbox), slots_(std::make_shared<MoeSlots>(lay_.slots)), mem_(p.ranks),
       ranks_(static_cast<std::size_t>(p.ranks)) {
     const int aiv = p.comm_blocks;
     blocks_ = StageBlocks{aiv, aiv, 1, 1, 1, aiv, aiv};

@@ -27,15 +27,17 @@ OpDesc stage_alone_op(std::string name, std::string title, std::string doc,
                       std::function<double(const OpParams&)> payload_bytes);
 
 // A variant of a stage-alone op: x bf16 or fp16, moe_ffn's knobs, its workspace without the FFN's
-// buffers, the default shape of the measured runs (128 tokens, K 7168; N is not read).
-VariantDesc stage_alone_variant(std::string name, std::string doc, std::string constraints);
+// buffers (with an inbox in the window if `inbox`), the default shape of the measured runs (128
+// tokens, K 7168; N is not read).
+VariantDesc stage_alone_variant(std::string name, std::string doc, std::string constraints, bool inbox = false);
 
 // The run's common part: the route tables, the window and local buffers without the FFN's, one
 // MoeRank per rank, every AIV block on both stages (moe_ffn's `bulk` pieces), the signal words'
 // names and the stages'.
 class MoeStageAloneRun : public OpInstance {
 public:
-    MoeStageAloneRun(const OpParams& p, const char* op, Fault fault);
+    // `inbox`: the window holds the rows peers push (MoeLayout's inbox).
+    MoeStageAloneRun(const OpParams& p, const char* op, Fault fault, bool inbox = false);
 
     std::vector<std::string> stage_names() const override;
     std::string signal_name(int rank, std::int64_t address) const override;

@@ -75,6 +75,12 @@ PullBuffers alloc_pull_buffers(BlockCtx& blk, const MoeRank& a);
 // int8 part to gmA and (with `split_scale`, as the published V1) the scale in its own store.
 Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, bool split_scale);
 void drain_pull_buffers(BlockCtx& blk);
+// The source-side way (moe_dispatch's `push`), in the same buffers: the rank's own sorted rows
+// [j0, j1), two at a time within one expert's run, loaded from its window and stored into the
+// inbox of the rank holding the expert, at the row that rank's pull would have put them.
+Task push_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int j0, int j1);
+// Rows [r0, r1) of the rank's own inbox copied to its received buffer, two at a time.
+Task copy_inbox_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int r0, int r1);
 
 // ---- GMM1 / GMM2 (AIC): int8 x int8 -> int32 tiles, fixpipe dequant to fp16 ------------------
 struct GemmStage {

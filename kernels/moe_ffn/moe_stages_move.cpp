@@ -60,6 +60,47 @@ Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, 
     }
 }
 
+namespace {
+// n (1 or 2) rows from `from` to `to` through the next buffer: MTE2 in, MTE3 out, the two
+// buffers in ping-pong as pull_rows'.
+Task move_rows(BlockCtx& blk, PullBuffers& p, const GmTensor& from, int from_row, const GmTensor& to, int to_row, int n, int P) {
+    const int buf = p.next;
+    Tile& u = *p.rows[buf][n - 1];
+    wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+    co_await TLOAD(u, from.sub(from_row, 0, n, P));
+    set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+    wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+    co_await TSTORE(to.sub(to_row, 0, n, P), u);
+    set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+    p.next = 1 - buf;
+}
+}  // namespace
+
+Task push_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int j0, int j1) {
+    const RouteTables& t = *a.tables;
+    const MoeShape& s = t.shape;
+    const int P = s.packed_row_bytes();
+    const auto me = sz(a.rank);
+    // The rank's sorted rows are its routes' runs, one per global expert in the order sorted.
+    for (int g = 0; g < s.global_experts(); ++g) {
+        const int first = t.first_row[me][sz(g)], count = t.count[me][sz(g)];
+        const int rows = a.fault == Fault::DropLastPulledRow ? std::max(0, count - 1) : count;
+        const int i0 = std::max(j0, first) - first, i1 = std::min(j1, first + rows) - first;
+        if (i1 <= i0) continue;
+        const int dst = g / s.experts, e = g % s.experts;
+        blk.set_stage(kStageDispatch, e);
+        const int to = t.recv_row(dst, e, a.rank);
+        for (int i = i0; i < i1; i += 2)
+            co_await move_rows(blk, p, a.packed[me], first + i, a.inbox[sz(dst)], to + i, std::min(2, i1 - i), P);
+    }
+}
+
+Task copy_inbox_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int r0, int r1) {
+    blk.set_stage(kStageDispatch, 0);
+    const int P = a.tables->shape.packed_row_bytes();
+    for (int r = r0; r < r1; r += 2) co_await move_rows(blk, p, a.inbox[sz(a.rank)], r, a.recv, r, std::min(2, r1 - r), P);
+}
+
 void drain_pull_buffers(BlockCtx& blk) {
     wait_flag(blk, PIPE_MTE3, PIPE_MTE2, 0);
     wait_flag(blk, PIPE_MTE3, PIPE_MTE2, 1);

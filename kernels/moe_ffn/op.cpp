@@ -200,12 +200,12 @@ public:
                            StreamLaunch{kGmm2, gmm2_kernel(a, b)},
                            StreamLaunch{kSwiglu, swiglu_kernel(a, b)},
                            StreamLaunch{kGmm1, gmm1_kernel(a, b)},
-                           StreamLaunch{kFront, front_reorder_kernel(a, b, true)}};
+                           StreamLaunch{kFront, front_reorder_kernel(a, b, ThenDispatch::Pull)}};
             plan.phases.push_back(std::move(ph));
             return plan;
         }
         // Sequential (and bulk's pipelined view): each stage to completion.
-        plan.phases.push_back(phase(PhaseRole::Comm, kFront, front_reorder_kernel(a, b, false)));
+        plan.phases.push_back(phase(PhaseRole::Comm, kFront, front_reorder_kernel(a, b, ThenDispatch::None)));
         plan.phases.push_back(phase(PhaseRole::Comm, kFront, dispatch_kernel(a, b)));
         plan.phases.push_back(phase(PhaseRole::Compute, kGmm1, gmm1_kernel(a, b)));
         plan.phases.push_back(phase(PhaseRole::Compute, kSwiglu, swiglu_kernel(a, b)));

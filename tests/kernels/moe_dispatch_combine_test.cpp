@@ -5,10 +5,16 @@
 // cannot take are refused with the rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <span>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "host/run/program.hpp"
 #include "kernels/moe_ffn/moe_data.hpp"
+#include "sim/profile.hpp"
 #include "tests/support/op_run.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -30,14 +36,57 @@ RunRequest alone(const std::string& op, int ranks, int routing, int k = 256) {
 }
 
 TEST(MoeDispatchCombine, VerifyWithTheSeededRouters) {
-    for (const char* op : {"moe_dispatch", "moe_combine"}) {
+    for (const auto& [op, variant] : {std::pair{"moe_dispatch", "pull"}, std::pair{"moe_dispatch", "push"},
+                                      std::pair{"moe_combine", "push"}}) {
         for (const auto& [ranks, routing] : {std::pair{2, 1}, std::pair{4, 2}, std::pair{8, 1}}) {
-            const ProgramOutput out = test::run_op(alone(op, ranks, routing));
+            RunRequest r = alone(op, ranks, routing);
+            r.variant = variant;
+            const ProgramOutput out = test::run_op(r);
             EXPECT_EQ(out.results.verification, Verification::Passed)
-                << op << " ranks " << ranks << " routing " << routing << "\n"
+                << op << " " << variant << " ranks " << ranks << " routing " << routing << "\n"
                 << out.failure_report;
         }
     }
+}
+
+TEST(MoeDispatchCombine, PushAndPullReceiveTheSameRows) {
+    // The two ways move the same rows to the same places: the sources' stores into the inboxes,
+    // copied out, leave every rank's received buffer as the destinations' pulls do.
+    RunRequest r = alone("moe_dispatch", 4, 2);
+    r.variant = "pull";
+    const ProgramOutput pull = test::run_op(r);
+    r.variant = "push";
+    const ProgramOutput push = test::run_op(r);
+    ASSERT_EQ(push.results.verification, Verification::Passed) << push.failure_report;
+    ASSERT_EQ(pull.bench.out.size(), push.bench.out.size());
+    for (std::size_t i = 0; i < pull.bench.out.size(); ++i) {
+        const std::span<const float> a = pull.bench.out[i].floats(), b = push.bench.out[i].floats();
+        EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << "rank " << i;
+    }
+}
+
+TEST(MoeDispatchCombine, PushCarriesTheRowsAsWritesAndPullAsReads) {
+    // On the A3 die the ports carry less of a write's payload than of a read's (CM384 Table 1:
+    // 137 and 167 of 196 GB/s): 48 blocks fill the ports either way, so the same rows take longer
+    // pushed than pulled, by about the ratio of the two shares.
+    RunRequest r = alone("moe_dispatch", 8, 0, 7168);
+    r.m = 128;
+    r.knobs.erase("topk");
+    r.knobs.erase("experts_per_rank");
+    r.comm_blocks = 48;
+    r.soc = "Ascend910_9392";
+    r.timing_only = true;
+    const Profile a3 = load_profile_by_soc(r.soc, std::filesystem::path(TANDEM_SOURCE_DIR) / "sim" / "profiles");
+    double dispatch_us[2] = {};
+    for (int i = 0; i < 2; ++i) {
+        r.variant = i == 0 ? "pull" : "push";
+        const ProgramOutput out = test::run_op(r, a3);
+        for (const nlohmann::json& s : out.results.extras.at("pipelined_stages").at("stages"))
+            if (s.at("stage") == "dispatch") dispatch_us[i] = s.at("span_us").get<double>();
+    }
+    ASSERT_GT(dispatch_us[0], 0.0);
+    EXPECT_GT(dispatch_us[1] / dispatch_us[0], 1.15) << dispatch_us[1] << " against " << dispatch_us[0];
+    EXPECT_LT(dispatch_us[1] / dispatch_us[0], 1.6) << dispatch_us[1] << " against " << dispatch_us[0];
 }
 
 TEST(MoeDispatchCombine, DispatchOutputHasARowPerReceivedRoute) {
@@ -61,7 +110,10 @@ TEST(MoeDispatchCombine, DispatchOutputHasARowPerReceivedRoute) {
 TEST(MoeDispatchCombine, EveryFaultFailsVerification) {
     RunRequest d = alone("moe_dispatch", 2, 1);
     d.fault = "drop_last_row";
-    EXPECT_EQ(test::run_op(d).results.verification, Verification::Failed);
+    for (const char* variant : {"pull", "push"}) {
+        d.variant = variant;
+        EXPECT_EQ(test::run_op(d).results.verification, Verification::Failed) << variant;
+    }
     RunRequest c = alone("moe_combine", 2, 1);
     c.fault = "skip_last_route";
     EXPECT_EQ(test::run_op(c).results.verification, Verification::Failed);

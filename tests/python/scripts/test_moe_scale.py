@@ -26,10 +26,18 @@ class MoeScale(unittest.TestCase):
         r = run("alone", "--ep", "2,4", "--m", "16")
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| moe_")]
-        self.assertEqual([ln.split(" | ")[0:2] for ln in rows],
-                         [["| moe_dispatch", "2"], ["| moe_dispatch", "4"], ["| moe_combine", "2"], ["| moe_combine", "4"]])
+        # Each op's every variant, each EP.
+        self.assertEqual([ln.split(" | ")[0:3] for ln in rows],
+                         [["| moe_dispatch", "pull", "2"], ["| moe_dispatch", "pull", "4"],
+                          ["| moe_dispatch", "push", "2"], ["| moe_dispatch", "push", "4"],
+                          ["| moe_combine", "push", "2"], ["| moe_combine", "push", "4"]])
         self.assertIn("front", rows[0])
-        self.assertIn("unpermute", rows[2])
+        self.assertIn("unpermute", rows[4])
+        # op:variant picks one.
+        r = run("alone", "--ep", "2", "--m", "16", "--ops", "moe_dispatch:push")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| moe_")]
+        self.assertEqual([ln.split(" | ")[0:3] for ln in rows], [["| moe_dispatch", "push", "2"]])
 
     def test_the_published_rows_are_compared_where_they_exist(self):
         measured = moe_scale.measured_rows()
@@ -39,9 +47,10 @@ class MoeScale(unittest.TestCase):
         self.assertEqual(moe_scale.describe_measured([(10.0, "GB/s", "src")], 50.0, 1e6), "10 GB/s (src; 2.00x)")
 
     def test_a_bad_request_is_refused_naming_the_flag(self):
-        r = run("alone", "--ops", "moe_ffn")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("--ops", r.stderr)
+        for ops in ("moe_ffn", "moe_dispatch:scatter"):
+            r = run("alone", "--ops", ops)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--ops", r.stderr)
         r = subprocess.run([sys.executable, SCRIPT, "--tandem", "/nonexistent/tandem", "alone"], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 2)
