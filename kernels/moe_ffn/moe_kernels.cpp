@@ -32,16 +32,22 @@ Task front_reorder(BlockCtx& blk, const MoeRank& a) {
     co_await device_barrier(blk, a.after_reorder);
 }
 
-// (expert, source) pairs dealt over the blocks, own rows first, then the peers in rotated order;
-// one count per expert.
+// The (expert, source) pairs with rows dealt over the blocks, own rows first, then the peers in
+// rotated order; one count per expert. (Pairs without rows are skipped, not dealt: past EP 64 most
+// are empty, and dealt in turn with the others they would leave most blocks idle.)
 Task dispatch(BlockCtx& blk, const MoeRank& a) {
-    const MoeShape& s = a.tables->shape;
+    const RouteTables& t = *a.tables;
+    const MoeShape& s = t.shape;
     const Crew c = crew_of(blk);
     PullBuffers p = alloc_pull_buffers(blk, a);
     int pair = 0;
     for (int e = 0; e < s.experts; ++e) {
-        for (int j = 0; j < s.ranks; ++j, ++pair)
-            if (pair % c.count == c.index) co_await pull_rows(blk, a, p, e, (a.rank + j) % s.ranks, false);
+        const auto g = static_cast<std::size_t>(t.global_expert(a.rank, e));
+        for (int j = 0; j < s.ranks; ++j) {
+            const int src = (a.rank + j) % s.ranks;
+            if (t.count[static_cast<std::size_t>(src)][g] == 0) continue;
+            if (pair++ % c.count == c.index) co_await pull_rows(blk, a, p, e, src, false);
+        }
         release(blk, a.slot(a.slots->dispatched, e), 1, NotifyOp::AtomicAdd);
     }
     drain_pull_buffers(blk);
