@@ -24,45 +24,9 @@ PullBuffers alloc_pull_buffers(BlockCtx& blk, const MoeRank& a) {
     return p;
 }
 
-Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, bool split_scale) {
-    blk.set_stage(kStageDispatch, e);
-    const RouteTables& t = *a.tables;
-    const MoeShape& s = t.shape;
-    const int P = s.packed_row_bytes(), K = s.k;
-    const int g = t.global_expert(a.rank, e);
-    const int count = t.count[sz(src)][sz(g)];
-    const int rows = a.fault == Fault::DropLastPulledRow ? std::max(0, count - 1) : count;
-    const int from = t.first_row[sz(src)][sz(g)];
-    const int to = t.recv_row(a.rank, e, src);
-    for (int i = 0; i < rows; i += 2) {
-        const int n = std::min(2, rows - i);
-        const int buf = p.next;
-        Tile& u = *p.rows[buf][n - 1];
-        wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
-        co_await TLOAD(u, a.packed[sz(src)].sub(from + i, 0, n, P));
-        set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
-        wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
-        if (split_scale) {
-            // Per row, the int8 part to gmA and the scale to perTokenScale1 (here: the row's tail
-            // in the same buffer), each its own store.
-            for (int r = 0; r < n; ++r) {
-                Tile q = part(u, r, 1, 0, K), sc = part(u, r, 1, K, 32);
-                co_await TSTORE(a.recv.sub(to + i + r, 0, 1, K), q);
-                co_await TSTORE(a.recv.sub(to + i + r, K, 1, 32), sc);
-                fold(u, q);
-                fold(u, sc);
-            }
-        } else {
-            co_await TSTORE(a.recv.sub(to + i, 0, n, P), u);
-        }
-        set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
-        p.next = 1 - buf;
-    }
-}
-
 namespace {
-// n (1 or 2) rows from `from` to `to` through the next buffer: MTE2 in, MTE3 out, the two
-// buffers in ping-pong as pull_rows'.
+// n (1 or 2) rows from `from` to `to` through the next of the two buffers, in ping-pong: MTE2
+// in, MTE3 out (a pull's rows, a push's, the inbox's copy-out).
 Task move_rows(BlockCtx& blk, PullBuffers& p, const GmTensor& from, int from_row, const GmTensor& to, int to_row, int n, int P) {
     const int buf = p.next;
     Tile& u = *p.rows[buf][n - 1];
@@ -75,6 +39,43 @@ Task move_rows(BlockCtx& blk, PullBuffers& p, const GmTensor& from, int from_row
     p.next = 1 - buf;
 }
 }  // namespace
+
+Task pull_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int e, int src, bool split_scale) {
+    blk.set_stage(kStageDispatch, e);
+    const RouteTables& t = *a.tables;
+    const MoeShape& s = t.shape;
+    const int P = s.packed_row_bytes(), K = s.k;
+    const int g = t.global_expert(a.rank, e);
+    const int count = t.count[sz(src)][sz(g)];
+    const int rows = a.fault == Fault::DropLastPulledRow ? std::max(0, count - 1) : count;
+    const int from = t.first_row[sz(src)][sz(g)];
+    const int to = t.recv_row(a.rank, e, src);
+    for (int i = 0; i < rows; i += 2) {
+        const int n = std::min(2, rows - i);
+        if (!split_scale) {
+            co_await move_rows(blk, p, a.packed[sz(src)], from + i, a.recv, to + i, n, P);
+            continue;
+        }
+        const int buf = p.next;
+        Tile& u = *p.rows[buf][n - 1];
+        wait_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+        co_await TLOAD(u, a.packed[sz(src)].sub(from + i, 0, n, P));
+        set_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+        wait_flag(blk, PIPE_MTE2, PIPE_MTE3, buf);
+        // Per row, the int8 part to gmA and the scale to perTokenScale1 (here: the row's tail in
+        // the same buffer), each its own store.
+        for (int r = 0; r < n; ++r) {
+            Tile q = part(u, r, 1, 0, K), sc = part(u, r, 1, K, 32);
+            co_await TSTORE(a.recv.sub(to + i + r, 0, 1, K), q);
+            co_await TSTORE(a.recv.sub(to + i + r, K, 1, 32), sc);
+            fold(u, q);
+            fold(u, sc);
+        }
+        set_flag(blk, PIPE_MTE3, PIPE_MTE2, buf);
+        p.next = 1 - buf;
+    }
+}
+
 
 Task push_rows(BlockCtx& blk, const MoeRank& a, PullBuffers& p, int j0, int j1) {
     const RouteTables& t = *a.tables;
