@@ -27,6 +27,8 @@ Usage:
   ./run.sh fidelity [-v SOC]        every measured row against the simulator, with leave-one-out errors
   ./run.sh fidelity --uncertainty   ... and how far each prediction moves under the fits' leave-one-out
                                     values and the assumed parameters' ranges (a few minutes)
+  ./run.sh fidelity --set KEY=VALUE --rows REGEX
+                                    a what-if: the rows matching REGEX on the profile with KEY changed
   ./run.sh -h | --help              this help, then the binary's (every flag, its default and rules;
                                     docs/PARAMETERS.md)
 Seed-format inputs can also be made by: /usr/bin/python3 scripts/gen_data.py --help

@@ -18,6 +18,12 @@ every fit redone under it (scripts/calibration/uncertainty.py). Every assumption
 fit, the A3 MegaMoE ones with their runs at M up to 2048: a long run on 2 cores;
 --assumption PARAMETER (repeatable) varies only the ones named.
 
+A what-if in one command: --set KEY=VALUE (repeatable) runs all of it on the profile with that
+entry changed ("section.key", or "Soc:section.key" for a derived profile's own entry; an entry the
+profile lacks is added, marked assumed), and --rows REGEX only the rows whose id matches, each
+against its measurement, without the fits, leave-one-out errors or predictions (seconds to a
+minute, where the whole report takes about ten).
+
 Exits 1 when a fitted row is off by more than 10%, when a shipped value is not its fit's optimum,
 or when a fit uses fewer than two rows; 2 on bad usage. Outliers (rows left out of every fit, with
 the reason) and out-of-sample rows are reported, not held to the limit.
@@ -25,6 +31,7 @@ the reason) and out-of-sample rows are reported, not held to the limit.
 import argparse
 import json
 import os
+import re
 import sys
 import tomllib
 
@@ -33,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from calibration.datasets import (error_of, error_unit, load_predictions, load_rows, megamoe_expert_windows,  # noqa: E402
                                   unit_of)
 from calibration.fit import parse_specs, run_fit  # noqa: E402
-from calibration.simulate import SimulationError, Simulator, profile_value  # noqa: E402
+from calibration.simulate import SimulationError, Simulator, profile_value, split_key, with_values  # noqa: E402
 from calibration.uncertainty import (Target, assumption_variants, calibration_variants,  # noqa: E402
                                      parse_assumptions, spread, summarize)
 
@@ -58,9 +65,26 @@ def main():
     ap.add_argument("--assumption", action="append", metavar="PARAMETER",
                     help="with --uncertainty, vary only this assumed parameter (as the fits file's [[assumption]] "
                          "names it; repeat for more); the default is every one")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="run on the profile with this entry changed: section.key=value, or Soc:section.key=value "
+                         "for the own entry of a profile that derives from the report's (an entry the profile lacks "
+                         "is added, marked assumed); repeatable")
+    ap.add_argument("--rows", metavar="REGEX",
+                    help="only the rows whose id matches REGEX (a search, e.g. 'megamoe/expert_major' or "
+                         "'gemm_allreduce.*pipelined'): each against its measurement, no fits, leave-one-out or "
+                         "predictions")
     args = ap.parse_args()
     if args.assumption and not args.uncertainty:
         ap.error("--assumption needs --uncertainty")
+    if args.rows is not None and args.uncertainty:
+        ap.error("--rows shows rows only; --uncertainty needs the whole report")
+    try:
+        changes = parse_changes(args.set)
+        row_filter = re.compile(args.rows) if args.rows is not None else None
+    except ValueError as e:
+        ap.error(str(e))
+    except re.error as e:
+        ap.error(f"--rows {args.rows}: not a regular expression ({e})")
 
     soc = args.soc_version
     profile_path = args.profile or os.path.join(ROOT, "sim", "profiles", f"{soc}.toml")
@@ -70,16 +94,34 @@ def main():
     rows = load_rows(args.calibration_dir, soc, tuple(derived_texts))
     if not rows:
         sys.exit(f"fidelity: no measured rows for {soc} in {args.calibration_dir}")
+    with open(profile_path) as f:
+        profile_text = f.read()
+    try:
+        profile_text, derived_texts = apply_changes(changes, soc, profile_text, derived_texts)
+    except SimulationError as e:
+        ap.error(f"--set: {e}")
+    if row_filter is not None:
+        rows = [r for r in rows if row_filter.search(r.id)]
+        if not rows:
+            ap.error(f"--rows {args.rows}: no row matches (ids as the full report prints them, e.g. "
+                     f"{load_rows(args.calibration_dir, soc, tuple(derived_texts))[0].id})")
     rows_by_id = {r.id: r for r in rows}
     predictions = load_predictions(args.calibration_dir, soc, tuple(derived_texts))
     kinds = {r.run.kind for r in rows} | {p.run.kind for p in predictions}
     for b in [args.binary] + ([args.tget_binary] if "tget_bench" in kinds else []):
         if not os.access(b, os.X_OK):
             sys.exit(f"fidelity: {b} is not built: run ./run.sh fidelity")
+    if row_filter is not None:
+        sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs, derived_texts)
+        try:
+            return rows_report(sim, rows, changes, args.json)
+        except SimulationError as e:
+            sys.exit(f"fidelity: {e}")
+        finally:
+            sim.close()
     spec_path = os.path.join(args.calibration_dir, f"fits_{soc}.toml")
     specs, outliers, assumptions = [], {}, []
-    with open(profile_path) as f:
-        profile_text = f.read()
+    print_changes(changes)
     if os.path.exists(spec_path):
         with open(spec_path, "rb") as f:
             doc = tomllib.load(f)
@@ -101,11 +143,83 @@ def main():
     sim = Simulator(args.binary, args.tget_binary, soc, profile_text, args.jobs, derived_texts)
     try:
         return report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, args.json,
-                      assumptions if args.uncertainty else None, args.calibration_dir)
+                      assumptions if args.uncertainty else None, args.calibration_dir, changes)
     except SimulationError as e:
         sys.exit(f"fidelity: {e}")
     finally:
         sim.close()
+
+
+def parse_changes(sets):
+    """{key: number} from --set KEY=VALUE arguments."""
+    changes = {}
+    for item in sets:
+        key, sep, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not re.fullmatch(r"(\w+:)?\w+\.\w+", key):
+            raise ValueError(f"--set {item}: give section.key=value or Soc:section.key=value "
+                             "(e.g. pipes.mte2_read_bytes_in_flight=7168)")
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ValueError(f"--set {item}: the value {text!r} is not a number") from None
+        changes[key] = value
+    return changes
+
+
+def apply_changes(changes, soc, profile_text, derived_texts):
+    """The report's profile text and its derived ones with `changes` in (missing entries added)."""
+    by_soc = {}
+    for key, value in changes.items():
+        owner, name = split_key(key)
+        if owner and owner != soc and owner not in derived_texts:
+            raise SimulationError(f"{key}: {owner} is not {soc} or a profile deriving from it with measured rows "
+                                  f"({', '.join(sorted(derived_texts)) or 'none'})")
+        by_soc.setdefault(owner if owner and owner != soc else soc, {})[name] = value
+    profile_text = with_values(profile_text, by_soc.pop(soc, {}), add_missing=True)
+    derived = {name: with_values(text, by_soc.get(name, {}), add_missing=True) for name, text in derived_texts.items()}
+    return profile_text, derived
+
+
+def print_changes(changes):
+    if changes:
+        print("Profile changed for this report (--set): "
+              + ", ".join(f"{k} = {v!r}" for k, v in sorted(changes.items())))
+
+
+def rows_report(sim, rows, changes, json_path):
+    """--rows: each row against its measurement, and the mean and largest error."""
+    runs = sorted({r.run for r in rows}, key=repr)
+    outs = dict(zip(runs, sim.run_many([(run, None) for run in runs])))
+    print_changes(changes)
+    header = f"{'row':<44} {'measured':>11} {'simulated':>10} {'error':>10}"
+    print(header)
+    print("-" * len(header))
+    out_rows = []
+    for r in rows:
+        if r.quantity not in outs[r.run]:
+            raise SimulationError(f"row {r.id}: the simulation reports no '{r.quantity}'")
+        value = outs[r.run][r.quantity]
+        err = error_of(r.quantity, value, r.measured_us)
+        eu = error_unit(r.quantity)
+        print(f"{r.id:<44} {r.measured_us:8.1f} {unit_of(r.quantity):<2} {value:10.1f} {err:+6.2f}{eu}")
+        out_rows.append({"id": r.id, "measured": r.measured_us, "simulated": value, "unit": unit_of(r.quantity),
+                         "error": err, "error_unit": eu.strip()})
+    for unit in sorted({o["error_unit"] for o in out_rows}):
+        errs = [abs(o["error"]) for o in out_rows if o["error_unit"] == unit]
+        worst = max((o for o in out_rows if o["error_unit"] == unit), key=lambda o: abs(o["error"]))
+        name = "points" if unit == "pts" else unit
+        print(f"{len(errs)} rows in {name}: mean |error| {sum(errs) / len(errs):.2f}, largest {worst['error']:+.2f} "
+              f"({worst['id']})")
+    print(f"({sim.runs} simulations)")
+    if json_path:
+        with open(json_path + ".tmp", "w") as f:
+            json.dump({"soc": sim.soc, "profile_changes": changes, "rows": out_rows}, f, indent=2)
+        os.replace(json_path + ".tmp", json_path)
+    return 0
 
 
 def derives_from(text):
@@ -158,7 +272,7 @@ def make_errors_of(sim):
 
 
 def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, spec_path, json_path, assumptions=None,
-           calibration_dir=None):
+           calibration_dir=None, changes=None):
     errors_of = make_errors_of(sim)
     runs = sorted({r.run for r in rows} | {p.run for p in predictions}, key=repr)
     outs = dict(zip(runs, sim.run_many([(run, None) for run in runs])))
@@ -249,8 +363,9 @@ def report(sim, rows, rows_by_id, specs, outliers, predictions, profile_text, sp
     print(f"({sim.runs} simulations)")
     if json_path:
         with open(json_path + ".tmp", "w") as f:
-            json.dump({"soc": sim.soc, "rows": out_rows, "fits": out_fits, "outliers": outliers,
-                       "expert_windows": out_experts, "predictions": out_predictions, "uncertainty": out_uncertainty,
+            json.dump({"soc": sim.soc, "profile_changes": changes or {}, "rows": out_rows, "fits": out_fits,
+                       "outliers": outliers, "expert_windows": out_experts, "predictions": out_predictions,
+                       "uncertainty": out_uncertainty,
                        "problems": problems},
                       f, indent=2)
         os.replace(json_path + ".tmp", json_path)

@@ -15,8 +15,11 @@ class SimulationError(RuntimeError):
     pass
 
 
-def with_values(profile_text, values):
-    """The profile text with `values` ({"section.key": number}) substituted."""
+def with_values(profile_text, values, add_missing=False):
+    """The profile text with `values` ({"section.key": number}) substituted. An entry the text
+    lacks is an error, or with `add_missing` added at the end of its section (the section made if
+    need be), marked assumed: a profile that derives from another states only what differs, so a
+    what-if of a base entry on a derived profile adds it there."""
     lines = profile_text.split("\n")
     section = None
     done = set()
@@ -33,8 +36,20 @@ def with_values(profile_text, values):
             lines[i] = f"{m.group(1)} = {{ value = {values[key]!r}{m.group(3)}"
             done.add(key)
     missing = set(values) - done
-    if missing:
+    if missing and not add_missing:
         raise SimulationError(f"the profile has no entry {sorted(missing)}")
+    for key in sorted(missing):
+        section, name = key.split(".", 1)
+        entry = f'{name} = {{ value = {values[key]!r}, basis = "assumed", source = "a what-if (fidelity.py --set)" }}'
+        headers = [i for i, line in enumerate(lines) if re.match(r"^\[(\w+)\]\s*$", line)]
+        mine = [i for i in headers if lines[i].strip() == f"[{section}]"]
+        if not mine:
+            lines += ["", f"[{section}]", entry]
+            continue
+        end = next((i for i in headers if i > mine[0]), len(lines))
+        while end > mine[0] + 1 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, entry)
     return "\n".join(lines)
 
 
