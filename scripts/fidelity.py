@@ -21,8 +21,8 @@ fit, the A3 MegaMoE ones with their runs at M up to 2048: a long run on 2 cores;
 A what-if in one command: --set KEY=VALUE (repeatable) runs all of it on the profile with that
 entry changed ("section.key", or "Soc:section.key" for a derived profile's own entry; an entry the
 profile lacks is added, marked assumed), and --rows REGEX only the rows whose id matches, each
-against its measurement, without the fits, leave-one-out errors or predictions (seconds to a
-minute, where the whole report takes about ten).
+against its measurement, without the fits, leave-one-out errors or predictions (seconds, where
+the whole report takes about ten minutes).
 
 Exits 1 when a fitted row is off by more than 10%, when a shipped value is not its fit's optimum,
 or when a fit uses fewer than two rows; 2 on bad usage. Outliers (rows left out of every fit, with
