@@ -16,6 +16,7 @@ from calibration.datasets import Row, Run  # noqa: E402
 from calibration.fit import FitSpec, run_fit  # noqa: E402
 from calibration.uncertainty import (Target, Variant, calibration_variants, parse_assumptions,  # noqa: E402
                                      refit_near, summarize)
+from fidelity_test_data import write_allgather_rows  # noqa: E402
 
 BINARY = os.environ.get("TANDEM_BIN", os.path.join(ROOT, "build", "tandem"))
 PROFILE = '[pipes]\nx = { value = 2, basis = "calibrated" }\n[host]\nlag = { value = 5, basis = "assumed" }\n'
@@ -157,22 +158,10 @@ class EndToEndTest(unittest.TestCase):
     one prediction."""
     CASES = [(2, 512, 256, 256), (2, 1024, 256, 256)]
 
-    def simulate(self, ranks, m, k, n, tmp):
-        out = os.path.join(tmp, "r.json")
-        subprocess.run([BINARY, "-n", str(ranks), "--gm", str(m), "--gk", str(k), "--gn", str(n), "--timing-only",
-                        "--quiet", "--json", out], check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)["per_rank"][0]["pipelined_us"]
-
     def write_data_set(self, tmp, extra_assumption=""):
         """A calibration folder: the two rows measured as the model gives them, one fit, one
         prediction, the hop latency as an assumption (and `extra_assumption`, TOML, if given)."""
-        cal = os.path.join(tmp, "cal")
-        os.makedirs(cal)
-        with open(os.path.join(cal, "allgather_gemm_Ascend910B1.csv"), "w") as f:
-            f.write("soc,ranks,m,k,n,measured_ms\n")
-            for c in self.CASES:
-                f.write(f"Ascend910B1,{c[0]},{c[1]},{c[2]},{c[3]},{self.simulate(*c, tmp) / 1000.0!r}\n")
+        cal = write_allgather_rows(BINARY, self.CASES, tmp)
         with open(os.path.join(cal, "fits_Ascend910B1.toml"), "w") as f:
             f.write('[[fit]]\nparameters = ["interconnect.link_gb_s"]\ngrid = [[18.5]]\n'
                     'rows = ["allgather_gemm/2x512x256x256/pipelined", "allgather_gemm/2x1024x256x256/pipelined"]\n'

@@ -14,6 +14,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from calibration.simulate import SimulationError, profile_value, with_values  # noqa: E402
+from fidelity_test_data import write_allgather_rows  # noqa: E402
 
 BINARY = os.environ.get("TANDEM_BIN", os.path.join(ROOT, "build", "tandem"))
 
@@ -45,21 +46,8 @@ class FidelityWhatIfTest(unittest.TestCase):
     off once the link is changed with --set."""
     CASES = [(2, 512, 256, 256), (2, 1024, 256, 256)]
 
-    def simulate(self, ranks, m, k, n, tmp):
-        out = os.path.join(tmp, "r.json")
-        subprocess.run([BINARY, "-n", str(ranks), "--gm", str(m), "--gk", str(k), "--gn", str(n), "--timing-only",
-                        "--quiet", "--json", out], check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)["per_rank"][0]["pipelined_us"]
-
     def write_data_set(self, tmp):
-        cal = os.path.join(tmp, "cal")
-        os.makedirs(cal)
-        with open(os.path.join(cal, "allgather_gemm_Ascend910B1.csv"), "w") as f:
-            f.write("soc,ranks,m,k,n,measured_ms\n")
-            for c in self.CASES:
-                f.write(f"Ascend910B1,{c[0]},{c[1]},{c[2]},{c[3]},{self.simulate(*c, tmp) / 1000.0!r}\n")
-        return cal
+        return write_allgather_rows(BINARY, self.CASES, tmp)
 
     def fidelity(self, cal, *args):
         return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "fidelity.py"), "--binary", BINARY,
