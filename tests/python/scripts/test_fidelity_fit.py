@@ -71,6 +71,15 @@ class ProfileEditTest(unittest.TestCase):
         with self.assertRaises(Exception):
             with_values(self.TEXT, {"chip.nope": 1.0})
 
+    def test_missing_keys_are_added_in_their_section_when_asked(self):
+        # fidelity.py --set: an entry the profile does not state (a mechanism left off).
+        out = with_values(self.TEXT, {"chip.nope": 1, "host.w": 2.5}, add_missing=True)
+        self.assertEqual(profile_value(out, "chip.nope"), 1)
+        self.assertEqual(profile_value(out, "host.w"), 2.5)
+        # Added inside its own section, before the next one, and marked as what it is.
+        self.assertLess(out.index("nope = "), out.index("[pipes]"))
+        self.assertIn('nope = { value = 1, basis = "assumed", source = "a what-if (fidelity.py --set)" }', out)
+
 
 
 class PredictionsTest(unittest.TestCase):

@@ -1,7 +1,7 @@
 """`./run.sh fidelity --set KEY=VALUE --rows REGEX` (scripts/fidelity.py): a what-if in one command.
-The profile text gets the entries named (an entry it lacks is added to its section, marked
-assumed), --rows picks rows by id and reports them alone, and a bad key, value or pattern is a usage
-error naming the argument. Runs under unittest (ctest) or pytest; TANDEM_BIN names the simulator
+The profile gets the entries named (with_values' add_missing: test_fidelity_fit.py), --rows picks
+rows by id and reports them alone, and a bad key, value or pattern is a usage error naming the
+argument. Runs under unittest (ctest) or pytest; TANDEM_BIN names the simulator
 binary (default build/tandem)."""
 import json
 import os
@@ -13,31 +13,9 @@ import unittest
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from calibration.simulate import SimulationError, profile_value, with_values  # noqa: E402
 from fidelity_test_data import write_allgather_rows  # noqa: E402
 
 BINARY = os.environ.get("TANDEM_BIN", os.path.join(ROOT, "build", "tandem"))
-
-
-class WithValuesTest(unittest.TestCase):
-    TEXT = ('[meta]\nname = "X"\n\n[pipes]\nx = { value = 2, basis = "calibrated", source = "s" }\n\n'
-            '[chip]\ny = { value = 3, basis = "assumed", source = "t" }\n')
-
-    def test_an_existing_entry_is_replaced_in_place(self):
-        out = with_values(self.TEXT, {"pipes.x": 7})
-        self.assertEqual(profile_value(out, "pipes.x"), 7)
-        self.assertEqual(profile_value(out, "chip.y"), 3)
-        self.assertIn('basis = "calibrated", source = "s"', out)
-
-    def test_a_missing_entry_is_an_error_unless_asked_to_add_it(self):
-        with self.assertRaises(SimulationError):
-            with_values(self.TEXT, {"pipes.z": 1})
-        out = with_values(self.TEXT, {"pipes.z": 1, "host.w": 2.5}, add_missing=True)
-        self.assertEqual(profile_value(out, "pipes.z"), 1)
-        self.assertEqual(profile_value(out, "host.w"), 2.5)
-        # Added inside its own section, before the next one, and marked as what it is.
-        self.assertLess(out.index("z = "), out.index("[chip]"))
-        self.assertIn('z = { value = 1, basis = "assumed", source = "a what-if (fidelity.py --set)" }', out)
 
 
 @unittest.skipUnless(os.access(BINARY, os.X_OK), f"{BINARY} is not built")
