@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <limits>
 
@@ -75,14 +76,20 @@ void usages_to_runs(std::vector<MemUsage>& usages, UsageBins& bins_for_many) {
         append_bin_runs(bins_for_many, usages);
         return;
     }
+    // Each usage's first and last bins, worked out once (a division each).
+    std::array<std::int64_t, kMaxUsagesForStretches> first_bin;
+    std::array<std::int64_t, kMaxUsagesForStretches> last_bin;
     // Every bin boundary where some usage's share may change: its first bin, the bin after it,
     // its last bin and the bin after that.
     std::array<std::int64_t, 4 * kMaxUsagesForStretches> bounds;
     std::size_t n = 0;
-    for (const MemUsage& u : usages) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const MemUsage& u = usages[i];
         if (u.end <= u.start) continue;
         const std::int64_t first = u.start / kMemUsageBinPs;
         const std::int64_t last = (u.end - 1) / kMemUsageBinPs;
+        first_bin[i] = first;
+        last_bin[i] = last;
         bounds[n++] = first;
         bounds[n++] = first + 1;
         if (last > first) {
@@ -92,21 +99,35 @@ void usages_to_runs(std::vector<MemUsage>& usages, UsageBins& bins_for_many) {
     }
     std::sort(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n));
     n = static_cast<std::size_t>(std::unique(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n)) - bounds.begin());
+    // Which usages cover each stretch, one bit per usage: a usage joins at the stretch that begins
+    // at its first bin and leaves at the one that begins after its last. The sums below take the
+    // covering usages in their order, as a walk over all of them skipping the others would.
+    static_assert(kMaxUsagesForStretches <= 64, "one bit per usage");
+    std::array<std::uint64_t, 4 * kMaxUsagesForStretches> joins{};
+    std::array<std::uint64_t, 4 * kMaxUsagesForStretches> leaves{};
+    const auto stretch_of = [&](std::int64_t bin) {
+        return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n), bin) -
+                                        bounds.begin());
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        if (usages[i].end <= usages[i].start) continue;
+        joins[stretch_of(first_bin[i])] |= std::uint64_t{1} << i;
+        leaves[stretch_of(last_bin[i] + 1)] |= std::uint64_t{1} << i;
+    }
     // The runs go after the usages (no more than the stretches: room made first, so the usages
     // stay where they are), then the usages are dropped from the front.
     usages.reserve(count + n);
+    std::uint64_t covering = 0;
     for (std::size_t s = 0; s + 1 < n; ++s) {
+        covering = (covering | joins[s]) & ~leaves[s];
         const std::int64_t bin = bounds[s];  // every bin of [bin, bounds[s + 1]) holds the same
         double l2 = 0;
         double hbm = 0;
-        for (std::size_t i = 0; i < count; ++i) {
+        for (std::uint64_t m = covering; m != 0; m &= m - 1) {
+            const auto i = static_cast<std::size_t>(std::countr_zero(m));
             const MemUsage& u = usages[i];
-            if (u.end <= u.start) continue;
-            const std::int64_t first = u.start / kMemUsageBinPs;
-            const std::int64_t last = (u.end - 1) / kMemUsageBinPs;
-            if (bin < first || bin > last) continue;
-            l2 += share_in_bin(u.start, u.end, first, last, u.l2_bytes, bin);
-            hbm += share_in_bin(u.start, u.end, first, last, u.hbm_bytes, bin);
+            l2 += share_in_bin(u.start, u.end, first_bin[i], last_bin[i], u.l2_bytes, bin);
+            hbm += share_in_bin(u.start, u.end, first_bin[i], last_bin[i], u.hbm_bytes, bin);
         }
         if (!(l2 > 0 || hbm > 0)) continue;
         if (usages.size() == count) {
