@@ -284,7 +284,7 @@ void MemoryView::take_traffic(std::vector<ChipTraffic>& out) {
     own_published_ = false;
     for (int rank : peers_published_) {
         const auto r = static_cast<std::size_t>(rank);
-        usages_to_runs(traffic_[r]->usage, many_usages_bins_);
+        usages_to_runs(traffic_[r]->usage, runs_scratch_);
     }
     peers_published_.clear();
     out.clear();

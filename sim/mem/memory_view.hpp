@@ -17,6 +17,7 @@
 #include "sim/mem/gm_tensor.hpp"
 #include "sim/mem/read_requests.hpp"
 #include "sim/mem/traffic_pool.hpp"
+#include "sim/mem/usage_runs.hpp"
 #include "sim/net/binned_calendar.hpp"
 
 namespace tandem {
@@ -116,10 +117,9 @@ private:
     // What this window publishes for its own chip, in bins (sim/mem/usage_runs.hpp).
     UsageBins own_bins_;
     bool own_published_ = false;
-    // Bins for a peer's usages in a window with many (left empty after each use: one store
-    // serves every peer, so that its spare pages are kept once, not once per peer), and the
-    // peers published to.
-    UsageBins many_usages_bins_;
+    // What turning a peer's usages into runs works in (one for every peer: its room is kept
+    // once), and the peers published to.
+    UsageRunsScratch runs_scratch_;
     std::vector<int> peers_published_;
     // Own chip's regions touched this window: region r's cells own_touched_[r].cells were when
     // own_touched_[r].window is the window's number (region ids are dense from the first GM

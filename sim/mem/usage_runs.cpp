@@ -1,10 +1,11 @@
 #include "sim/mem/usage_runs.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstdint>
 #include <limits>
+
+#include "sim/sim_error.hpp"
 
 namespace tandem {
 
@@ -40,10 +41,6 @@ double share_in_bin(SimTime start, SimTime end, std::int64_t first, std::int64_t
     return share > 0 ? share : 0.0;
 }
 
-// Past this many usages the stretches (up to 4 per usage, each summing over every usage) cost
-// more than the bins.
-constexpr std::size_t kMaxUsagesForStretches = 48;
-
 }  // namespace
 
 void append_bin_runs(UsageBins& bins, std::vector<MemUsage>& out) {
@@ -67,22 +64,19 @@ void append_bin_runs(UsageBins& bins, std::vector<MemUsage>& out) {
     bins.clear();
 }
 
-void usages_to_runs(std::vector<MemUsage>& usages, UsageBins& bins_for_many) {
+void usages_to_runs(std::vector<MemUsage>& usages, UsageRunsScratch& scratch) {
     const std::size_t count = usages.size();
     if (count == 0) return;
-    if (count > kMaxUsagesForStretches) {
-        for (const MemUsage& u : usages) bins_for_many.add(u);
-        usages.clear();
-        append_bin_runs(bins_for_many, usages);
-        return;
-    }
-    // Each usage's first and last bins, worked out once (a division each).
-    std::array<std::int64_t, kMaxUsagesForStretches> first_bin;
-    std::array<std::int64_t, kMaxUsagesForStretches> last_bin;
-    // Every bin boundary where some usage's share may change: its first bin, the bin after it,
-    // its last bin and the bin after that.
-    std::array<std::int64_t, 4 * kMaxUsagesForStretches> bounds;
-    std::size_t n = 0;
+    if (count > std::numeric_limits<std::uint32_t>::max()) throw SimError("usages_to_runs: more than 2^32 usages in a window");
+    // Each usage's first and last bins, worked out once (a division each), and every bin boundary
+    // where some usage's share may change: its first bin, the bin after it, its last bin and the
+    // bin after that.
+    std::vector<std::int64_t>& first_bin = scratch.first_bin;
+    std::vector<std::int64_t>& last_bin = scratch.last_bin;
+    std::vector<std::int64_t>& bounds = scratch.bounds;
+    first_bin.assign(count, 0);
+    last_bin.assign(count, -1);  // an empty usage covers no bin
+    bounds.clear();
     for (std::size_t i = 0; i < count; ++i) {
         const MemUsage& u = usages[i];
         if (u.end <= u.start) continue;
@@ -90,44 +84,80 @@ void usages_to_runs(std::vector<MemUsage>& usages, UsageBins& bins_for_many) {
         const std::int64_t last = (u.end - 1) / kMemUsageBinPs;
         first_bin[i] = first;
         last_bin[i] = last;
-        bounds[n++] = first;
-        bounds[n++] = first + 1;
+        bounds.push_back(first);
+        bounds.push_back(first + 1);
         if (last > first) {
-            bounds[n++] = last;
-            bounds[n++] = last + 1;
+            bounds.push_back(last);
+            bounds.push_back(last + 1);
         }
     }
-    std::sort(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n));
-    n = static_cast<std::size_t>(std::unique(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n)) - bounds.begin());
-    // Which usages cover each stretch, one bit per usage: a usage joins at the stretch that begins
-    // at its first bin and leaves at the one that begins after its last. The sums below take the
-    // covering usages in their order, as a walk over all of them skipping the others would.
-    static_assert(kMaxUsagesForStretches <= 64, "one bit per usage");
-    std::array<std::uint64_t, 4 * kMaxUsagesForStretches> joins{};
-    std::array<std::uint64_t, 4 * kMaxUsagesForStretches> leaves{};
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    const std::size_t n = bounds.size();
+    // Which usages cover each stretch, one bit per usage: a usage joins at the stretch that
+    // begins at its first bin and leaves at the one that begins after its last. The events are
+    // put in stretch order (a counting sort), and the sums below take the covering usages in
+    // their order, as a walk over all of them skipping the others would: the same sums, added in
+    // the same order, as adding every usage bin by bin.
+    std::vector<std::uint32_t>& event_start = scratch.event_start;  // per stretch, into `events`
+    std::vector<std::uint32_t>& events = scratch.events;            // usage index, toggled
+    event_start.assign(n + 1, 0);
     const auto stretch_of = [&](std::int64_t bin) {
-        return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(n), bin) -
-                                        bounds.begin());
+        return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), bin) - bounds.begin());
     };
     for (std::size_t i = 0; i < count; ++i) {
-        if (usages[i].end <= usages[i].start) continue;
-        joins[stretch_of(first_bin[i])] |= std::uint64_t{1} << i;
-        leaves[stretch_of(last_bin[i] + 1)] |= std::uint64_t{1} << i;
+        if (last_bin[i] < first_bin[i]) continue;
+        ++event_start[stretch_of(first_bin[i]) + 1];
+        ++event_start[stretch_of(last_bin[i] + 1) + 1];
     }
+    for (std::size_t s = 0; s < n; ++s) event_start[s + 1] += event_start[s];
+    events.assign(event_start[n], 0);
+    {
+        std::vector<std::uint32_t>& fill = scratch.fill;
+        fill.assign(event_start.begin(), event_start.end() - 1);
+        for (std::size_t i = 0; i < count; ++i) {
+            if (last_bin[i] < first_bin[i]) continue;
+            events[fill[stretch_of(first_bin[i])]++] = static_cast<std::uint32_t>(i);
+            events[fill[stretch_of(last_bin[i] + 1)]++] = static_cast<std::uint32_t>(i);
+        }
+    }
+    // What each usage adds to its first, a middle and its last bin (share_in_bin's three cases),
+    // worked out once for all the stretches it covers.
+    std::vector<double>& shares = scratch.shares;  // per usage: L2 first, middle, last; HBM the same
+    shares.assign(6 * count, 0.0);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::int64_t first = first_bin[i];
+        const std::int64_t last = last_bin[i];
+        if (last < first) continue;
+        const MemUsage& u = usages[i];
+        const std::int64_t middle = first + 1 < last ? first + 1 : first;  // any bin strictly inside, or none
+        double* mine = &shares[6 * i];
+        for (int which = 0; which < 2; ++which) {
+            const double bytes = which == 0 ? u.l2_bytes : u.hbm_bytes;
+            mine[3 * which + 0] = share_in_bin(u.start, u.end, first, last, bytes, first);
+            mine[3 * which + 1] = share_in_bin(u.start, u.end, first, last, bytes, middle);
+            mine[3 * which + 2] = share_in_bin(u.start, u.end, first, last, bytes, last);
+        }
+    }
+    std::vector<std::uint64_t>& covering = scratch.covering;
+    covering.assign((count + 63) / 64, 0);
     // The runs go after the usages (no more than the stretches: room made first, so the usages
     // stay where they are), then the usages are dropped from the front.
     usages.reserve(count + n);
-    std::uint64_t covering = 0;
     for (std::size_t s = 0; s + 1 < n; ++s) {
-        covering = (covering | joins[s]) & ~leaves[s];
+        for (std::uint32_t e = event_start[s]; e < event_start[s + 1]; ++e) {
+            covering[events[e] / 64] ^= std::uint64_t{1} << (events[e] % 64);  // joins or leaves
+        }
         const std::int64_t bin = bounds[s];  // every bin of [bin, bounds[s + 1]) holds the same
         double l2 = 0;
         double hbm = 0;
-        for (std::uint64_t m = covering; m != 0; m &= m - 1) {
-            const auto i = static_cast<std::size_t>(std::countr_zero(m));
-            const MemUsage& u = usages[i];
-            l2 += share_in_bin(u.start, u.end, first_bin[i], last_bin[i], u.l2_bytes, bin);
-            hbm += share_in_bin(u.start, u.end, first_bin[i], last_bin[i], u.hbm_bytes, bin);
+        for (std::size_t w = 0; w < covering.size(); ++w) {
+            for (std::uint64_t m = covering[w]; m != 0; m &= m - 1) {
+                const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+                const int which = bin == first_bin[i] ? 0 : (bin == last_bin[i] ? 2 : 1);
+                l2 += shares[6 * i + static_cast<std::size_t>(which)];
+                hbm += shares[6 * i + 3 + static_cast<std::size_t>(which)];
+            }
         }
         if (!(l2 > 0 || hbm > 0)) continue;
         if (usages.size() == count) {

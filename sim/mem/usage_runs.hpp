@@ -12,6 +12,7 @@
 // a stretch's bins hold the same sum, added in the usages' order; the runs, their bytes and their
 // ends are exactly those of adding every bin and walking them (test
 // UsageRuns.SameRunsAsAddingEveryBin).
+#include <cstdint>
 #include <vector>
 
 #include "sim/mem/chip_memory.hpp"
@@ -22,10 +23,21 @@ namespace tandem {
 // begins with the same bytes) and empties `bins`.
 void append_bin_runs(UsageBins& bins, std::vector<MemUsage>& out);
 
+// What usages_to_runs works in, kept by its caller so that a window's call does not allocate.
+struct UsageRunsScratch {
+    std::vector<std::int64_t> first_bin;
+    std::vector<std::int64_t> last_bin;
+    std::vector<std::int64_t> bounds;
+    std::vector<std::uint32_t> event_start;
+    std::vector<std::uint32_t> events;
+    std::vector<std::uint32_t> fill;
+    std::vector<std::uint64_t> covering;
+    std::vector<double> shares;
+};
+
 // Replaces `usages` (spread evenly over their spans, not per_bin, in the order they were made) by
-// the runs that adding them in that order to an empty UsageBins and walking it would give.
-// `bins_for_many`: empty bins, used (and left empty) for a window of many usages, where the
-// stretches would cost more than the bins.
-void usages_to_runs(std::vector<MemUsage>& usages, UsageBins& bins_for_many);
+// the runs that adding them in that order to an empty UsageBins and walking it would give. It
+// costs the stretches' covering usages (a few per usage, however many bins it spans), not its bins.
+void usages_to_runs(std::vector<MemUsage>& usages, UsageRunsScratch& scratch);
 
 }  // namespace tandem

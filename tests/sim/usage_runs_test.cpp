@@ -74,14 +74,32 @@ std::vector<MemUsage> random_window(std::mt19937_64& rng, int count) {
 
 TEST(UsageRuns, SameRunsAsAddingEveryBin) {
     std::mt19937_64 rng(20261206);
-    UsageBins bins_for_many;
-    for (int trial = 0; trial < 600; ++trial) {
-        const int count = trial < 500 ? 1 + trial % 12 : 40 + trial % 30;  // both ways of usages_to_runs
+    UsageRunsScratch scratch;
+    for (int trial = 0; trial < 700; ++trial) {
+        // Few usages, then more than one word of covering bits (64 usages a word), then many.
+        const int count = trial < 500 ? 1 + trial % 12 : (trial < 600 ? 40 + trial % 60 : 100 + trial % 300);
         const std::vector<MemUsage> usages = random_window(rng, count);
         std::vector<MemUsage> got = usages;
-        usages_to_runs(got, bins_for_many);
+        usages_to_runs(got, scratch);
         expect_same_runs(got, runs_bin_by_bin(usages), trial);
-        EXPECT_TRUE(bins_for_many.l2.empty() && bins_for_many.hbm.empty());
+        if (testing::Test::HasFailure()) return;
+    }
+}
+
+TEST(UsageRuns, AnEmptyUsageAddsNothing) {
+    // An empty usage (end at its start) among others, at the front, in the middle and at the
+    // end: the runs of the others alone.
+    std::mt19937_64 rng(11);
+    UsageRunsScratch scratch;
+    for (int trial = 0; trial < 60; ++trial) {
+        std::vector<MemUsage> others = random_window(rng, 1 + trial % 90);
+        std::vector<MemUsage> with_empty = others;
+        const MemUsage empty{5 * kBin + 7, 5 * kBin + 7, 100.0, 100.0, false};
+        const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(trial) % (with_empty.size() + 1));
+        with_empty.insert(with_empty.begin() + at, empty);
+        usages_to_runs(with_empty, scratch);
+        usages_to_runs(others, scratch);
+        expect_same_runs(with_empty, others, trial);
         if (testing::Test::HasFailure()) return;
     }
 }
@@ -113,8 +131,8 @@ TEST(UsageRuns, NeighbouringStretchesOfTheSameBytesAreOneRun) {
     std::vector<MemUsage> usages{MemUsage{2 * kBin, 4 * kBin, 20.0, 10.0, false},
                                  MemUsage{4 * kBin, 5 * kBin, 10.0, 5.0, false},
                                  MemUsage{6 * kBin, 7 * kBin, 10.0, 5.0, false}};
-    UsageBins bins_for_many;
-    usages_to_runs(usages, bins_for_many);
+    UsageRunsScratch scratch;
+    usages_to_runs(usages, scratch);
     ASSERT_EQ(usages.size(), 2U);
     EXPECT_EQ(usages[0].start, 2 * kBin);
     EXPECT_EQ(usages[0].end, 5 * kBin);
