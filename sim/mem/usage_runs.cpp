@@ -105,10 +105,15 @@ void usages_to_runs(std::vector<MemUsage>& usages, UsageRunsScratch& scratch) {
     const auto stretch_of = [&](std::int64_t bin) {
         return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), bin) - bounds.begin());
     };
+    // Each usage's join and leave stretches, looked up once.
+    std::vector<std::uint32_t>& stretch_at = scratch.stretch_at;  // per usage: join, leave
+    stretch_at.assign(2 * count, 0);
     for (std::size_t i = 0; i < count; ++i) {
         if (last_bin[i] < first_bin[i]) continue;
-        ++event_start[stretch_of(first_bin[i]) + 1];
-        ++event_start[stretch_of(last_bin[i] + 1) + 1];
+        stretch_at[2 * i] = static_cast<std::uint32_t>(stretch_of(first_bin[i]));
+        stretch_at[2 * i + 1] = static_cast<std::uint32_t>(stretch_of(last_bin[i] + 1));
+        ++event_start[stretch_at[2 * i] + 1];
+        ++event_start[stretch_at[2 * i + 1] + 1];
     }
     for (std::size_t s = 0; s < n; ++s) event_start[s + 1] += event_start[s];
     events.assign(event_start[n], 0);
@@ -117,8 +122,8 @@ void usages_to_runs(std::vector<MemUsage>& usages, UsageRunsScratch& scratch) {
         fill.assign(event_start.begin(), event_start.end() - 1);
         for (std::size_t i = 0; i < count; ++i) {
             if (last_bin[i] < first_bin[i]) continue;
-            events[fill[stretch_of(first_bin[i])]++] = static_cast<std::uint32_t>(i);
-            events[fill[stretch_of(last_bin[i] + 1)]++] = static_cast<std::uint32_t>(i);
+            events[fill[stretch_at[2 * i]]++] = static_cast<std::uint32_t>(i);
+            events[fill[stretch_at[2 * i + 1]]++] = static_cast<std::uint32_t>(i);
         }
     }
     // What each usage adds to its first, a middle and its last bin (share_in_bin's three cases),

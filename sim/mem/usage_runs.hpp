@@ -28,6 +28,7 @@ struct UsageRunsScratch {
     std::vector<std::int64_t> first_bin;
     std::vector<std::int64_t> last_bin;
     std::vector<std::int64_t> bounds;
+    std::vector<std::uint32_t> stretch_at;
     std::vector<std::uint32_t> event_start;
     std::vector<std::uint32_t> events;
     std::vector<std::uint32_t> fill;
