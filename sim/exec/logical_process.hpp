@@ -213,8 +213,8 @@ public:
     // A cluster's port (sim/mem/cluster_port.hpp): an AIV of `cluster` holds `bytes` of it over
     // [begin, end) (noted here for this stream's AIC, handed in at the barrier for the others').
     void note_port_hold(const PortHold& h);
-    // What the AIVs of `cluster` held on average over [from, to): this stream's as booked so far,
-    // the chip's other streams' as delivered at the barriers.
+    // What the AIVs of `cluster` held on average over [from, to): this stream's as booked in this
+    // window, every stream's of earlier windows as delivered to the chip at the barriers.
     double port_held_bytes(int cluster, SimTime from, SimTime to) const;
 
     std::vector<std::string> describe_waiters() const override;
@@ -359,8 +359,8 @@ private:
     LinkView& link(int link_id);
     std::unordered_map<int, std::unique_ptr<LinkView>> links_;
     std::vector<int> links_used_;  // the links booked in this window, in the order first booked
-    // This stream's AIVs' holds of their clusters' ports: all those that can still matter, and
-    // the window's, to hand in (note_port_hold).
+    // This stream's AIVs' holds of their clusters' ports booked in this window (the earlier ones
+    // are the chip's), and the same to hand in (note_port_hold).
     ClusterPortHolds port_holds_;
     std::vector<PortHold> port_out_;
     std::size_t port_holds_at_last_forget_ = 0;

@@ -99,9 +99,10 @@ void LogicalProcess::note_port_hold(const PortHold& h) {
 }
 
 double LogicalProcess::port_held_bytes(int cluster, SimTime from, SimTime to) const {
+    // This stream's records of earlier windows are among the chip's (send_port_traffic).
     const ClusterPortHolds* delivered = chip(rank_).ports;
-    const double others = delivered == nullptr ? 0 : delivered->mean_held_bytes(cluster, from, to, source_id());
-    return port_holds_.mean_held_bytes(cluster, from, to) + others;
+    const double earlier = delivered == nullptr ? 0 : delivered->mean_held_bytes(cluster, from, to);
+    return port_holds_.mean_held_bytes(cluster, from, to) + earlier;
 }
 
 void LogicalProcess::send_port_traffic() {
@@ -109,6 +110,11 @@ void LogicalProcess::send_port_traffic() {
     auto traffic = std::make_shared<PortTraffic>();
     traffic->holds = std::move(port_out_);
     port_out_.clear();
+    // The chip has them from the barrier on, before this stream runs again: kept once, there.
+    if (chip(rank_).ports != nullptr) {
+        port_holds_.clear();
+        port_holds_at_last_forget_ = 0;
+    }
     Message m = usage_message(Message::Kind::PortTraffic, window_end_, rank_);
     m.set_usage(std::move(traffic));
     send(std::move(m));

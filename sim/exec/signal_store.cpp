@@ -58,7 +58,7 @@ std::optional<SimTime> SignalStore::first_time_true(const SignalWord* word, CmpO
 void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& into) const {
     auto it = words_.find(address);
     if (it == words_.end()) return;
-    if (it->second.base_clock) into.join(*it->second.base_clock);
+    if (it->second.folded) into.join(it->second.folded->clock);
     for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
         if (op.stamp) into.join(op.stamp->clock);
@@ -68,7 +68,7 @@ void SignalStore::acquire_clocks(std::int64_t address, SimTime t, VectorClock& i
 const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) const {
     auto it = words_.find(address);
     if (it == words_.end()) return nullptr;
-    const SanSignalStamp* last = it->second.base_stamp.get();
+    const SanSignalStamp* last = it->second.folded ? it->second.folded->stamp.get() : nullptr;
     for (const Op& op : it->second.ops) {
         if (op.visible_at > t) break;
         last = op.stamp.get();
@@ -95,13 +95,18 @@ void SignalStore::fold_before(SimTime horizon) {
             const Op& op = w.ops[n++];
             w.base = apply(w.base, op);
             if (op.stamp) {
-                if (!w.base_clock) w.base_clock = std::make_shared<VectorClock>();
-                w.base_clock->join(op.stamp->clock);
-                w.base_stamp = op.stamp;
+                if (!w.folded) w.folded = std::make_unique<SignalWordClocks>();
+                w.folded->clock.join(op.stamp->clock);
+                w.folded->stamp = op.stamp;
             }
         }
+        if (n == w.ops.size()) {
+            // Most words are written once or a few times: give their room back once folded.
+            std::vector<Op>().swap(w.ops);
+            continue;
+        }
         w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));
-        if (!w.ops.empty()) dirty_[keep++] = word;
+        dirty_[keep++] = word;
     }
     dirty_.resize(keep);
 }

@@ -67,12 +67,18 @@ private:
     std::vector<SignalWord*> dirty_;  // words with unfolded ops (node pointers are stable)
 };
 
+// What --sanitize keeps of a word's folded writes (a run without it keeps none: a comm kernel
+// writes a flag word per tile and peer, close to a million words at 64 ranks).
+struct SignalWordClocks {
+    VectorClock clock;                            // joined clocks of the folded writes
+    std::shared_ptr<const SanSignalStamp> stamp;  // the last folded write's
+};
+
 struct SignalWord {
     std::int32_t base = 0;
-    std::shared_ptr<VectorClock> base_clock;  // joined clocks of the folded writes
-    std::shared_ptr<const SanSignalStamp> base_stamp;  // the last folded write's
     std::vector<SignalStore::Op> ops;         // sorted by (visible_at, order)
     std::uint64_t version = 0;                // ops inserted so far (folding does not count)
+    std::unique_ptr<SignalWordClocks> folded;  // under --sanitize, once a stamped write is folded
 };
 
 }  // namespace tandem

@@ -16,8 +16,51 @@ void ClusterPortHolds::add(int source, const PortHold& h) {
     }
     const auto c = static_cast<std::size_t>(h.cluster);
     if (by_cluster_.size() <= c) by_cluster_.resize(c + 1);
-    by_cluster_[c].push_back(Entry{h.begin, h.end, static_cast<std::int32_t>(h.bytes), source});
-    ++count_;
+    std::vector<Run>& runs = by_cluster_[c];
+    const auto bytes = static_cast<std::int32_t>(h.bytes);
+    constexpr SimTime kLongest = std::numeric_limits<std::uint32_t>::max();
+    for (SimTime begin = h.begin; begin < h.end; begin += kLongest) {
+        const auto length = static_cast<std::uint32_t>(std::min(h.end - begin, kLongest));
+        const std::size_t look = std::min(runs.size(), kJoinLookBack);
+        bool joined = false;
+        for (std::size_t i = 1; i <= look && !joined; ++i) joined = runs[runs.size() - i].extend(source, begin, length, bytes);
+        if (!joined) {
+            runs.push_back(Run{begin, length, 0, 1, bytes, source});
+            ++count_;
+        }
+    }
+}
+
+bool ClusterPortHolds::Run::extend(std::int32_t s, SimTime b, std::uint32_t len, std::int32_t by) {
+    if (s != source || len != length || by != bytes) return false;
+    if (count == 1) {
+        if (b <= begin || b - begin > std::numeric_limits<std::uint32_t>::max()) return false;
+        period = static_cast<std::uint32_t>(b - begin);
+    } else if (b != begin + static_cast<SimTime>(count) * period || count == std::numeric_limits<std::int32_t>::max()) {
+        return false;
+    }
+    ++count;
+    return true;
+}
+
+std::int64_t ClusterPortHolds::Run::byte_ps_within(SimTime from, SimTime to) const {
+    // Holds k = first .. last overlap [from, to): start + length > from and start < to.
+    if (begin >= to || end() <= from) return 0;
+    std::int64_t first = 0;
+    std::int64_t last = count - 1;
+    if (count > 1) {
+        const auto p = static_cast<SimTime>(period);
+        if (begin + static_cast<SimTime>(length) <= from) first = (from - static_cast<SimTime>(length) - begin) / p + 1;
+        last = std::min<std::int64_t>(last, (to - 1 - begin) / p);
+    }
+    std::int64_t byte_ps = 0;
+    for (std::int64_t k = first; k <= last; ++k) {
+        const SimTime start = begin + k * static_cast<SimTime>(period);
+        const SimTime a = std::max(start, from);
+        const SimTime z = std::min(start + static_cast<SimTime>(length), to);
+        if (z > a) byte_ps += std::int64_t{bytes} * (z - a);
+    }
+    return byte_ps;
 }
 
 double ClusterPortHolds::mean_held_bytes(int cluster, SimTime from, SimTime to, int skip_source) const {
@@ -25,11 +68,8 @@ double ClusterPortHolds::mean_held_bytes(int cluster, SimTime from, SimTime to, 
     // Byte-picoseconds in whole numbers, summed in the records' order: the same on any host.
     // (A record holds at most a window of bytes, 2^15 or so, over at most to - from.)
     std::int64_t byte_ps = 0;
-    for (const Entry& e : by_cluster_[static_cast<std::size_t>(cluster)]) {
-        if (e.source == skip_source) continue;
-        const SimTime a = std::max(e.begin, from);
-        const SimTime b = std::min(e.end, to);
-        if (b > a) byte_ps += std::int64_t{e.bytes} * (b - a);
+    for (const Run& r : by_cluster_[static_cast<std::size_t>(cluster)]) {
+        if (r.source != skip_source) byte_ps += r.byte_ps_within(from, to);
     }
     return static_cast<double>(byte_ps) / static_cast<double>(to - from);
 }
@@ -37,9 +77,14 @@ double ClusterPortHolds::mean_held_bytes(int cluster, SimTime from, SimTime to, 
 void ClusterPortHolds::forget_ending_before(SimTime t) {
     for (auto& v : by_cluster_) {
         const auto old = v.size();
-        std::erase_if(v, [t](const Entry& e) { return e.end < t; });
+        std::erase_if(v, [t](const Run& r) { return r.end() < t; });
         count_ -= old - v.size();
     }
+}
+
+void ClusterPortHolds::clear() {
+    for (auto& v : by_cluster_) v.clear();
+    count_ = 0;
 }
 
 }  // namespace tandem

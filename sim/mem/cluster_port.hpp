@@ -40,21 +40,37 @@ public:
     double mean_held_bytes(int cluster, SimTime from, SimTime to, int skip_source = -1) const;
     // Drops the records that end before t (no reader looks before t again).
     void forget_ending_before(SimTime t);
+    void clear();
     bool empty() const { return count_ == 0; }
+    // The records kept (runs of holds, below).
     std::size_t size() const { return count_; }
 
 private:
-    // A record as kept: 24 bytes, not the 40 of a PortHold beside its source (the cluster is the
-    // vector it is in; a hold's bytes are a window's at most). A one-shot all-reduce's AIVs book
-    // their remote reads long ahead, and a chip keeps millions of these at 64 ranks.
-    struct Entry {
-        SimTime begin;
-        SimTime end;
+    // Records as kept: one AIV's reads in a stream run back to back at a steady pace (a one-shot
+    // all-reduce's AIVs book thousands, long ahead, and a chip kept millions at 64 ranks), so a
+    // record is a run of `count` holds of one span's length, each `period` after the last. A
+    // mean counts byte-picoseconds hold by hold, so a run counts what its holds would apart.
+    // 32 bytes: a hold's span and a run's period fit 32 bits of picoseconds (2.1 ms); a longer
+    // hold is kept as pieces, which count the same.
+    struct Run {
+        SimTime begin;          // the first hold's start
+        std::uint32_t length;   // each hold's span
+        std::uint32_t period;   // from one hold's start to the next (> 0 once count > 1)
+        std::int32_t count;
         std::int32_t bytes;
         std::int32_t source;
+        SimTime end() const { return begin + static_cast<SimTime>(count - 1) * period + length; }
+        // The byte-picoseconds its holds keep in [from, to).
+        std::int64_t byte_ps_within(SimTime from, SimTime to) const;
+        // Whether a hold of `source` over [b, b + len) with `bytes` continues the run (and then
+        // joins it).
+        bool extend(std::int32_t source, SimTime b, std::uint32_t len, std::int32_t bytes);
     };
-    static_assert(sizeof(Entry) == 24);
-    std::vector<std::vector<Entry>> by_cluster_;
+    static_assert(sizeof(Run) == 32);
+    // How many of a cluster's latest runs a new hold may join: its two AIVs interleave theirs,
+    // and a few streams may share the chip.
+    static constexpr std::size_t kJoinLookBack = 8;
+    std::vector<std::vector<Run>> by_cluster_;
     std::size_t count_ = 0;
 };
 

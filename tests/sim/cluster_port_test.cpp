@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "sim/mem/cluster_port.hpp"
 #include "sim/runtime/runtime.hpp"
@@ -92,6 +94,47 @@ TEST(ClusterPortHolds, AveragesTheBytesHeldOverAnIntervalSkippingOneProducer) {
     h.forget_ending_before(1200);
     EXPECT_EQ(h.size(), 1u);
     EXPECT_DOUBLE_EQ(h.mean_held_bytes(0, 1000, 1500), 2048);
+}
+
+// An AIV's back-to-back reads are kept as runs of holds at a steady pace: every mean is what the
+// holds kept one by one give, over windows that cut runs anywhere, and the records are few.
+TEST(ClusterPortHolds, HoldsAtASteadyPaceAreKeptAsRunsThatAverageAsTheHoldsDo) {
+    ClusterPortHolds runs;
+    std::vector<std::pair<int, PortHold>> holds;
+    // Two AIVs of cluster 0 on source 1, in step (the same spans), 110 ps apart; a third stream's
+    // reads of another length and pace; one irregular hold in the middle; a second cluster.
+    for (int k = 0; k < 500; ++k) {
+        const SimTime b = 1000 + k * SimTime{5710};
+        holds.push_back({1, PortHold{0, b, b + 5600, 4096}});
+        holds.push_back({1, PortHold{0, b, b + 5600, 4096}});
+        if (k % 3 == 0) holds.push_back({7, PortHold{0, 3 * b, 3 * b + 20000, 2048}});
+        if (k == 250) holds.push_back({1, PortHold{0, b + 17, b + 900, 512}});
+        holds.push_back({2, PortHold{1, b, b + 400, 1024}});
+    }
+    for (const auto& [source, h] : holds) runs.add(source, h);
+    EXPECT_LT(runs.size(), 16u);
+    const auto by_hand = [&](int cluster, SimTime from, SimTime to, int skip) {
+        std::int64_t byte_ps = 0;
+        for (const auto& [source, h] : holds) {
+            if (h.cluster != cluster || source == skip) continue;
+            const SimTime a = std::max(h.begin, from);
+            const SimTime z = std::min(h.end, to);
+            if (z > a) byte_ps += h.bytes * (z - a);
+        }
+        return static_cast<double>(byte_ps) / static_cast<double>(to - from);
+    };
+    for (SimTime from = 0; from < 3'000'000; from += 7919) {
+        for (const SimTime width : {SimTime{1}, SimTime{113}, SimTime{5710}, SimTime{20000}, SimTime{400000}}) {
+            for (const int skip : {-1, 1, 7}) {
+                EXPECT_EQ(runs.mean_held_bytes(0, from, from + width, skip), by_hand(0, from, from + width, skip));
+            }
+            EXPECT_EQ(runs.mean_held_bytes(1, from, from + width), by_hand(1, from, from + width, -1));
+        }
+    }
+    // A run is forgotten once its last hold has ended, not before.
+    runs.forget_ending_before(1000 + 499 * SimTime{5710} + 5599);
+    EXPECT_EQ(runs.mean_held_bytes(0, 1000 + 499 * SimTime{5710}, 1000 + 499 * SimTime{5710} + 5600, 7),
+              by_hand(0, 1000 + 499 * SimTime{5710}, 1000 + 499 * SimTime{5710} + 5600, 7));
 }
 
 TEST(ClusterPortHolds, RefusesAHoldPastWhatARecordKeeps) {
