@@ -79,7 +79,7 @@ const SanSignalStamp* SignalStore::last_write(std::int64_t address, SimTime t) c
 void SignalStore::insert(std::int64_t address, const Op& op) {
     SignalWord& w = words_[address];
     ++w.version;
-    if (w.ops.empty()) dirty_.push_back(&w);
+    if (w.ops.empty()) dirty_.push_back(Dirty{op.visible_at, &w});
     auto pos = std::upper_bound(w.ops.begin(), w.ops.end(), op, [](const Op& a, const Op& b) {
         return a.visible_at != b.visible_at ? a.visible_at < b.visible_at : a.order < b.order;
     });
@@ -88,8 +88,12 @@ void SignalStore::insert(std::int64_t address, const Op& op) {
 
 void SignalStore::fold_before(SimTime horizon) {
     std::size_t keep = 0;
-    for (SignalWord* word : dirty_) {
-        SignalWord& w = *word;
+    for (Dirty& d : dirty_) {
+        if (d.first_op_at >= horizon) {
+            dirty_[keep++] = d;
+            continue;
+        }
+        SignalWord& w = *d.word;
         std::size_t n = 0;
         while (n < w.ops.size() && w.ops[n].visible_at < horizon) {
             const Op& op = w.ops[n++];
@@ -100,13 +104,8 @@ void SignalStore::fold_before(SimTime horizon) {
                 w.folded->stamp = op.stamp;
             }
         }
-        if (n == w.ops.size()) {
-            // Most words are written once or a few times: give their room back once folded.
-            std::vector<Op>().swap(w.ops);
-            continue;
-        }
         w.ops.erase(w.ops.begin(), w.ops.begin() + static_cast<std::ptrdiff_t>(n));
-        dirty_[keep++] = word;
+        if (!w.ops.empty()) dirty_[keep++] = Dirty{w.ops.front().visible_at, d.word};
     }
     dirty_.resize(keep);
 }

@@ -64,7 +64,16 @@ public:
 
 private:
     std::unordered_map<std::int64_t, SignalWord> words_;
-    std::vector<SignalWord*> dirty_;  // words with unfolded ops (node pointers are stable)
+    // Words with unfolded ops (node pointers are stable), each beside the time of its first op
+    // when it was last looked at, so that a barrier passes over the words with nothing due
+    // without touching them (a comm kernel writes its flags long ahead: hundreds of thousands of
+    // words wait at 64 ranks). An op inserted later with an earlier time may make that a little
+    // late; folding is only a word's compaction (every read applies the unfolded ops it covers).
+    struct Dirty {
+        SimTime first_op_at;
+        SignalWord* word;
+    };
+    std::vector<Dirty> dirty_;
 };
 
 // What --sanitize keeps of a word's folded writes (a run without it keeps none: a comm kernel

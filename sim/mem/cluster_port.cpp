@@ -31,18 +31,6 @@ void ClusterPortHolds::add(int source, const PortHold& h) {
     }
 }
 
-bool ClusterPortHolds::Run::extend(std::int32_t s, SimTime b, std::uint32_t len, std::int32_t by) {
-    if (s != source || len != length || by != bytes) return false;
-    if (count == 1) {
-        if (b <= begin || b - begin > std::numeric_limits<std::uint32_t>::max()) return false;
-        period = static_cast<std::uint32_t>(b - begin);
-    } else if (b != begin + static_cast<SimTime>(count) * period || count == std::numeric_limits<std::int32_t>::max()) {
-        return false;
-    }
-    ++count;
-    return true;
-}
-
 std::int64_t ClusterPortHolds::Run::byte_ps_within(SimTime from, SimTime to) const {
     // Holds k = first .. last overlap [from, to): start + length > from and start < to.
     if (begin >= to || end() <= from) return 0;

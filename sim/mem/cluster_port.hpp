@@ -11,6 +11,7 @@
 // stream reads the other streams' only from there. So what one stream's reads do to another
 // stream's loads is a pure function of simulated time, whatever the host threads do.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "sim/sim_time.hpp"
@@ -64,7 +65,17 @@ private:
         std::int64_t byte_ps_within(SimTime from, SimTime to) const;
         // Whether a hold of `source` over [b, b + len) with `bytes` continues the run (and then
         // joins it).
-        bool extend(std::int32_t source, SimTime b, std::uint32_t len, std::int32_t bytes);
+        bool extend(std::int32_t s, SimTime b, std::uint32_t len, std::int32_t by) {
+            if (s != source || len != length || by != bytes) return false;
+            if (count == 1) {
+                if (b <= begin || b - begin > std::numeric_limits<std::uint32_t>::max()) return false;
+                period = static_cast<std::uint32_t>(b - begin);
+            } else if (b != begin + static_cast<SimTime>(count) * period || count == std::numeric_limits<std::int32_t>::max()) {
+                return false;
+            }
+            ++count;
+            return true;
+        }
     };
     static_assert(sizeof(Run) == 32);
     // How many of a cluster's latest runs a new hold may join: its two AIVs interleave theirs,
