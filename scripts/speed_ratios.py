@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Timing-only speed and memory of a build against a baseline, as ratios, in one run.
 
-    scripts/speed_ratios.py [--new build/tandem] (--base OTHER/tandem | --baseline FILE)
+    scripts/speed_ratios.py [--new build/tandem] [--base OTHER/tandem | --baseline FILE]
                             [--new-profile FILE] [--reps N] [--cases mesh64,ops64,mesh384]
                             [--record FILE]
 
@@ -10,7 +10,12 @@ all threads), wall seconds and peak RSS, the median of --reps runs (CPU and wall
 RSS. With --base, the baseline binary runs the same cases in the same call, the two alternating
 run by run (on a shared machine the speed drifts within minutes, so only a paired call compares
 CPU and wall). With --baseline, the figures stored in FILE (written by --record from a --base
-call) stand for the baseline: memory compares across calls, times only roughly.
+call) stand for the baseline: memory compares across calls, times only roughly. With neither,
+the figures stored in the repository for the reference build (the one before the shared chip
+memory model, commit d0e0609: bench/reference_d0e0609.tsv, recorded on the 2-core development
+machine) stand for it, and the new build runs on examples/profiles/FullMesh64.toml unless
+--new-profile says otherwise: peak memory compares on any machine, CPU and wall only on one
+like the one that recorded them.
 
 --new-profile FILE runs the new build on that profile (the base on its own default): a build
 from before servers and NICs were modelled simulated Ascend910B1 at 64 ranks as one full mesh,
@@ -24,8 +29,10 @@ ranks: minutes). Limits printed beside the ratios: 1.10 for the meshes, 1.25 for
 if a case is over its limit or the new build fails one.
 """
 import argparse
+import datetime
 import json
 import os
+import platform
 import re
 import statistics
 import subprocess
@@ -34,6 +41,10 @@ import tempfile
 
 MESH64 = ["-v", "Ascend910B1", "-n", "64", "--gm", "16384", "--gk", "4096", "--gn", "4096"]
 MESH384 = ["-v", "Ascend910B1", "-n", "384", "--gm", "98304", "--gk", "4096", "--gn", "4096"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The reference build's figures, stored (--record), and the wiring it simulated at 64 ranks.
+STORED_REFERENCE = os.path.join(ROOT, "bench", "reference_d0e0609.tsv")
+REFERENCE_WIRING = os.path.join(ROOT, "examples", "profiles", "FullMesh64.toml")
 
 
 def list_variants(binary):
@@ -87,6 +98,20 @@ def summarize(runs):
     return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), max(r[2] for r in runs))
 
 
+def host_description():
+    """The machine's CPU model and core count, for a recorded baseline's header."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
 def read_baseline(path):
     figures = {}
     with open(path) as f:
@@ -108,8 +133,19 @@ def main():
     ap.add_argument("--record", help="write the baseline's figures (--base) to this file")
     ap.add_argument("--new-profile", help="a profile file for the new build only (e.g. examples/profiles/FullMesh64.toml)")
     a = ap.parse_args()
-    if (a.base is None) == (a.baseline is None):
-        sys.exit("speed_ratios.py: give one of --base BINARY or --baseline FILE")
+    if a.base is not None and a.baseline is not None:
+        sys.exit("speed_ratios.py: give one of --base BINARY or --baseline FILE, not both")
+    if a.base is None and a.baseline is None:
+        a.baseline = STORED_REFERENCE
+        if a.new_profile is None:
+            a.new_profile = REFERENCE_WIRING
+        print(f"baseline: {os.path.relpath(STORED_REFERENCE)} (the reference build's figures, stored; the new "
+              f"build on {os.path.relpath(a.new_profile)}): memory compares anywhere, CPU and wall only on a "
+              f"machine like the one that recorded them")
+    if a.baseline is not None and not os.path.isfile(a.baseline):
+        sys.exit(f"speed_ratios.py: --baseline {a.baseline}: no such file")
+    if a.record and not a.base:
+        sys.exit("speed_ratios.py: --record writes the figures of --base BINARY; give it one")
     if a.reps < 1:
         sys.exit("speed_ratios.py: --reps must be at least 1")
     for b in [a.new] + ([a.base] if a.base else []):
@@ -152,6 +188,7 @@ def main():
     if a.record and a.base:
         with open(a.record, "w") as f:
             f.write(f"# baseline figures of {a.base}: case, CPU s, wall s, peak RSS KiB (medians of {a.reps})\n")
+            f.write(f"# recorded {datetime.date.today().isoformat()} on {host_description()}\n")
             for name, (cpu, wall, rss) in recorded:
                 f.write(f"{name}\t{cpu:.3f}\t{wall:.3f}\t{rss}\n")
     print(f"{len(cases) - over} passed, {over} failed")

@@ -48,12 +48,38 @@ class SpeedRatios(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_the_stored_reference_holds_every_case_the_reference_build_runs(self):
+        # bench/reference_d0e0609.tsv, recorded by --base REF/tandem --record: what a run with
+        # neither --base nor --baseline compares with. The reference build has the 16 variants of
+        # the ops before the GEMM and MoE ops, and the 64-rank mesh.
+        sr = load_script()
+        stored = sr.read_baseline(sr.STORED_REFERENCE)
+        names = {name for name, _, _ in sr.cases_for(["ops64"], BIN)}
+        reference_ops = ("allgather_gemm", "matmul_all_scatter", "all_gather_matmul", "matmul_all_reduce",
+                         "matmul_all_gather", "matmul_reduce_scatter")
+        expected = {n for n in names if n.split("/")[0] in reference_ops and n != "matmul_all_reduce/ascend_subtile"}
+        self.assertEqual(set(stored) - {"mesh64"}, expected)
+        self.assertIn("mesh64", stored)
+        for name, (cpu, wall, rss) in stored.items():
+            self.assertGreater(cpu, 0, name)
+            self.assertGreater(wall, 0, name)
+            self.assertGreater(rss, 10_000, name)  # KiB
+        with open(sr.STORED_REFERENCE) as f:
+            self.assertIn("recorded", f.read())
+        self.assertTrue(os.path.isfile(sr.REFERENCE_WIRING))
+
     def test_refusals_name_what_is_wrong(self):
         def run(*args):
             return subprocess.run([sys.executable, SCRIPT, "--new", BIN, *args], capture_output=True, text=True)
         both = run("--base", BIN, "--baseline", "x.tsv")
         self.assertNotEqual(both.returncode, 0)
-        self.assertIn("one of --base BINARY or --baseline FILE", both.stderr)
+        self.assertIn("one of --base BINARY or --baseline FILE, not both", both.stderr)
+        missing = run("--baseline", "/nonexistent.tsv")
+        self.assertNotEqual(missing.returncode, 0)
+        self.assertIn("--baseline /nonexistent.tsv: no such file", missing.stderr)
+        record = run("--baseline", load_script().STORED_REFERENCE, "--record", "x.tsv")
+        self.assertNotEqual(record.returncode, 0)
+        self.assertIn("--record writes the figures of --base BINARY", record.stderr)
         profile = run("--base", BIN, "--new-profile", "/nonexistent.toml")
         self.assertNotEqual(profile.returncode, 0)
         self.assertIn("--new-profile /nonexistent.toml", profile.stderr)
