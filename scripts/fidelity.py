@@ -451,7 +451,7 @@ def print_uncertainty(sim, targets, specs, fits, assumptions, rows_by_id, errors
     print("  assumptions: each assumed parameter at either end of its range, every fit redone under it:")
     out_assumptions = []
     for a in assumptions:
-        print(f"    {a.parameter} {a.low:g}..{a.high:g} (profile {profile_value(sim.profile_text, a.parameter):g}): {a.why}")
+        print(f"    {a.parameter} {a.low:g}..{a.high:g} (profile {sim.value_of(a.parameter):g}): {a.why}")
         ends = []
         for v in variants:
             if v.source != "assumption" or v.parameter != a.parameter:

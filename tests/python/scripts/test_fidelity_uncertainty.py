@@ -196,6 +196,21 @@ class EndToEndTest(unittest.TestCase):
             self.assertEqual(done.returncode, 2)
             self.assertIn("--assumption needs --uncertainty", done.stderr)
 
+    def test_an_assumption_of_a_derived_profile_prints_its_own_value(self):
+        # An assumed entry of a profile that derives from the report's (here the A3 die's hop, which
+        # its prediction runs on) is named "Soc:section.key"; the report prints the value that profile
+        # states, after every end has been simulated.
+        with tempfile.TemporaryDirectory() as tmp:
+            cal = self.write_data_set(tmp, '[[assumption]]\nparameter = "Ascend910_9392:interconnect.link_latency_ns"\n'
+                                           'low = 500\nhigh = 1300\nwhy = "the switch hop"\n')
+            with open(os.path.join(cal, "predictions_Ascend910_9392.csv"), "w") as f:
+                f.write("soc,family,case,args,quantities\n"
+                        "Ascend910_9392,allgather_gemm,2x512x256x256,-n 2 --gm 512 --gk 256 --gn 256,pipelined\n")
+            done = self.fidelity(cal, "--uncertainty", "--assumption", "Ascend910_9392:interconnect.link_latency_ns")
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("Ascend910_9392:interconnect.link_latency_ns 500..1300 (profile 650): the switch hop",
+                          done.stdout)
+
     def test_the_report_shows_each_end_and_every_target(self):
         with tempfile.TemporaryDirectory() as tmp:
             cal = self.write_data_set(tmp)
