@@ -363,7 +363,6 @@ private:
     // are the chip's), and the same to hand in (note_port_hold).
     ClusterPortHolds port_holds_;
     std::vector<PortHold> port_out_;
-    std::size_t port_holds_at_last_forget_ = 0;
     // book_route()'s buffers, reused.
     struct RouteScratch {
         std::vector<LinkView*> views;

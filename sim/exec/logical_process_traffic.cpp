@@ -89,13 +89,6 @@ void LogicalProcess::send_link_traffic() {
 void LogicalProcess::note_port_hold(const PortHold& h) {
     port_holds_.add(source_id(), h);
     port_out_.push_back(h);
-    // Dropped once they can no longer matter: no block of this stream books before the horizon
-    // again, and a load looks back one sample. Checked when the records have doubled, so that a
-    // stream keeps a few samples' worth whatever its length.
-    if (port_holds_.size() >= 2 * port_holds_at_last_forget_ + 64) {
-        port_holds_.forget_ending_before(horizon_ - cost_.cluster_port_sample_ps);
-        port_holds_at_last_forget_ = port_holds_.size();
-    }
 }
 
 double LogicalProcess::port_held_bytes(int cluster, SimTime from, SimTime to) const {
@@ -110,11 +103,9 @@ void LogicalProcess::send_port_traffic() {
     auto traffic = std::make_shared<PortTraffic>();
     traffic->holds = std::move(port_out_);
     port_out_.clear();
-    // The chip has them from the barrier on, before this stream runs again: kept once, there.
-    if (chip(rank_).ports != nullptr) {
-        port_holds_.clear();
-        port_holds_at_last_forget_ = 0;
-    }
+    // The chip has them from the barrier on, before this stream runs again: kept once, there
+    // (and forgotten there a sample behind the horizon).
+    port_holds_.clear();
     Message m = usage_message(Message::Kind::PortTraffic, window_end_, rank_);
     m.set_usage(std::move(traffic));
     send(std::move(m));
